@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * QEMU-free model of CESNET's PCIE_TELEMETRY_MI block: register file, the
+ * per-endpoint probes with their drain windows and delta FIFOs, and the
+ * single MI-clock accumulator with its live and snapshot counter copies.
+ *
+ * Time enters only as nanoseconds of a virtual clock; the model computes
+ * what each clock domain did up to that moment when it is asked, so the
+ * result depends on the sequence of (time, access) pairs alone.
+ */
+#ifndef PTM_CORE_H
+#define PTM_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ptm-signals.h"
+
+#define PTM_MAGIC           0x50544C4Du
+#define PTM_VERSION         0x00020000u
+#define PTM_BAR_SIZE        0x10000u
+#define PTM_CNT_BASE        0x8000u
+
+/* Register offsets */
+#define PTM_REG_MAGIC        0x00
+#define PTM_REG_VERSION      0x04
+#define PTM_REG_CFG_TOPOLOGY 0x08
+#define PTM_REG_CFG_LAYOUT   0x0C
+#define PTM_REG_CFG_PCIE     0x10
+#define PTM_REG_CFG_DMA      0x14
+#define PTM_REG_CFG_DRAIN    0x18
+#define PTM_REG_CNT_BASE     0x1C
+#define PTM_REG_COMMAND      0x20
+#define PTM_REG_STATUS       0x24
+#define PTM_REG_READ_SEL     0x28
+#define PTM_REG_CFG_REGIONS  0x2C
+#define PTM_REG_CFG_WIDTH    0x30
+#define PTM_REG_CFG_HIST     0x34
+#define PTM_REG_CFG_CAPACITY 0x38
+#define PTM_REG_CFG_WIDTH_DMA 0x3C
+#define PTM_REG_PCIE_STATUS  0x40
+#define PTM_REG_PCIE_TAGS    0x80
+#define PTM_REG_PCIE_STFIFO  0xC0
+
+#define PTM_CMD_SNAPSHOT     (1u << 0)
+#define PTM_CMD_CLEAR        (1u << 1)
+#define PTM_CMD_CLEAR_FLAGS  (1u << 2)
+#define PTM_CMD_CLEAR_LOWEST (1u << 3)
+
+#define PTM_STATUS_BUSY      (1u << 0)
+#define PTM_STATUS_LOST      (1u << 1)
+#define PTM_STATUS_OVERRUN   (1u << 2)
+
+/* Cycles between a delta's FIFO write and the accumulator seeing it. */
+#define PTM_FIFO_SYNC_MI     2
+/* MI cycles the accumulator spends on one delta. */
+#define PTM_ACC_MI_PER_DELTA 3
+
+/* The generics of PCIE_TELEMETRY_MI plus the model's clocks. */
+typedef struct PtmConfig {
+    uint32_t pcie_endpoints;
+    uint32_t dma_ports;
+    uint32_t pcie_rq_mfb_regions;
+    uint32_t pcie_rc_mfb_regions;
+    uint32_t dma_up_mfb_regions;
+    uint32_t dma_down_mfb_regions;
+    uint32_t pcie_rq_mfb_region_bytes;
+    uint32_t pcie_rc_mfb_region_bytes;
+    uint32_t dma_up_mfb_region_bytes;
+    uint32_t dma_down_mfb_region_bytes;
+    uint32_t mfb_item_bytes;
+    uint32_t pcie_eof_pos_width;
+    uint32_t dma_eof_pos_width;
+    uint32_t cnt_width;
+    uint32_t drain_period;
+    uint32_t tag_capacity;
+    uint32_t stfifo_capacity;
+    uint64_t pcie_clk_hz;
+    uint64_t dma_clk_hz;
+    uint64_t mi_clk_hz;
+} PtmConfig;
+
+/* The defaults of the firmware (and of the device's properties). */
+void ptm_config_default(PtmConfig *cfg);
+
+/*
+ * Check a configuration against what the firmware can be built with and
+ * what the register fields can hold. Returns NULL when it is valid, else a
+ * newly allocated message naming the property (as the device spells it)
+ * and what is allowed; free it with g_free().
+ */
+char *ptm_config_check(const PtmConfig *cfg);
+
+/* Layout derived from a configuration. */
+typedef struct PtmLayout {
+    unsigned pcie_regions;          /* max(RQ, RC) */
+    unsigned dma_regions;           /* max(UP, DOWN) */
+    unsigned pcie_channels;         /* 1 + 2 (6 + R) + 6 + 8 */
+    unsigned dma_channels;          /* 1 + 2 P (6 + R) */
+    unsigned channels_per_endpoint;
+    unsigned entries;               /* power of two */
+    unsigned pcie_fifo_depth;
+    unsigned dma_fifo_depth;
+} PtmLayout;
+
+void ptm_layout_compute(const PtmConfig *cfg, PtmLayout *lay);
+/* FIFO depth of a probe of n channels: 2^ceil(log2(16 ceil(n/8))) */
+unsigned ptm_fifo_depth(unsigned channels);
+/* Channel numbers inside a probe */
+static inline unsigned ptm_ch_bus(unsigned regions, unsigned bus, unsigned k)
+{
+    return 1 + bus * (6 + regions) + k;
+}
+enum {
+    PTM_CH_WORDS = 0, PTM_CH_STALL = 1, PTM_CH_SOF = 2, PTM_CH_MVB = 3,
+    PTM_CH_MVB_STALL = 4, PTM_CH_ITEMS = 5, PTM_CH_REGION0 = 6,
+};
+
+/* Band of a free value v of a resource with capacity c: 0..3 */
+static inline unsigned ptm_band(unsigned v, unsigned c)
+{
+    if (v == 0) {
+        return 0;
+    }
+    if (v <= c / 8) {
+        return 1;
+    }
+    return v <= c / 2 ? 2 : 3;
+}
+
+/* ---- counting (ptm-count.c) ---- */
+
+/* Static description of one probe, enough to count its channels. */
+typedef struct PtmProbeShape {
+    PtmProbeInfo info;
+    unsigned channels;
+    unsigned brakes;                /* BRAKE channels incl. bands: 14 or 0 */
+    unsigned eof_pos_mask;
+    unsigned tag_capacity;
+    unsigned stfifo_capacity;
+} PtmProbeShape;
+
+/* What counting carries from one cycle to the next. */
+typedef struct PtmCountState {
+    uint32_t open;                  /* bit b: a frame is open on bus b */
+    uint16_t tag_min, stfifo_min;   /* over the current window */
+    uint16_t tag_last, stfifo_last; /* the last counted cycle */
+    uint8_t link_last;
+} PtmCountState;
+
+void ptm_count_state_window_start(PtmCountState *st);
+/* The literal per-cycle definition of every channel. */
+void ptm_count_cycle(const PtmProbeShape *sh, PtmCountState *st,
+                     const PtmSegment *cyc, uint64_t *acc);
+/* Counts a chunk one cycle at a time with ptm_count_cycle(). */
+void ptm_count_chunk_reference(const PtmProbeShape *sh, PtmCountState *st,
+                               const PtmChunk *ch, uint64_t *acc);
+/* Same counts as the reference, in time independent of run lengths. */
+void ptm_count_chunk(const PtmProbeShape *sh, PtmCountState *st,
+                     const PtmChunk *ch, uint64_t *acc);
+
+/* ---- the block ---- */
+
+typedef struct PtmCore PtmCore;
+
+/* cfg must be valid (ptm_config_check). The counter memory starts zeroed. */
+PtmCore *ptm_core_new(const PtmConfig *cfg);
+void ptm_core_free(PtmCore *core);
+const PtmLayout *ptm_core_layout(const PtmCore *core);
+void ptm_core_geometry(const PtmCore *core, PtmGeometry *geo);
+
+/* The traffic source; NULL ops = idle with the link up. */
+void ptm_core_set_source(PtmCore *core, const PtmSourceOps *ops, void *opaque);
+/* Settings of endpoint e as the host negotiated them (sampled at drains). */
+void ptm_core_set_settings(PtmCore *core, unsigned e, const PtmSettings *s);
+
+/* Power-on: counter memory zeroed, then everything as after an MI reset. */
+void ptm_core_power_on(PtmCore *core, uint64_t now_ns);
+/* MI reset: probes, FIFOs, flags, READ_SEL and live registers restart. */
+void ptm_core_reset(PtmCore *core, uint64_t now_ns);
+
+/* Bring every clock domain up to now_ns (optional: accesses do it too). */
+void ptm_core_advance(PtmCore *core, uint64_t now_ns);
+
+/* BAR accesses: any size 1..8, any alignment, little endian. */
+uint64_t ptm_core_read(PtmCore *core, uint64_t now_ns, uint32_t addr,
+                       unsigned size);
+void ptm_core_write(PtmCore *core, uint64_t now_ns, uint32_t addr,
+                    uint64_t val, unsigned size);
+
+/* MI cycle of a moment, and the BUSY window of the last command. */
+uint64_t ptm_core_mi_cycle(const PtmCore *core, uint64_t now_ns);
+uint64_t ptm_core_busy_until(const PtmCore *core);
+/* Raw counter e of the live (snapshot = false) or snapshot copy. */
+uint64_t ptm_core_counter(const PtmCore *core, bool snapshot, unsigned e);
+/* Deltas lost so far (diagnostics; the guest sees only the flag). */
+uint64_t ptm_core_lost_deltas(const PtmCore *core);
+/* Deltas applied by the accumulator so far (diagnostics). */
+uint64_t ptm_core_applied_deltas(const PtmCore *core);
+
+/* Migration: the whole dynamic state as a byte string. */
+void *ptm_core_save(const PtmCore *core, size_t *len);
+/* Returns NULL on success, else a message to g_free(). */
+char *ptm_core_load(PtmCore *core, const void *buf, size_t len);
+
+#endif

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Signal interface of the PCIE_TELEMETRY_MI model: how a traffic source
+ * describes, cycle by cycle, what one probe of the block observes.
+ *
+ * The block has two probes per PCIe endpoint. The PCIe-clock probe watches
+ * bus 0 (RQ, PTC -> PCIe) and bus 1 (RC, PCIe -> PTC), the six BRAKE
+ * reasons, the free PCIe tags and the free storage-FIFO words. The DMA-clock
+ * probe watches, for every DMA port p, bus 2p (UP, DMA -> PTC) and bus 2p+1
+ * (DOWN, PTC -> DMA), each with its MVB.
+ *
+ * A source describes a span of cycles as a chunk: a list of segments, each a
+ * run of identical cycles, and the whole list played `repeat` times. Idle
+ * stretches, trains of identical words and repeated frames therefore cost
+ * one segment each, not one call per cycle. The description must be a pure
+ * function of (probe, cycle): the core may ask for any span in any order and
+ * must get the same signals for the same cycles.
+ */
+#ifndef PTM_SIGNALS_H
+#define PTM_SIGNALS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define PTM_MAX_ENDPOINTS   16
+#define PTM_MAX_REGIONS     16      /* regions of one MFB bus */
+#define PTM_MAX_DMA_PORTS   16
+#define PTM_MAX_BUSES       (2 * PTM_MAX_DMA_PORTS)
+#define PTM_BRAKES          6       /* BRAKE reasons of the PCIe probe */
+#define PTM_HIST_BANDS      4
+#define PTM_HISTS           2       /* tags, storage FIFO */
+#define PTM_CHUNK_SEGMENTS  256
+
+typedef enum PtmDomain {
+    PTM_DOMAIN_PCIE = 0,
+    PTM_DOMAIN_DMA = 1,
+} PtmDomain;
+
+/* BRAKE reasons, bit numbers of PtmSegment.brake. */
+enum {
+    PTM_BRAKE_NO_TAG = 0,           /* pool of free tags too small */
+    PTM_BRAKE_TAG_NOT_READY = 1,    /* tag FIFO had no tag ready */
+    PTM_BRAKE_NO_STFIFO = 2,        /* no room in the storage FIFO */
+    PTM_BRAKE_NO_CPLH = 3,          /* no completion header credit */
+    PTM_BRAKE_MFB_DOWN = 4,         /* MFB held before the DMA split */
+    PTM_BRAKE_MVB_DOWN = 5,         /* MVB held before the DMA split */
+};
+
+/* What one MFB bus (and its MVB) carries in one cycle. Bit r is region r. */
+typedef struct PtmBusCycle {
+    uint16_t sof;
+    uint16_t eof;
+    uint16_t mvb_vld;
+    uint8_t src_rdy;                /* 0 or 1 */
+    uint8_t dst_rdy;
+    uint8_t mvb_src_rdy;            /* tie to 0 on buses without an MVB */
+    uint8_t mvb_dst_rdy;
+    uint8_t eof_pos[PTM_MAX_REGIONS];   /* item of the EOF, valid with eof */
+} PtmBusCycle;
+
+/* A run of `cycles` identical cycles of one probe. */
+typedef struct PtmSegment {
+    uint64_t cycles;                /* >= 1 */
+    uint32_t brake;                 /* PCIe probe only: bit k = reason k */
+    uint16_t tag_free;              /* PCIe probe only: free tags (11 bit) */
+    uint16_t stfifo_free;           /* PCIe probe only: free FIFO words */
+    uint8_t link_up;                /* PCIe probe only */
+    PtmBusCycle bus[PTM_MAX_BUSES]; /* only the probe's buses are read */
+} PtmSegment;
+
+typedef struct PtmChunk {
+    uint64_t repeat;                /* >= 1: the list is played this often */
+    unsigned nseg;                  /* 1 .. PTM_CHUNK_SEGMENTS */
+    PtmSegment seg[PTM_CHUNK_SEGMENTS];
+} PtmChunk;
+
+/* Settings negotiated with the host, as PCIE_STATUS reports them. */
+typedef struct PtmSettings {
+    uint8_t mps;                    /* Device Control encoding: 128 << mps */
+    uint8_t mrrs;                   /* 128 << mrrs */
+    bool ext_tag;
+    bool tag_10bit;
+    bool rcb_128;                   /* read completion boundary 128 B */
+} PtmSettings;
+
+/* The card as a source sees it. */
+typedef struct PtmGeometry {
+    unsigned endpoints;
+    unsigned dma_ports;
+    unsigned rq_regions, rc_regions, up_regions, down_regions;
+    unsigned rq_region_bytes, rc_region_bytes;
+    unsigned up_region_bytes, down_region_bytes;
+    unsigned item_bytes;
+    unsigned drain_period;
+    unsigned tag_capacity;
+    unsigned stfifo_capacity;
+    uint64_t pcie_hz, dma_hz, mi_hz;
+} PtmGeometry;
+
+/* One probe as a source sees it. */
+typedef struct PtmProbeInfo {
+    unsigned endpoint;
+    PtmDomain domain;
+    unsigned buses;                 /* 2 or 2 x DMA ports */
+    unsigned regions;               /* regions of the probe (the wider bus) */
+    unsigned bus_regions[PTM_MAX_BUSES];    /* regions the bus really has */
+    unsigned bus_items[PTM_MAX_BUSES];      /* items per region */
+    uint64_t hz;
+} PtmProbeInfo;
+
+typedef struct PtmSourceOps {
+    /*
+     * Describe the cycles [start, start + n) of a probe, 1 <= n <= max,
+     * in *out and return n. `start` counts cycles of the probe's clock from
+     * virtual time 0. A source that sets repeat > 1 must make the described
+     * span equal to repeat x the list's cycles.
+     */
+    uint64_t (*fill)(void *opaque, const PtmProbeInfo *probe,
+                     uint64_t start, uint64_t max, PtmChunk *out);
+} PtmSourceOps;
+
+#endif

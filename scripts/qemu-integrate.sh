@@ -1,0 +1,41 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Link this repository into a QEMU 10.0 source tree and add the Kconfig,
+# meson and trace-events lines the device needs. Idempotent: every addition
+# is a marked block that is written once; the links are renewed so that they
+# point at the repository this script runs from.
+#
+# usage: qemu-integrate.sh QEMU_SRC_DIR [REPO_DIR]
+set -euo pipefail
+src=${1:?usage: qemu-integrate.sh QEMU_SRC_DIR [REPO_DIR]}
+repo=${2:-$(cd "$(dirname "$0")/.." && pwd)}
+mark="ndk-pcie-telemetry"
+
+[ -f "$src/hw/misc/Kconfig" ] || { echo "qemu-integrate: $src is not a QEMU source tree" >&2; exit 1; }
+
+# The whole repository appears as hw/misc/ndk-pcie-telemetry, its QTests as
+# tests/qtest/ndk-pcie-telemetry.
+ln -sfn "$repo" "$src/hw/misc/$mark"
+ln -sfn "$repo/tests/qtest" "$src/tests/qtest/$mark"
+
+add_block() {  # file, block text
+    local file=$1 text=$2
+    grep -q "BEGIN $mark" "$file" && return 0
+    printf '\n# BEGIN %s (added by qemu-integrate.sh)\n%s\n# END %s\n' \
+        "$mark" "$text" "$mark" >> "$file"
+}
+
+add_block "$src/hw/misc/Kconfig" "config NDK_PCIE_TELEMETRY
+    bool
+    default y if PCI_DEVICES
+    depends on PCI"
+add_block "$src/hw/misc/meson.build" "subdir('$mark/qemu-device')"
+add_block "$src/tests/qtest/meson.build" "subdir('$mark')"
+
+# Trace events of the device live in its own directory.
+if ! grep -q "'hw/misc/$mark/qemu-device'" "$src/meson.build"; then
+    sed -i "s|^    'hw/misc',\$|    'hw/misc',\n    'hw/misc/$mark/qemu-device',|" "$src/meson.build"
+    grep -q "'hw/misc/$mark/qemu-device'" "$src/meson.build" ||
+        { echo "qemu-integrate: could not add the trace-events directory to meson.build" >&2; exit 1; }
+fi

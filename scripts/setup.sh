@@ -1,0 +1,198 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# One-time (and idempotent) set-up: Debian packages, a QEMU 10.0 tree with the
+# ndk-pcie-telemetry device linked in, its build, and the project's own build.
+# A rerun resumes where the previous run stopped.
+#
+# Environment:
+#   NDK_TELEMETRY_CACHE  cache directory (default ~/.cache/ndk-pcie-telemetry)
+#   QEMU_SRC             use this QEMU 10.0 source tree or tarball instead of
+#                        Debian's source package
+#   NDK_TELEMETRY_NO_APT set to 1 to skip the package check (non-Debian hosts)
+set -euo pipefail
+
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+CACHE=${NDK_TELEMETRY_CACHE:-$HOME/.cache/ndk-pcie-telemetry}
+QEMU_SERIES=10.0
+# Configuration of the QEMU build. Changing it selects another cache slot.
+QEMU_CONFIG=(--python=/usr/bin/python3 --target-list=x86_64-softmmu
+    --without-default-features --disable-fdt --disable-install-blobs
+    --disable-docs --disable-tools --disable-user --disable-werror)
+PACKAGES=(build-essential meson ninja-build python3-venv pkg-config
+    libglib2.0-dev zlib1g-dev dpkg-dev seabios libpci-dev pciutils
+    busybox-static libfdt-dev liblzma-dev cpio xz-utils)
+JOBS=${JOBS:-$(nproc)}
+
+step() { printf '\n==> %s\n' "$*"; }
+die() {
+    printf 'setup: error: %s\n' "$1" >&2
+    [ $# -gt 1 ] && printf 'setup: what to do: %s\n' "$2" >&2
+    exit 1
+}
+
+# ---------------------------------------------------------------- packages
+meson_ok() {
+    command -v meson >/dev/null 2>&1 || return 1
+    local v; v=$(meson --version)
+    dpkg --compare-versions "$v" ge 1.5 2>/dev/null
+}
+
+install_packages() {
+    [ "${NDK_TELEMETRY_NO_APT:-0}" = 1 ] && return 0
+    local missing=()
+    for p in "${PACKAGES[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+            missing+=("$p")
+    done
+    local need_src=1
+    [ -n "${QEMU_SRC:-}" ] && need_src=0
+    if [ ${#missing[@]} -eq 0 ] && meson_ok; then
+        return 0
+    fi
+    step "Installing Debian packages: ${missing[*]:-meson (>= 1.5)}"
+    [ "$(id -u)" = 0 ] || die "packages are missing and this is not root" \
+        "run as root, or install: ${missing[*]} and meson >= 1.5 from bookworm-backports"
+    # Only a source line for trixie (for QEMU's source package) and a binary
+    # line for bookworm-backports (for meson >= 1.5, ranked low by apt): no
+    # package of the machine gets upgraded to another release.
+    local list=/etc/apt/sources.list.d/ndk-telemetry.sources
+    if [ ! -f "$list" ]; then
+        cat > "$list" <<'SRC'
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: trixie
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+    fi
+    apt-get update -q || die "apt-get update failed" "check the network and $list"
+    export DEBIAN_FRONTEND=noninteractive
+    meson_ok || apt-get install -y -q --no-upgrade -t bookworm-backports meson ||
+        die "could not install meson from bookworm-backports" \
+            "install meson >= 1.5 by hand and rerun"
+    apt-get install -y -q --no-upgrade "${PACKAGES[@]}" ||
+        die "apt-get install failed" "install by hand: ${PACKAGES[*]}"
+}
+
+# ------------------------------------------------------------ QEMU source
+# Sets QEMU_VERSION and SRC_ARCHIVE (a .dsc or a tarball or a directory).
+fetch_qemu_source() {
+    mkdir -p "$CACHE/dl"
+    if [ -n "${QEMU_SRC:-}" ]; then
+        SRC_ARCHIVE=$(realpath "$QEMU_SRC")
+        if [ -d "$SRC_ARCHIVE" ]; then
+            QEMU_VERSION=$(cat "$SRC_ARCHIVE/VERSION" 2>/dev/null) ||
+                die "$QEMU_SRC has no VERSION file" "give the top directory of a QEMU source tree"
+        else
+            QEMU_VERSION=$(tar -xOf "$SRC_ARCHIVE" --wildcards '*/VERSION' 2>/dev/null | head -1) ||
+                die "cannot read VERSION from $QEMU_SRC" "give a QEMU source tarball or tree"
+        fi
+    else
+        local dsc
+        dsc=$(ls "$CACHE"/dl/qemu_*.dsc 2>/dev/null | sort -V | tail -1 || true)
+        if [ -z "$dsc" ]; then
+            step "Downloading Debian's QEMU source package (qemu/trixie, ~40 MB)"
+            (cd "$CACHE/dl" && apt-get source --download-only qemu/trixie) ||
+                die "apt-get source qemu/trixie failed" \
+                    "add a deb-src line for trixie (see README), or set QEMU_SRC to a QEMU $QEMU_SERIES tree or tarball"
+            dsc=$(ls "$CACHE"/dl/qemu_*.dsc | sort -V | tail -1)
+        fi
+        SRC_ARCHIVE=$dsc
+        QEMU_VERSION=$(basename "$dsc" | sed -E 's/^qemu_([0-9.]+).*/\1/')
+    fi
+    case "$QEMU_VERSION" in
+        "$QEMU_SERIES".*) ;;
+        *) die "QEMU $QEMU_VERSION is not of the $QEMU_SERIES series" \
+               "use a QEMU $QEMU_SERIES.x source (the device uses the $QEMU_SERIES API)";;
+    esac
+}
+
+unpack_qemu_source() {
+    local src=$1
+    [ -f "$src/.ndk-unpacked" ] && return 0
+    step "Unpacking QEMU $QEMU_VERSION into $src"
+    rm -rf "$src" "$src.tmp"
+    case "$SRC_ARCHIVE" in
+        *.dsc) dpkg-source -x "$SRC_ARCHIVE" "$src.tmp" >/dev/null ||
+                   die "dpkg-source -x failed" "remove $CACHE/dl and rerun";;
+        *) if [ -d "$SRC_ARCHIVE" ]; then
+               cp -a "$SRC_ARCHIVE" "$src.tmp"
+           else
+               mkdir -p "$src.tmp"
+               tar -xf "$SRC_ARCHIVE" -C "$src.tmp" --strip-components=1 ||
+                   die "cannot unpack $SRC_ARCHIVE"
+           fi;;
+    esac
+    mv "$src.tmp" "$src"
+    touch "$src/.ndk-unpacked"
+}
+
+main() {
+    install_packages
+    fetch_qemu_source
+    local key
+    key=$(printf '%s\n' "$QEMU_VERSION" "${QEMU_CONFIG[@]}" "$SRC_ARCHIVE" | sha256sum | cut -c1-10)
+    local slot="$CACHE/qemu-$QEMU_VERSION-$key"
+    local src="$slot/src" bld="$slot/build"
+    mkdir -p "$slot"
+    unpack_qemu_source "$src"
+
+    "$REPO/scripts/qemu-integrate.sh" "$src" "$REPO"
+
+    if [ ! -f "$bld/.ndk-configured" ]; then
+        step "Configuring QEMU $QEMU_VERSION (about 30 s)"
+        rm -rf "$bld"; mkdir -p "$bld"
+        (cd "$bld" && "$src/configure" "${QEMU_CONFIG[@]}") > "$slot/configure.log" 2>&1 ||
+            { tail -20 "$slot/configure.log" >&2
+              die "QEMU configure failed (log: $slot/configure.log)" \
+                  "check that the packages above are installed, then rerun"; }
+        touch "$bld/.ndk-configured"
+    fi
+
+    step "Building qemu-system-x86_64 and the QTest (first time ~6 min on 2 cores, then seconds)"
+    local targets=(qemu-system-x86_64 tests/qtest/ndk-pcie-telemetry/ndk-pcie-telemetry-test)
+    if ! ninja -C "$bld" -j "$JOBS" "${targets[@]}" > "$slot/build.log" 2>&1 &
+    then :; fi
+    local pid=$!
+    while kill -0 $pid 2>/dev/null; do
+        sleep 15
+        kill -0 $pid 2>/dev/null || break
+        grep -oE '^\[[0-9]+/[0-9]+\]' "$slot/build.log" | tail -1 | sed 's/^/    progress /' || true
+    done
+    wait $pid || { grep -B2 -A12 -m3 'error' "$slot/build.log" >&2 || tail -30 "$slot/build.log" >&2
+                   die "QEMU build failed (log: $slot/build.log)" \
+                       "fix the error above and rerun; the build resumes where it stopped"; }
+
+    # A binary run from the build tree looks for firmware in its qemu-bundle.
+    local fw
+    for fw in "$bld/qemu-bundle/usr/local/share/qemu" \
+              "$bld/qemu-bundle/usr/local/share/qemu-firmware"; do
+        mkdir -p "$fw"
+        for f in /usr/share/seabios/bios-256k.bin /usr/share/seabios/bios.bin; do
+            [ -f "$f" ] && ln -sf "$f" "$fw/$(basename "$f")"
+        done
+    done
+
+    step "Building the QEMU-free parts (meson, build/)"
+    if [ ! -f "$REPO/build/build.ninja" ]; then
+        meson setup "$REPO/build" "$REPO" > "$slot/meson-project.log" 2>&1 || { tail -20 "$slot/meson-project.log" >&2;
+            die "meson setup of the project failed (log: $slot/meson-project.log)" "fix the error above and rerun"; }
+    fi
+    ninja -C "$REPO/build" > "$REPO/build/ndk-build.log" 2>&1 ||
+        { tail -30 "$REPO/build/ndk-build.log" >&2; die "project build failed"; }
+
+    ln -sfn "$bld/qemu-system-x86_64" "$REPO/build/qemu-system-x86_64"
+    ln -sfn "$bld/tests/qtest/ndk-pcie-telemetry/ndk-pcie-telemetry-test" \
+        "$REPO/build/ndk-pcie-telemetry-qtest"
+    echo "$QEMU_VERSION" > "$REPO/build/qemu-version"
+    step "Ready: build/qemu-system-x86_64 (QEMU $QEMU_VERSION with ndk-pcie-telemetry)"
+}
+
+main "$@"

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Host CPU seconds the core spends per second of virtual time, for a few
+ * cards and traffic settings. Not a test: it prints figures.
+ *
+ * usage: ptm-bench [virtual-seconds]   (default 1.0)
+ */
+#include <glib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "ptm-core.h"
+#include "ptm-pattern.h"
+
+static double cpu_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Every bus at full rate with short frames: the most segments per window. */
+static void busiest(PtmPatternParams *par)
+{
+    ptm_pattern_params_default(par);
+    par->brake = 0x3F;
+    par->tags_free = 7;
+    par->stfifo_free = 100;
+    par->bus[PTM_BUS_RQ].frame_bytes = 256;
+    par->bus[PTM_BUS_RC].frame_bytes = 96;
+    par->bus[PTM_BUS_RC].stall = 1;
+    par->bus[PTM_BUS_UP].frame_bytes = 100;
+    par->bus[PTM_BUS_UP].gap = 1;
+    par->bus[PTM_BUS_DOWN].frame_bytes = 64;
+    par->bus[PTM_BUS_DOWN].stall = 2;
+    par->bus[PTM_BUS_DOWN].gap = 1;
+}
+
+static void run(const char *name, const PtmConfig *cfg,
+                const PtmPatternParams *par, double vsec)
+{
+    PtmCore *core = ptm_core_new(cfg);
+    PtmPattern pat;
+    PtmGeometry geo;
+    uint64_t end = (uint64_t)(vsec * 1e9), step = 1000000;  /* 1 ms */
+    double t0;
+
+    if (par) {
+        ptm_core_geometry(core, &geo);
+        ptm_pattern_init(&pat, par, &geo);
+        ptm_core_set_source(core, &ptm_pattern_ops, &pat);
+    }
+    ptm_core_power_on(core, 0);
+    t0 = cpu_now();
+    for (uint64_t t = step; t <= end; t += step) {
+        ptm_core_advance(core, t);
+    }
+    t0 = cpu_now() - t0;
+    printf("%-44s %8.3f s CPU per virtual s  (%.1fx real time, "
+           "%" G_GUINT64_FORMAT " deltas, %" G_GUINT64_FORMAT " lost)\n",
+           name, t0 / vsec, vsec / t0, ptm_core_applied_deltas(core),
+           ptm_core_lost_deltas(core));
+    ptm_core_free(core);
+}
+
+int main(int argc, char **argv)
+{
+    double vsec = argc > 1 ? atof(argv[1]) : 1.0;
+    PtmConfig cfg;
+    PtmPatternParams par;
+
+    busiest(&par);
+    ptm_config_default(&cfg);
+    printf("virtual time per run: %.2f s, advanced in 1 ms steps\n", vsec);
+    run("default card, idle", &cfg, NULL, vsec);
+    run("default card, pattern at its busiest", &cfg, &par, vsec);
+    cfg.drain_period = 64;
+    run("default card, pattern, DRAIN_PERIOD 64", &cfg, &par, vsec / 10);
+    ptm_config_default(&cfg);
+    cfg.pcie_endpoints = 2;
+    cfg.dma_ports = 2;
+    run("2 endpoints x 2 DMA ports, pattern", &cfg, &par, vsec);
+    cfg.pcie_endpoints = 16;
+    cfg.dma_ports = 4;
+    run("16 endpoints x 4 DMA ports, pattern", &cfg, &par, vsec / 10);
+    return 0;
+}

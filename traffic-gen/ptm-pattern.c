@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The pattern source. A chunk is one joint period of all buses of a probe
+ * (the least common multiple of their periods), played as often as fits;
+ * when that period is too long for one chunk, the chunk is a plain run of
+ * segments.
+ */
+#include <glib.h>
+#include <string.h>
+
+#include "ptm-pattern.h"
+
+#define MAX_JOINT_PERIOD (1u << 20)
+
+void ptm_pattern_params_default(PtmPatternParams *par)
+{
+    memset(par, 0, sizeof(*par));
+    par->link_up = true;
+    par->tags_free = -1;
+    par->stfifo_free = -1;
+}
+
+char *ptm_pattern_check(const PtmPatternParams *par, const PtmGeometry *geo)
+{
+    if (par->tags_free > 0x7FF) {
+        return g_strdup_printf("tags-free is %d, allowed: -1 (capacity) or "
+                               "0 to 2047", par->tags_free);
+    }
+    if (par->stfifo_free > 0xFFFF) {
+        return g_strdup_printf("stfifo-free is %d, allowed: -1 (capacity) "
+                               "or 0 to 65535", par->stfifo_free);
+    }
+    if (par->brake > 0x3F) {
+        return g_strdup_printf("brake is 0x%x, allowed: 0 to 0x3f",
+                               par->brake);
+    }
+    for (unsigned k = 0; k < PTM_BUS_KINDS; k++) {
+        const PtmPatternBus *b = &par->bus[k];
+
+        if (b->frame_bytes > 65536 || b->gap > 65536 || b->stall > 65536) {
+            return g_strdup("frame bytes, gap and stall are limited to "
+                            "65536");
+        }
+    }
+    return NULL;
+}
+
+void ptm_pattern_init(PtmPattern *pat, const PtmPatternParams *par,
+                      const PtmGeometry *geo)
+{
+    pat->par = *par;
+    pat->geo = *geo;
+}
+
+unsigned ptm_pattern_bus_kind(const PtmProbeInfo *probe, unsigned b)
+{
+    if (probe->domain == PTM_DOMAIN_PCIE) {
+        return b ? PTM_BUS_RC : PTM_BUS_RQ;
+    }
+    return (b & 1) ? PTM_BUS_DOWN : PTM_BUS_UP;
+}
+
+/* The shape of one bus's frame. */
+typedef struct BusShape {
+    bool active;
+    bool mvb;
+    uint64_t period;
+    uint32_t stall, words, gap;
+    uint32_t items, nreg, regions, ipr;
+} BusShape;
+
+static void bus_shape(const PtmPattern *pat, const PtmProbeInfo *probe,
+                      unsigned b, BusShape *bs)
+{
+    const PtmPatternBus *pb = &pat->par.bus[ptm_pattern_bus_kind(probe, b)];
+    unsigned ib = pat->geo.item_bytes;
+
+    memset(bs, 0, sizeof(*bs));
+    bs->period = 1;
+    if (pb->frame_bytes == 0) {
+        return;
+    }
+    bs->active = true;
+    bs->mvb = probe->domain == PTM_DOMAIN_DMA;
+    bs->ipr = probe->bus_items[b];
+    bs->regions = probe->bus_regions[b];
+    bs->items = (pb->frame_bytes + ib - 1) / ib;
+    bs->nreg = (bs->items + bs->ipr - 1) / bs->ipr;
+    bs->words = (bs->nreg + bs->regions - 1) / bs->regions;
+    bs->stall = pb->stall;
+    bs->gap = pb->gap;
+    bs->period = (uint64_t)bs->stall + bs->words + bs->gap;
+}
+
+/* Signals of word j (0-based) of the frame. */
+static void frame_word(const BusShape *bs, uint32_t j, PtmBusCycle *bc)
+{
+    uint32_t first = j * bs->regions;
+    uint32_t last = MIN(bs->nreg, first + bs->regions) - 1;
+
+    if (j == 0) {
+        bc->sof = 1;
+        if (bs->mvb) {
+            bc->mvb_vld = 1;
+            bc->mvb_src_rdy = 1;
+        }
+    }
+    if (j == bs->words - 1) {
+        unsigned r = last - first;
+
+        bc->eof = 1u << r;
+        bc->eof_pos[r] = (bs->items - 1) % bs->ipr;
+    }
+}
+
+/*
+ * Signals of the bus at cycle t; returns how many cycles from t on they
+ * stay the same (UINT64_MAX for an idle bus).
+ */
+static uint64_t bus_at(const BusShape *bs, uint64_t t, PtmBusCycle *bc)
+{
+    uint64_t ph;
+
+    memset(bc, 0, sizeof(*bc));
+    if (!bs->active) {
+        return UINT64_MAX;
+    }
+    ph = t % bs->period;
+    if (ph < bs->stall) {
+        frame_word(bs, 0, bc);
+        bc->src_rdy = 1;
+        return bs->stall - ph;
+    }
+    ph -= bs->stall;
+    if (ph < bs->words) {
+        uint32_t j = ph;
+
+        frame_word(bs, j, bc);
+        bc->src_rdy = 1;
+        bc->dst_rdy = 1;
+        if (bc->mvb_src_rdy) {
+            bc->mvb_dst_rdy = 1;
+        }
+        if (j > 0 && j + 1 < bs->words) {
+            return bs->words - 1 - j;   /* the middle words are alike */
+        }
+        return 1;
+    }
+    return bs->words + bs->gap - ph;
+}
+
+static uint64_t gcd64(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* Segments for [t, t + len); returns the cycles covered (may be less). */
+static uint64_t emit(const PtmPattern *pat, const PtmProbeInfo *probe,
+                     const BusShape *bs, uint64_t t, uint64_t len,
+                     PtmChunk *out)
+{
+    uint64_t done = 0;
+
+    out->nseg = 0;
+    while (done < len && out->nseg < PTM_CHUNK_SEGMENTS) {
+        PtmSegment *s = &out->seg[out->nseg++];
+        uint64_t run = len - done;
+
+        s->brake = pat->par.brake;
+        s->link_up = pat->par.link_up;
+        s->tag_free = pat->par.tags_free < 0 ?
+                      MIN(pat->geo.tag_capacity, 0x7FFu) : (unsigned)pat->par.tags_free;
+        s->stfifo_free = pat->par.stfifo_free < 0 ?
+                         pat->geo.stfifo_capacity : (unsigned)pat->par.stfifo_free;
+        for (unsigned b = 0; b < probe->buses; b++) {
+            run = MIN(run, bus_at(&bs[b], t + done, &s->bus[b]));
+        }
+        s->cycles = run;
+        done += run;
+    }
+    return done;
+}
+
+static uint64_t pattern_fill(void *opaque, const PtmProbeInfo *probe,
+                             uint64_t start, uint64_t max, PtmChunk *out)
+{
+    const PtmPattern *pat = opaque;
+    BusShape bs[PTM_MAX_BUSES];
+    uint64_t joint = 1, got;
+
+    for (unsigned b = 0; b < probe->buses; b++) {
+        bus_shape(pat, probe, b, &bs[b]);
+        if (joint <= MAX_JOINT_PERIOD) {
+            joint = joint / gcd64(joint, bs[b].period) * bs[b].period;
+        }
+    }
+    out->repeat = 1;
+    if (joint <= max && joint <= MAX_JOINT_PERIOD) {
+        got = emit(pat, probe, bs, start, joint, out);
+        if (got == joint) {
+            out->repeat = max / joint;
+            return joint * out->repeat;
+        }
+    }
+    return emit(pat, probe, bs, start, max, out);
+}
+
+const PtmSourceOps ptm_pattern_ops = {
+    .fill = pattern_fill,
+};
