@@ -1,1 +1,495 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * ndk-pcie-telemetry: a PCI(e) function whose BAR0 is CESNET's
+ * PCIE_TELEMETRY_MI block, for developing and testing NDK software without
+ * an FPGA. The block itself is modelled in ptm-core.c without QEMU; this
+ * file is the glue: properties, BAR, PCIe capability, clock, reset,
+ * migration and trace events.
+ *
+ * docs/ndk-pcie-telemetry.md in the project describes the device.
+ */
+#include "qemu/osdep.h"
+#include "qapi/error.h"
+#include "qemu/error-report.h"
+#include "qemu/module.h"
+#include "qemu/timer.h"
+#include "hw/pci/pci_device.h"
+#include "hw/pci/pcie.h"
+#include "hw/qdev-properties.h"
+#include "migration/vmstate.h"
+#include "qom/object.h"
+#include "trace.h"
+
+#include "ptm-core.h"
+#include "telemetry-traffic.h"
+
+#define TYPE_NDK_PCIE_TELEMETRY "ndk-pcie-telemetry"
+OBJECT_DECLARE_SIMPLE_TYPE(NdkPcieTelemetryState, NDK_PCIE_TELEMETRY)
+
+/* Default ID: QEMU's test-device vendor (as edu's 1234:11e8) and the NDK
+ * device-tree VSEC ID as device; no QEMU device uses it. */
+#define NDK_TELEMETRY_VENDOR_ID 0x1234
+#define NDK_TELEMETRY_DEVICE_ID 0x0d7b
+
+/* How often the model catches up with virtual time on its own. */
+#define NDK_TELEMETRY_TICK_NS   (1 * SCALE_MS)
+
+/* PCIe fields that pci_regs.h of QEMU 10.0 does not name */
+#define EXP_DEVCAP2_10BIT_TAG_REQ  0x00020000
+#define EXP_DEVCTL2_10BIT_TAG_REQ  0x1000
+
+struct NdkPcieTelemetryState {
+    PCIDevice parent_obj;
+
+    MemoryRegion bar;
+    QEMUTimer *timer;
+    PtmCore *core;
+    uint8_t *state;             /* migration buffer of the core */
+    uint32_t state_len;
+
+    /* properties */
+    PtmConfig cfg;
+    uint32_t vendor_id;
+    uint32_t device_id;
+    uint32_t max_payload;       /* bytes the card supports */
+    bool ext_tag;               /* extended (8-bit) tags supported */
+    bool tag_10bit;             /* 10-bit tag requester supported */
+    char *fpga_device;
+    TelemetryTraffic *traffic;
+};
+
+static uint64_t now_ns(void)
+{
+    return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+}
+
+static uint64_t ndk_telemetry_read(void *opaque, hwaddr addr, unsigned size)
+{
+    NdkPcieTelemetryState *s = opaque;
+    uint64_t val = ptm_core_read(s->core, now_ns(), addr, size);
+
+    trace_ptm_mmio_read(addr, size, val);
+    return val;
+}
+
+static void ndk_telemetry_write(void *opaque, hwaddr addr, uint64_t val,
+                                unsigned size)
+{
+    NdkPcieTelemetryState *s = opaque;
+    uint64_t t = now_ns();
+
+    trace_ptm_mmio_write(addr, size, val);
+    ptm_core_write(s->core, t, addr, val, size);
+    if ((addr & ~3ull) == PTM_REG_COMMAND && (val & 0xF)) {
+        trace_ptm_command(val & 0xF, ptm_core_mi_cycle(s->core, t),
+                          ptm_core_busy_until(s->core));
+    }
+}
+
+static const MemoryRegionOps ndk_telemetry_mmio_ops = {
+    .read = ndk_telemetry_read,
+    .write = ndk_telemetry_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        .min_access_size = 1,
+        .max_access_size = 8,
+        .unaligned = true,
+    },
+    .impl = {
+        .min_access_size = 1,
+        .max_access_size = 8,
+        .unaligned = true,
+    },
+};
+
+static void ndk_telemetry_tick(void *opaque)
+{
+    NdkPcieTelemetryState *s = opaque;
+    uint64_t t = now_ns();
+
+    ptm_core_advance(s->core, t);
+    timer_mod(s->timer, t + NDK_TELEMETRY_TICK_NS);
+}
+
+/* The settings the host negotiated, from the function's PCIe capability. */
+static void ndk_telemetry_sync_settings(NdkPcieTelemetryState *s)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+    PtmSettings set = { .mps = 0, .mrrs = 2 };
+
+    if (pci_is_express(pdev) && pdev->exp.exp_cap) {
+        uint8_t *cap = pdev->config + pdev->exp.exp_cap;
+        uint16_t devctl = pci_get_word(cap + PCI_EXP_DEVCTL);
+        uint16_t devctl2 = pci_get_word(cap + PCI_EXP_DEVCTL2);
+        uint16_t lnkctl = pci_get_word(cap + PCI_EXP_LNKCTL);
+
+        set.mps = (devctl & PCI_EXP_DEVCTL_PAYLOAD) >> 5;
+        set.mrrs = (devctl & PCI_EXP_DEVCTL_READRQ) >> 12;
+        set.ext_tag = !!(devctl & PCI_EXP_DEVCTL_EXT_TAG);
+        set.tag_10bit = !!(devctl2 & EXP_DEVCTL2_10BIT_TAG_REQ);
+        set.rcb_128 = !!(lnkctl & PCI_EXP_LNKCTL_RCB);
+    }
+    /* every endpoint of the block reports what this function negotiated */
+    for (unsigned e = 0; e < s->cfg.pcie_endpoints; e++) {
+        ptm_core_set_settings(s->core, e, &set);
+    }
+}
+
+static void ndk_telemetry_config_write(PCIDevice *pdev, uint32_t addr,
+                                       uint32_t val, int len)
+{
+    pci_default_write_config(pdev, addr, val, len);
+    ndk_telemetry_sync_settings(NDK_PCIE_TELEMETRY(pdev));
+}
+
+static bool ndk_telemetry_check_props(NdkPcieTelemetryState *s, Error **errp)
+{
+    g_autofree char *err = ptm_config_check(&s->cfg);
+
+    if (err) {
+        error_setg(errp, "%s: %s", TYPE_NDK_PCIE_TELEMETRY, err);
+        return false;
+    }
+    if (s->vendor_id > 0xFFFF || s->vendor_id == 0 ||
+        s->vendor_id == 0xFFFF) {
+        error_setg(errp, "%s: property 'vendor-id' is 0x%x, allowed: 0x0001 "
+                   "to 0xfffe", TYPE_NDK_PCIE_TELEMETRY, s->vendor_id);
+        return false;
+    }
+    if (s->device_id > 0xFFFF) {
+        error_setg(errp, "%s: property 'device-id' is 0x%x, allowed: 0x0000 "
+                   "to 0xffff", TYPE_NDK_PCIE_TELEMETRY, s->device_id);
+        return false;
+    }
+    if (s->max_payload < 128 || s->max_payload > 4096 ||
+        !is_power_of_2(s->max_payload)) {
+        error_setg(errp, "%s: property 'max-payload-size' is %u, allowed: "
+                   "128, 256, 512, 1024, 2048 or 4096",
+                   TYPE_NDK_PCIE_TELEMETRY, s->max_payload);
+        return false;
+    }
+    if (!s->fpga_device ||
+        (strcmp(s->fpga_device, "AGILEX") &&
+         strcmp(s->fpga_device, "STRATIX10") &&
+         strcmp(s->fpga_device, "ULTRASCALE") &&
+         strcmp(s->fpga_device, "7SERIES"))) {
+        error_setg(errp, "%s: property 'device' is '%s', allowed: AGILEX, "
+                   "STRATIX10, ULTRASCALE or 7SERIES", TYPE_NDK_PCIE_TELEMETRY,
+                   s->fpga_device ? s->fpga_device : "");
+        return false;
+    }
+    return true;
+}
+
+static int ndk_telemetry_init_pcie(NdkPcieTelemetryState *s, Error **errp)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+    uint8_t *cap, *wmask;
+    int pos;
+
+    pos = pcie_endpoint_cap_init(pdev, 0x80);
+    if (pos < 0) {
+        error_setg(errp, "%s: cannot add the PCIe capability",
+                   TYPE_NDK_PCIE_TELEMETRY);
+        return pos;
+    }
+    cap = pdev->config + pos;
+    wmask = pdev->wmask + pos;
+    /* what the card supports */
+    pci_long_test_and_set_mask(cap + PCI_EXP_DEVCAP,
+                               ctz32(s->max_payload / 128) |
+                               (s->ext_tag ? PCI_EXP_DEVCAP_EXT_TAG : 0));
+    if (s->tag_10bit) {
+        pci_long_test_and_set_mask(cap + PCI_EXP_DEVCAP2,
+                                   EXP_DEVCAP2_10BIT_TAG_REQ);
+    }
+    /* what the host programs */
+    pci_word_test_and_set_mask(wmask + PCI_EXP_DEVCTL,
+                               PCI_EXP_DEVCTL_PAYLOAD | PCI_EXP_DEVCTL_READRQ |
+                               (s->ext_tag ? PCI_EXP_DEVCTL_EXT_TAG : 0));
+    if (s->tag_10bit) {
+        pci_word_test_and_set_mask(wmask + PCI_EXP_DEVCTL2,
+                                   EXP_DEVCTL2_10BIT_TAG_REQ);
+    }
+    pci_word_test_and_set_mask(wmask + PCI_EXP_LNKCTL, PCI_EXP_LNKCTL_RCB);
+    return pos;
+}
+
+/* Power-on values of the fields the host negotiates. */
+static void ndk_telemetry_reset_pcie(NdkPcieTelemetryState *s)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+    uint8_t *cap;
+
+    if (!pci_is_express(pdev) || !pdev->exp.exp_cap) {
+        return;
+    }
+    cap = pdev->config + pdev->exp.exp_cap;
+    pci_word_test_and_clear_mask(cap + PCI_EXP_DEVCTL,
+                                 PCI_EXP_DEVCTL_PAYLOAD |
+                                 PCI_EXP_DEVCTL_READRQ |
+                                 PCI_EXP_DEVCTL_EXT_TAG);
+    /* 512-byte read requests; extended tags on where supported, as
+     * PCIe 4.0 and later devices come up */
+    pci_word_test_and_set_mask(cap + PCI_EXP_DEVCTL,
+                               2 << 12 |
+                               (s->ext_tag ? PCI_EXP_DEVCTL_EXT_TAG : 0));
+    pci_word_test_and_clear_mask(cap + PCI_EXP_DEVCTL2,
+                                 EXP_DEVCTL2_10BIT_TAG_REQ);
+    pci_word_test_and_clear_mask(cap + PCI_EXP_LNKCTL, PCI_EXP_LNKCTL_RCB);
+}
+
+static void ndk_telemetry_realize(PCIDevice *pdev, Error **errp)
+{
+    NdkPcieTelemetryState *s = NDK_PCIE_TELEMETRY(pdev);
+    uint8_t *conf = pdev->config;
+
+    if (!ndk_telemetry_check_props(s, errp)) {
+        return;
+    }
+    pci_config_set_vendor_id(conf, s->vendor_id);
+    pci_config_set_device_id(conf, s->device_id);
+
+    if (pci_bus_is_express(pci_get_bus(pdev))) {
+        if (ndk_telemetry_init_pcie(s, errp) < 0) {
+            return;
+        }
+    } else {
+        /* on a conventional bus the function has no PCIe capability */
+        pdev->cap_present &= ~QEMU_PCI_CAP_EXPRESS;
+    }
+
+    s->core = ptm_core_new(&s->cfg);
+    if (s->traffic) {
+        PtmGeometry geo;
+        const PtmSourceOps *ops;
+        void *opaque;
+
+        ptm_core_geometry(s->core, &geo);
+        ops = telemetry_traffic_attach(s->traffic, &geo, &opaque, errp);
+        if (!ops) {
+            ptm_core_free(s->core);
+            s->core = NULL;
+            return;
+        }
+        ptm_core_set_source(s->core, ops, opaque);
+    }
+    /* configuration loads the FPGA: the counter memory starts zeroed */
+    ptm_core_power_on(s->core, now_ns());
+    ndk_telemetry_reset_pcie(s);
+    ndk_telemetry_sync_settings(s);
+
+    memory_region_init_io(&s->bar, OBJECT(s), &ndk_telemetry_mmio_ops, s,
+                          "ndk-pcie-telemetry-bar0", PTM_BAR_SIZE);
+    pci_register_bar(pdev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY, &s->bar);
+
+    s->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, ndk_telemetry_tick, s);
+    timer_mod(s->timer, now_ns() + NDK_TELEMETRY_TICK_NS);
+}
+
+static void ndk_telemetry_exit(PCIDevice *pdev)
+{
+    NdkPcieTelemetryState *s = NDK_PCIE_TELEMETRY(pdev);
+
+    if (s->timer) {
+        timer_free(s->timer);
+        s->timer = NULL;
+    }
+    if (s->traffic) {
+        telemetry_traffic_detach(s->traffic);
+    }
+    ptm_core_free(s->core);
+    s->core = NULL;
+    g_free(s->state);
+    s->state = NULL;
+}
+
+/* A device reset is the MI reset: the counter memory survives it. */
+static void ndk_telemetry_reset_hold(Object *obj, ResetType type)
+{
+    NdkPcieTelemetryState *s = NDK_PCIE_TELEMETRY(obj);
+
+    trace_ptm_reset(type == RESET_TYPE_COLD);
+    ptm_core_reset(s->core, now_ns());
+    ndk_telemetry_reset_pcie(s);
+    ndk_telemetry_sync_settings(s);
+}
+
+static int ndk_telemetry_pre_save(void *opaque)
+{
+    NdkPcieTelemetryState *s = opaque;
+    size_t len;
+
+    g_free(s->state);
+    s->state = ptm_core_save(s->core, &len);
+    s->state_len = len;
+    return 0;
+}
+
+static int ndk_telemetry_post_load(void *opaque, int version_id)
+{
+    NdkPcieTelemetryState *s = opaque;
+    g_autofree char *err = ptm_core_load(s->core, s->state, s->state_len);
+
+    if (err) {
+        error_report("%s: %s", TYPE_NDK_PCIE_TELEMETRY, err);
+        return -EINVAL;
+    }
+    ndk_telemetry_sync_settings(s);
+    return 0;
+}
+
+static const VMStateDescription vmstate_ndk_telemetry = {
+    .name = TYPE_NDK_PCIE_TELEMETRY,
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .pre_save = ndk_telemetry_pre_save,
+    .post_load = ndk_telemetry_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_PCI_DEVICE(parent_obj, NdkPcieTelemetryState),
+        VMSTATE_UINT32(state_len, NdkPcieTelemetryState),
+        VMSTATE_VBUFFER_ALLOC_UINT32(state, NdkPcieTelemetryState, 0, NULL,
+                                     state_len),
+        VMSTATE_TIMER_PTR(timer, NdkPcieTelemetryState),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+#define CFG(f) cfg.f
+static const Property ndk_telemetry_properties[] = {
+    DEFINE_PROP_UINT32("pcie-endpoints", NdkPcieTelemetryState,
+                       CFG(pcie_endpoints), 1),
+    DEFINE_PROP_UINT32("dma-ports", NdkPcieTelemetryState, CFG(dma_ports), 1),
+    DEFINE_PROP_UINT32("pcie-rq-mfb-regions", NdkPcieTelemetryState,
+                       CFG(pcie_rq_mfb_regions), 2),
+    DEFINE_PROP_UINT32("pcie-rc-mfb-regions", NdkPcieTelemetryState,
+                       CFG(pcie_rc_mfb_regions), 2),
+    DEFINE_PROP_UINT32("dma-up-mfb-regions", NdkPcieTelemetryState,
+                       CFG(dma_up_mfb_regions), 2),
+    DEFINE_PROP_UINT32("dma-down-mfb-regions", NdkPcieTelemetryState,
+                       CFG(dma_down_mfb_regions), 2),
+    DEFINE_PROP_UINT32("pcie-rq-mfb-region-bytes", NdkPcieTelemetryState,
+                       CFG(pcie_rq_mfb_region_bytes), 32),
+    DEFINE_PROP_UINT32("pcie-rc-mfb-region-bytes", NdkPcieTelemetryState,
+                       CFG(pcie_rc_mfb_region_bytes), 32),
+    DEFINE_PROP_UINT32("dma-up-mfb-region-bytes", NdkPcieTelemetryState,
+                       CFG(dma_up_mfb_region_bytes), 32),
+    DEFINE_PROP_UINT32("dma-down-mfb-region-bytes", NdkPcieTelemetryState,
+                       CFG(dma_down_mfb_region_bytes), 32),
+    DEFINE_PROP_UINT32("mfb-item-bytes", NdkPcieTelemetryState,
+                       CFG(mfb_item_bytes), 4),
+    DEFINE_PROP_UINT32("pcie-eof-pos-width", NdkPcieTelemetryState,
+                       CFG(pcie_eof_pos_width), 3),
+    DEFINE_PROP_UINT32("dma-eof-pos-width", NdkPcieTelemetryState,
+                       CFG(dma_eof_pos_width), 3),
+    DEFINE_PROP_UINT32("cnt-width", NdkPcieTelemetryState, CFG(cnt_width), 48),
+    DEFINE_PROP_UINT32("drain-period", NdkPcieTelemetryState,
+                       CFG(drain_period), 4096),
+    DEFINE_PROP_UINT32("tag-capacity", NdkPcieTelemetryState,
+                       CFG(tag_capacity), 256),
+    DEFINE_PROP_UINT32("stfifo-capacity", NdkPcieTelemetryState,
+                       CFG(stfifo_capacity), 1024),
+    DEFINE_PROP_STRING("device", NdkPcieTelemetryState, fpga_device),
+    DEFINE_PROP_UINT64("pcie-clk-freq", NdkPcieTelemetryState,
+                       CFG(pcie_clk_hz), 400000000),
+    DEFINE_PROP_UINT64("dma-clk-freq", NdkPcieTelemetryState,
+                       CFG(dma_clk_hz), 200000000),
+    DEFINE_PROP_UINT64("mi-clk-freq", NdkPcieTelemetryState,
+                       CFG(mi_clk_hz), 100000000),
+    DEFINE_PROP_UINT32("vendor-id", NdkPcieTelemetryState, vendor_id,
+                       NDK_TELEMETRY_VENDOR_ID),
+    DEFINE_PROP_UINT32("device-id", NdkPcieTelemetryState, device_id,
+                       NDK_TELEMETRY_DEVICE_ID),
+    DEFINE_PROP_UINT32("max-payload-size", NdkPcieTelemetryState, max_payload,
+                       512),
+    DEFINE_PROP_BOOL("ext-tag", NdkPcieTelemetryState, ext_tag, true),
+    DEFINE_PROP_BOOL("tag-10bit", NdkPcieTelemetryState, tag_10bit, true),
+    DEFINE_PROP_LINK("traffic", NdkPcieTelemetryState, traffic,
+                     TYPE_TELEMETRY_TRAFFIC, TelemetryTraffic *),
+};
+
+static void ndk_telemetry_instance_init(Object *obj)
+{
+    NdkPcieTelemetryState *s = NDK_PCIE_TELEMETRY(obj);
+
+    /* the string default of a qdev property cannot be static */
+    s->fpga_device = g_strdup("AGILEX");
+    /* 4 KiB of configuration space; realize drops it on a PCI bus */
+    PCI_DEVICE(obj)->cap_present |= QEMU_PCI_CAP_EXPRESS;
+}
+
+static void ndk_telemetry_class_init(ObjectClass *oc, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(oc);
+    PCIDeviceClass *pc = PCI_DEVICE_CLASS(oc);
+    ResettableClass *rc = RESETTABLE_CLASS(oc);
+
+    pc->realize = ndk_telemetry_realize;
+    pc->exit = ndk_telemetry_exit;
+    pc->config_write = ndk_telemetry_config_write;
+    pc->vendor_id = NDK_TELEMETRY_VENDOR_ID;
+    pc->device_id = NDK_TELEMETRY_DEVICE_ID;
+    pc->class_id = PCI_CLASS_OTHERS;
+    pc->revision = 0;
+    rc->phases.hold = ndk_telemetry_reset_hold;
+    dc->desc = "CESNET NDK PCIE_TELEMETRY_MI block (virtual)";
+    dc->vmsd = &vmstate_ndk_telemetry;
+    device_class_set_props(dc, ndk_telemetry_properties);
+    set_bit(DEVICE_CATEGORY_MISC, dc->categories);
+
+    object_class_property_set_description(oc, "pcie-endpoints",
+        "PCIE_ENDPOINTS: monitored PCIe endpoints, 1 to 16");
+    object_class_property_set_description(oc, "dma-ports",
+        "DMA_PORTS: DMA ports per endpoint, 1 to 16 (at most 255 channels "
+        "per endpoint)");
+    object_class_property_set_description(oc, "cnt-width",
+        "CNT_WIDTH: bits of the wide counters, 33 to 64");
+    object_class_property_set_description(oc, "drain-period",
+        "DRAIN_PERIOD: cycles between probe read-outs, a power of two, "
+        "at least 64 for the default probes, at most 32768");
+    object_class_property_set_description(oc, "tag-capacity",
+        "TAG_CAPACITY: PCIe tags of the PTC, 1 to 2047");
+    object_class_property_set_description(oc, "stfifo-capacity",
+        "STFIFO_CAPACITY: storage FIFO words, 1 to 65535");
+    object_class_property_set_description(oc, "mfb-item-bytes",
+        "MFB_ITEM_BYTES: bytes per MFB item");
+    object_class_property_set_description(oc, "pcie-clk-freq",
+        "PCIe clock in Hz (default 400 MHz)");
+    object_class_property_set_description(oc, "dma-clk-freq",
+        "DMA clock in Hz (default 200 MHz)");
+    object_class_property_set_description(oc, "mi-clk-freq",
+        "MI clock in Hz (default 100 MHz)");
+    object_class_property_set_description(oc, "vendor-id",
+        "PCI vendor ID (default 0x1234; CESNET cards use 0x18ec)");
+    object_class_property_set_description(oc, "device-id",
+        "PCI device ID (default 0x0d7b; 0xc000 is the generic NDK design)");
+    object_class_property_set_description(oc, "max-payload-size",
+        "largest MPS the card supports, in bytes (Device Capabilities)");
+    object_class_property_set_description(oc, "ext-tag",
+        "the card supports extended (8-bit) tags");
+    object_class_property_set_description(oc, "tag-10bit",
+        "the card supports 10-bit tags as requester");
+    object_class_property_set_description(oc, "traffic",
+        "id of a telemetry-traffic-* object driving the signals "
+        "(default: idle, link up)");
+}
+
+static const TypeInfo ndk_telemetry_info = {
+    .name = TYPE_NDK_PCIE_TELEMETRY,
+    .parent = TYPE_PCI_DEVICE,
+    .instance_size = sizeof(NdkPcieTelemetryState),
+    .instance_init = ndk_telemetry_instance_init,
+    .class_init = ndk_telemetry_class_init,
+    .interfaces = (InterfaceInfo[]) {
+        { INTERFACE_PCIE_DEVICE },
+        { INTERFACE_CONVENTIONAL_PCI_DEVICE },
+        { }
+    },
+};
+
+static void ndk_telemetry_register_types(void)
+{
+    type_register_static(&ndk_telemetry_info);
+}
+
+type_init(ndk_telemetry_register_types)

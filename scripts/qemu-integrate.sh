@@ -39,3 +39,7 @@ if ! grep -q "'hw/misc/$mark/qemu-device'" "$src/meson.build"; then
     grep -q "'hw/misc/$mark/qemu-device'" "$src/meson.build" ||
         { echo "qemu-integrate: could not add the trace-events directory to meson.build" >&2; exit 1; }
 fi
+
+# -object and object-add accept only the types of the QAPI schema.
+/usr/bin/python3 "$repo/scripts/qemu-qapi-patch.py" "$src/qapi/qom.json" \
+    "$repo/qemu-device/qapi-telemetry.json"

@@ -21,7 +21,7 @@ QEMU_CONFIG=(--python=/usr/bin/python3 --target-list=x86_64-softmmu
     --disable-docs --disable-tools --disable-user --disable-werror)
 PACKAGES=(build-essential meson ninja-build python3-venv pkg-config
     libglib2.0-dev zlib1g-dev dpkg-dev seabios libpci-dev pciutils
-    busybox-static libfdt-dev liblzma-dev cpio xz-utils)
+    busybox-static libfdt-dev liblzma-dev cpio xz-utils qemu-system-data)
 JOBS=${JOBS:-$(nproc)}
 
 step() { printf '\n==> %s\n' "$*"; }
@@ -175,8 +175,10 @@ main() {
     for fw in "$bld/qemu-bundle/usr/local/share/qemu" \
               "$bld/qemu-bundle/usr/local/share/qemu-firmware"; do
         mkdir -p "$fw"
-        for f in /usr/share/seabios/bios-256k.bin /usr/share/seabios/bios.bin; do
-            [ -f "$f" ] && ln -sf "$f" "$fw/$(basename "$f")"
+        for f in /usr/share/seabios/bios-256k.bin /usr/share/seabios/bios.bin \
+                 /usr/share/qemu/kvmvapic.bin /usr/share/qemu/linuxboot_dma.bin \
+                 /usr/share/qemu/linuxboot.bin /usr/share/qemu/multiboot_dma.bin; do
+            [ -f "$f" ] && [ ! -e "$fw/$(basename "$f")" ] && ln -sf "$f" "$fw/$(basename "$f")"
         done
     done
 

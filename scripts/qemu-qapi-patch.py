@@ -1,0 +1,54 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Add the traffic object types of qemu-device/qapi-telemetry.json to
+QEMU's qapi/qom.json: the struct definitions as a marked block at the end,
+one line per type in the ObjectType enum and in the ObjectOptions union.
+Rewrites the file only when its content changes, so a rerun rebuilds
+nothing."""
+import re
+import sys
+
+MARK = '# ndk-pcie-telemetry'
+
+
+def main(qom_path, fragment_path):
+    frag = open(fragment_path).read()
+    frag = ''.join(l for l in frag.splitlines(True)
+                   if not l.startswith('# SPDX'))
+    models = re.findall(r"'struct': 'TelemetryTraffic(\w+)Properties'", frag)
+    old = open(qom_path).read()
+    # drop what an earlier run added
+    text = re.sub(r'\n# BEGIN ndk-pcie-telemetry.*# END ndk-pcie-telemetry\n',
+                  '\n', old, flags=re.S)
+    lines = [l for l in text.splitlines(True) if MARK not in l]
+    out = []
+    state = None
+    for line in lines:
+        out.append(line)
+        if line.startswith("{ 'enum': 'ObjectType'"):
+            state = 'enum'
+        elif line.startswith("{ 'union': 'ObjectOptions'"):
+            state = 'union'
+        elif state == 'enum' and line.strip() == "'data': [":
+            for m in models:
+                out.append("    'telemetry-traffic-%s', %s\n" %
+                           (m.lower(), MARK))
+            state = None
+        elif state == 'union' and line.strip() == "'data': {":
+            for m in models:
+                out.append("      'telemetry-traffic-%s': "
+                           "'TelemetryTraffic%sProperties', %s\n" %
+                           (m.lower(), m, MARK))
+            state = None
+    new = ''.join(out).rstrip('\n') + '\n'
+    new += ('\n# BEGIN ndk-pcie-telemetry (added by qemu-integrate.sh)\n' +
+            frag.strip('\n') + '\n# END ndk-pcie-telemetry\n')
+    if new.count(MARK) != 2 * len(models):
+        sys.exit('qemu-qapi-patch: ObjectType or ObjectOptions not found in '
+                 + qom_path)
+    if new != old:
+        open(qom_path, 'w').write(new)
+
+
+if __name__ == '__main__':
+    main(sys.argv[1], sys.argv[2])
