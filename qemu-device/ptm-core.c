@@ -413,14 +413,11 @@ void ptm_core_set_settings(PtmCore *core, unsigned e, const PtmSettings *s)
 /* ------------------------------------------------------------------ */
 /* Probes                                                               */
 
+/* MI cycle of the probe's next drain. */
 static uint64_t probe_next_event(const PtmCore *core, const PtmProbe *p)
 {
-    uint64_t tick;
+    uint64_t tick = p->origin + (p->window + 1) * core->cfg.drain_period - 1;
 
-    if (p->pend_next < p->pend_n) {
-        return mi_floor(core, p, p->pend_cycle0 + p->pend_next);
-    }
-    tick = p->origin + (p->window + 1) * core->cfg.drain_period - 1;
     return mi_floor(core, p, tick);
 }
 
@@ -514,50 +511,76 @@ static void probe_drain(PtmCore *core, PtmProbe *p)
     }
 }
 
-static void probe_write(PtmCore *core, PtmProbe *p)
+/*
+ * FIFO writes are not events of their own. In one MI cycle the pop goes
+ * before the writes, and only pops of the same FIFO decide whether a write
+ * finds room; so a probe's writes of MI cycles before `before` are
+ * committed lazily, before each pop from its FIFO and before its next
+ * drain, which keeps exactly that order at a fraction of the cost.
+ */
+static void probe_commit(PtmCore *core, PtmProbe *p, uint64_t before)
 {
-    uint64_t c = p->pend_cycle0 + p->pend_next;
-    unsigned ch = p->pend_next++;
+    while (p->pend_next < p->pend_n) {
+        uint64_t c = p->pend_cycle0 + p->pend_next;
 
-    if (p->count == p->fifo_depth) {
-        core->lost = true;
-        core->n_lost++;
-        return;
+        if (mi_floor(core, p, c) >= before) {
+            return;
+        }
+        if (p->count == p->fifo_depth) {
+            core->lost = true;
+            core->n_lost++;
+        } else {
+            p->fifo[(p->head + p->count) % p->fifo_depth] = (PtmDelta) {
+                .vis = mi_ceil(core, p, c) + PTM_FIFO_SYNC_MI,
+                .value = p->pend[p->pend_next],
+                .channel = p->pend_next,
+            };
+            p->count++;
+        }
+        p->pend_next++;
     }
-    p->fifo[(p->head + p->count) % p->fifo_depth] = (PtmDelta) {
-        .vis = mi_ceil(core, p, c) + PTM_FIFO_SYNC_MI,
-        .value = p->pend[ch],
-        .channel = ch,
-    };
-    p->count++;
 }
 
-static void probe_event(PtmCore *core, PtmProbe *p)
+/* First MI cycle at which the probe's FIFO could offer a delta. */
+static uint64_t probe_offer(const PtmCore *core, const PtmProbe *p)
 {
-    if (p->pend_next < p->pend_n) {
-        probe_write(core, p);
-    } else {
-        probe_drain(core, p);
+    if (p->count) {
+        return p->fifo[p->head].vis;
     }
+    if (p->pend_next < p->pend_n) {
+        return mi_ceil(core, p, p->pend_cycle0 + p->pend_next) +
+               PTM_FIFO_SYNC_MI;
+    }
+    return UINT64_MAX;
+}
+
+static void probe_drain_event(PtmCore *core, PtmProbe *p)
+{
+    probe_commit(core, p, UINT64_MAX);
+    probe_drain(core, p);
     p->next_ev = probe_next_event(core, p);
 }
 
 /* ------------------------------------------------------------------ */
 /* Accumulator                                                          */
 
+/* MI cycle of the accumulator's next delta, UINT64_MAX if none waits. */
 static uint64_t acc_next(const PtmCore *core)
 {
     uint64_t t = MAX(core->acc_free, core->busy_end);
-    uint64_t vis = UINT64_MAX;
+    uint64_t best = UINT64_MAX;
 
-    for (unsigned i = 0; i < core->nprobes; i++) {
-        const PtmProbe *p = &core->probe[i];
+    /* in round-robin order: under load the next stream usually has one */
+    for (unsigned i = 1; i <= core->nprobes; i++) {
+        const PtmProbe *p = &core->probe[(core->rr + i) % core->nprobes];
+        uint64_t v = probe_offer(core, p);
 
-        if (p->count && p->fifo[p->head].vis < vis) {
-            vis = p->fifo[p->head].vis;
+        if (v <= t) {
+            return t;
         }
+        best = MIN(best, v);
     }
-    return vis == UINT64_MAX ? UINT64_MAX : MAX(t, vis);
+    return best;
 }
 
 static void acc_step(PtmCore *core, uint64_t t)
@@ -566,6 +589,7 @@ static void acc_step(PtmCore *core, uint64_t t)
         unsigned s = (core->rr + i) % core->nprobes;
         PtmProbe *p = &core->probe[s];
 
+        probe_commit(core, p, t);
         if (p->count && p->fifo[p->head].vis <= t) {
             PtmDelta *d = &p->fifo[p->head];
             uint64_t *cnt = &core->live[p->base + d->channel];
@@ -597,15 +621,18 @@ static void advance_mi(PtmCore *core, uint64_t m)
             }
         }
         ta = acc_next(core);
-        /* at equal MI cycles the accumulator goes first: a delta taken
-         * in that cycle frees its FIFO slot before the next write */
+        /* at equal MI cycles the accumulator goes first */
         if (ta <= tp && ta <= m) {
             acc_step(core, ta);
         } else if (tp <= m) {
-            probe_event(core, bp);
+            probe_drain_event(core, bp);
         } else {
             break;
         }
+    }
+    /* the writes up to now, so that STATUS shows their losses */
+    for (unsigned i = 0; i < core->nprobes; i++) {
+        probe_commit(core, &core->probe[i], m + 1);
     }
     core->mi_done = m;
 }

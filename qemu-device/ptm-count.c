@@ -19,9 +19,14 @@ void ptm_count_state_window_start(PtmCountState *st)
     st->stfifo_min = 0xFFFF;
 }
 
+/* Without -mpopcnt the builtin is a library call; this is inline. */
 static inline unsigned popcount16(unsigned v)
 {
-    return __builtin_popcount(v & 0xFFFFu);
+    v &= 0xFFFFu;
+    v = v - ((v >> 1) & 0x5555u);
+    v = (v & 0x3333u) + ((v >> 2) & 0x3333u);
+    v = (v + (v >> 4)) & 0x0F0Fu;
+    return (v + (v >> 8)) & 0x1Fu;
 }
 
 /*

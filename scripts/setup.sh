@@ -177,7 +177,7 @@ main() {
         mkdir -p "$fw"
         for f in /usr/share/seabios/bios-256k.bin /usr/share/seabios/bios.bin \
                  /usr/share/qemu/kvmvapic.bin /usr/share/qemu/linuxboot_dma.bin \
-                 /usr/share/qemu/linuxboot.bin /usr/share/qemu/multiboot_dma.bin; do
+                 /usr/share/qemu/linuxboot.bin /usr/share/qemu/multiboot_dma.bin /usr/share/qemu/pvh.bin; do
             [ -f "$f" ] && [ ! -e "$fw/$(basename "$f")" ] && ln -sf "$f" "$fw/$(basename "$f")"
         done
     done
