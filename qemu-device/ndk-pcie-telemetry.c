@@ -26,8 +26,10 @@
 #define TYPE_NDK_PCIE_TELEMETRY "ndk-pcie-telemetry"
 OBJECT_DECLARE_SIMPLE_TYPE(NdkPcieTelemetryState, NDK_PCIE_TELEMETRY)
 
-/* Default ID: QEMU's test-device vendor (as edu's 1234:11e8) and the NDK
- * device-tree VSEC ID as device; no QEMU device uses it. */
+/*
+ * Default ID: QEMU's test-device vendor (as edu's 1234:11e8) and the NDK
+ * device-tree VSEC ID as device; no QEMU device uses it.
+ */
 #define NDK_TELEMETRY_VENDOR_ID 0x1234
 #define NDK_TELEMETRY_DEVICE_ID 0x0d7b
 
@@ -229,8 +231,10 @@ static void ndk_telemetry_reset_pcie(NdkPcieTelemetryState *s)
                                  PCI_EXP_DEVCTL_PAYLOAD |
                                  PCI_EXP_DEVCTL_READRQ |
                                  PCI_EXP_DEVCTL_EXT_TAG);
-    /* 512-byte read requests; extended tags on where supported, as
-     * PCIe 4.0 and later devices come up */
+    /*
+     * 512-byte read requests; extended tags on where supported, as
+     * PCIe 4.0 and later devices come up
+     */
     pci_word_test_and_set_mask(cap + PCI_EXP_DEVCTL,
                                2 << 12 |
                                (s->ext_tag ? PCI_EXP_DEVCTL_EXT_TAG : 0));

@@ -491,8 +491,7 @@ static void probe_drain(PtmCore *core, PtmProbe *p)
     }
     p->pend_n = p->sh.channels;
     p->pend_next = 0;
-    /* group register and FIFO input register: two cycles, then one delta
-     * per cycle */
+    /* group and FIFO input registers: 2 cycles, then a delta per cycle */
     p->pend_cycle0 = tick + 2;
     p->window++;
 

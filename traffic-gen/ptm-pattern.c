@@ -164,6 +164,11 @@ static uint64_t emit(const PtmPattern *pat, const PtmProbeInfo *probe,
                      const BusShape *bs, uint64_t t, uint64_t len,
                      PtmChunk *out)
 {
+    const PtmPatternParams *par = &pat->par;
+    unsigned tags = par->tags_free < 0 ? MIN(pat->geo.tag_capacity, 0x7FFu)
+                                       : (unsigned)par->tags_free;
+    unsigned words = par->stfifo_free < 0 ? pat->geo.stfifo_capacity
+                                          : (unsigned)par->stfifo_free;
     uint64_t done = 0;
 
     out->nseg = 0;
@@ -173,10 +178,8 @@ static uint64_t emit(const PtmPattern *pat, const PtmProbeInfo *probe,
 
         s->brake = pat->par.brake;
         s->link_up = pat->par.link_up;
-        s->tag_free = pat->par.tags_free < 0 ?
-                      MIN(pat->geo.tag_capacity, 0x7FFu) : (unsigned)pat->par.tags_free;
-        s->stfifo_free = pat->par.stfifo_free < 0 ?
-                         pat->geo.stfifo_capacity : (unsigned)pat->par.stfifo_free;
+        s->tag_free = tags;
+        s->stfifo_free = words;
         for (unsigned b = 0; b < probe->buses; b++) {
             run = MIN(run, bus_at(&bs[b], t + done, &s->bus[b]));
         }

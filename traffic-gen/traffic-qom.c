@@ -71,11 +71,13 @@ typedef struct PatternParam {
 } PatternParam;
 
 #define OFF(f) offsetof(PtmPatternParams, f)
-#define BUSP(nm, kind)                                                      \
+#define FRAME(nm, kind)                                                     \
     { #nm "-frame-bytes", OFF(bus[kind].frame_bytes), P_U32, 0, 65536,      \
-      "bytes of each frame on the " #nm " bus (0: idle)" },                  \
+      "bytes of each frame on the " #nm " bus (0: idle)" }
+#define GAP(nm, kind)                                                       \
     { #nm "-gap", OFF(bus[kind].gap), P_U32, 0, 65536,                       \
-      "idle cycles after each frame on the " #nm " bus" },                   \
+      "idle cycles after each frame on the " #nm " bus" }
+#define STALL(nm, kind)                                                     \
     { #nm "-stall", OFF(bus[kind].stall), P_U32, 0, 65536,                   \
       "cycles the first word of each frame waits on the " #nm " bus" }
 
@@ -87,10 +89,11 @@ static const PatternParam pattern_params[] = {
       "free storage FIFO words (-1: the card's capacity)" },
     { "brake", OFF(brake), P_U32, 0, 0x3f,
       "BRAKE bits held active all the time (bit k = reason k)" },
-    BUSP(rq, PTM_BUS_RQ),
-    BUSP(rc, PTM_BUS_RC),
-    BUSP(up, PTM_BUS_UP),
-    BUSP(down, PTM_BUS_DOWN),
+    FRAME(rq, PTM_BUS_RQ), GAP(rq, PTM_BUS_RQ), STALL(rq, PTM_BUS_RQ),
+    FRAME(rc, PTM_BUS_RC), GAP(rc, PTM_BUS_RC), STALL(rc, PTM_BUS_RC),
+    FRAME(up, PTM_BUS_UP), GAP(up, PTM_BUS_UP), STALL(up, PTM_BUS_UP),
+    FRAME(down, PTM_BUS_DOWN), GAP(down, PTM_BUS_DOWN),
+    STALL(down, PTM_BUS_DOWN),
 };
 
 static void pattern_prop_get(Object *obj, Visitor *v, const char *name,
@@ -183,12 +186,10 @@ static void pattern_class_init(ObjectClass *oc, void *data)
     for (size_t i = 0; i < ARRAY_SIZE(pattern_params); i++) {
         const PatternParam *pp = &pattern_params[i];
         static const char *const type_name[] = { "bool", "uint32", "int32" };
-        ObjectProperty *op;
 
-        op = object_class_property_add(oc, pp->name, type_name[pp->type],
-                                       pattern_prop_get, pattern_prop_set,
-                                       NULL, (void *)pp);
-        (void)op;
+        object_class_property_add(oc, pp->name, type_name[pp->type],
+                                  pattern_prop_get, pattern_prop_set,
+                                  NULL, (void *)pp);
         object_class_property_set_description(oc, pp->name, pp->desc);
     }
 }
