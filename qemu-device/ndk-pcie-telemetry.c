@@ -133,7 +133,7 @@ static void ndk_telemetry_sync_settings(NdkPcieTelemetryState *s)
     }
     /* every endpoint of the block reports what this function negotiated */
     for (unsigned e = 0; e < s->cfg.pcie_endpoints; e++) {
-        ptm_core_set_settings(s->core, e, &set);
+        ptm_core_set_settings(s->core, now_ns(), e, &set);
     }
 }
 

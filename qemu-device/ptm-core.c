@@ -403,8 +403,10 @@ void ptm_core_set_source(PtmCore *core, const PtmSourceOps *ops, void *opaque)
     core->opaque = opaque;
 }
 
-void ptm_core_set_settings(PtmCore *core, unsigned e, const PtmSettings *s)
+void ptm_core_set_settings(PtmCore *core, uint64_t now_ns, unsigned e,
+                           const PtmSettings *s)
 {
+    ptm_core_advance(core, now_ns);
     if (e < PTM_MAX_ENDPOINTS) {
         core->settings[e] = *s;
     }

@@ -172,8 +172,13 @@ void ptm_core_geometry(const PtmCore *core, PtmGeometry *geo);
 
 /* The traffic source; NULL ops = idle with the link up. */
 void ptm_core_set_source(PtmCore *core, const PtmSourceOps *ops, void *opaque);
-/* Settings of endpoint e as the host negotiated them (sampled at drains). */
-void ptm_core_set_settings(PtmCore *core, unsigned e, const PtmSettings *s);
+/*
+ * Settings of endpoint e as the host negotiated them from now_ns on; the
+ * drains sample them. The model first catches up to now_ns, so drains
+ * before that moment keep the settings they saw.
+ */
+void ptm_core_set_settings(PtmCore *core, uint64_t now_ns, unsigned e,
+                           const PtmSettings *s);
 
 /* Power-on: counter memory zeroed, then everything as after an MI reset. */
 void ptm_core_power_on(PtmCore *core, uint64_t now_ns);

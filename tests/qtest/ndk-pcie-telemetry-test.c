@@ -1,2 +1,1750 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-int main(void) { return 0; }
+/*
+ * QTest for ndk-pcie-telemetry, the PCI(e) function whose BAR0 is CESNET's
+ * PCIE_TELEMETRY_MI block.
+ *
+ * The expected values come from the facts about the real block (register
+ * values, layout rules, drain and snapshot timing) and from arithmetic done
+ * here, never from reading the device once and asserting it back. Counts of
+ * the pattern traffic source are predicted by a small per-cycle simulator
+ * of the pattern written for this test, itself checked against closed forms
+ * worked out by hand.
+ *
+ * Clocks of the defaults: PCIe 400 MHz (2.5 ns), DMA 200 MHz (5 ns), MI
+ * 100 MHz (10 ns); DRAIN_PERIOD 4096, so window 0 of a probe covers its
+ * cycles [0, 4095) and window k >= 1 the cycles [4096 k - 1, 4096 (k + 1) - 1).
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/host-utils.h"
+#include "tests/qtest/libqtest.h"
+#include "tests/qtest/libqos/pci.h"
+#include "tests/qtest/libqos/pci-pc.h"
+#include "hw/pci/pci_regs.h"
+#include "qobject/qdict.h"
+
+#define NDK_VENDOR_ID           0x1234
+#define NDK_DEVICE_ID           0x0d7b
+#define NDK_DEVFN               QPCI_DEVFN(4, 0)
+#define NDK_BAR_SIZE            0x10000
+
+/* Register map */
+#define REG_MAGIC               0x00
+#define REG_VERSION             0x04
+#define REG_CFG_TOPOLOGY        0x08
+#define REG_CFG_LAYOUT          0x0C
+#define REG_CFG_PCIE            0x10
+#define REG_CFG_DMA             0x14
+#define REG_CFG_DRAIN           0x18
+#define REG_CNT_BASE            0x1C
+#define REG_COMMAND             0x20
+#define REG_STATUS              0x24
+#define REG_READ_SEL            0x28
+#define REG_CFG_REGIONS         0x2C
+#define REG_CFG_WIDTH           0x30
+#define REG_CFG_HIST            0x34
+#define REG_CFG_CAPACITY        0x38
+#define REG_CFG_WIDTH_DMA       0x3C
+#define REG_PCIE_STATUS(e)      (0x40 + 4 * (e))
+#define REG_PCIE_TAGS(e)        (0x80 + 4 * (e))
+#define REG_PCIE_STFIFO(e)      (0xC0 + 4 * (e))
+#define CNT_BASE                0x8000
+#define CNT(e)                  (CNT_BASE + 8 * (e))
+
+#define MAGIC                   0x50544C4Du
+#define VERSION                 0x00020000u
+
+#define CMD_SNAPSHOT            (1u << 0)
+#define CMD_CLEAR               (1u << 1)
+#define CMD_CLEAR_FLAGS         (1u << 2)
+#define CMD_CLEAR_LOWEST        (1u << 3)
+
+#define STATUS_BUSY             (1u << 0)
+#define STATUS_LOST             (1u << 1)
+#define STATUS_OVERRUN          (1u << 2)
+
+/* Clocks and generics of the defaults */
+#define PCIE_HZ                 400000000ull
+#define DMA_HZ                  200000000ull
+#define MI_HZ                   100000000ull
+#define MI_NS                   10
+#define NS_PER_S                1000000000ull
+#define DP                      4096
+#define ITEM_BYTES              4
+#define DEF_ENTRIES             64
+
+/* Channels of a bus inside a probe: 1 + bus * (6 + R) + k */
+enum {
+    CH_WORDS, CH_STALL, CH_SOF, CH_MVB, CH_MVB_STALL, CH_ITEMS, CH_REGION0,
+};
+
+/*
+ * PCIe fields that pci_regs.h of QEMU 10.0 does not name: 10-bit tag
+ * requester supported (Device Capabilities 2) and enabled (Control 2)
+ */
+#define EXP_DEVCAP2_10BIT_TAG   0x00020000
+#define EXP_DEVCTL2_10BIT_TAG   0x1000
+
+/* q35: MCH PCIEXBAR and where this test puts ECAM */
+#define Q35_PCIEXBAR            0x60
+#define ECAM_BASE               0xb0000000ull
+
+/* ------------------------------------------------------------------ */
+/* A QEMU with the device                                               */
+
+typedef struct Ndk {
+    QTestState *qts;
+    QPCIBus *bus;
+    QPCIDevice *dev;
+    QPCIBar bar;
+    int64_t t0;             /* virtual time of the device's reset */
+    int64_t now;            /* virtual time now */
+} Ndk;
+
+typedef struct FindCtx {
+    QPCIDevice *dev;
+    int found;
+} FindCtx;
+
+static void find_cb(QPCIDevice *dev, int devfn, void *data)
+{
+    FindCtx *ctx = data;
+
+    ctx->found++;
+    if (!ctx->dev) {
+        ctx->dev = dev;
+    } else {
+        g_free(dev);
+    }
+}
+
+static QPCIDevice *find_device(QPCIBus *bus, int vendor, int device)
+{
+    FindCtx ctx = { 0 };
+
+    qpci_device_foreach(bus, vendor, device, find_cb, &ctx);
+    g_assert(ctx.dev);
+    g_assert_cmpint(ctx.found, ==, 1);
+    return ctx.dev;
+}
+
+/*
+ * Start QEMU, find the function by its IDs with libqos, enable it and map
+ * BAR0. Virtual time only moves when the test steps it, so the time the
+ * first step starts from is the time at which the device was realized and
+ * reset: read it with a 1 ns step.
+ */
+static void ndk_open_ids(Ndk *n, const char *machine, int vendor, int device,
+                         const char *extra)
+{
+    uint64_t size = 0;
+    uint32_t bar0;
+
+    memset(n, 0, sizeof(*n));
+    n->qts = qtest_initf("-machine %s -nodefaults %s", machine, extra);
+    n->bus = qpci_new_pc(n->qts, NULL);
+    n->dev = find_device(n->bus, vendor, device);
+    qpci_device_enable(n->dev);
+    n->bar = qpci_iomap(n->dev, 0, &size);
+    g_assert_false(n->bar.is_io);
+    g_assert_cmphex(size, ==, NDK_BAR_SIZE);
+    /* a 32-bit, non-prefetchable memory BAR */
+    bar0 = qpci_config_readl(n->dev, PCI_BASE_ADDRESS_0);
+    g_assert_cmphex(bar0 & 0xF, ==, PCI_BASE_ADDRESS_SPACE_MEMORY |
+                    PCI_BASE_ADDRESS_MEM_TYPE_32);
+    n->now = qtest_clock_step(n->qts, 1);
+    n->t0 = n->now - 1;
+    g_test_message("device reset at %" PRId64 " ns of virtual time", n->t0);
+}
+
+static void ndk_open(Ndk *n, const char *machine, const char *extra)
+{
+    ndk_open_ids(n, machine, NDK_VENDOR_ID, NDK_DEVICE_ID, extra);
+}
+
+static void ndk_close(Ndk *n)
+{
+    g_free(n->dev);
+    qpci_free_pc(n->bus);
+    qtest_quit(n->qts);
+    memset(n, 0, sizeof(*n));
+}
+
+static void step_to(Ndk *n, int64_t t)
+{
+    g_assert(t >= n->now);
+    if (t > n->now) {
+        n->now = qtest_clock_step(n->qts, t - n->now);
+        g_assert(n->now == t);
+    }
+}
+
+static void step(Ndk *n, int64_t ns)
+{
+    step_to(n, n->now + ns);
+}
+
+/* The next multiple of the MI period at or after t */
+static int64_t mi_edge(int64_t t)
+{
+    return ROUND_UP(t, MI_NS);
+}
+
+static uint32_t rd(Ndk *n, uint64_t off)
+{
+    return qpci_io_readl(n->dev, n->bar, off);
+}
+
+static void wr(Ndk *n, uint64_t off, uint32_t val)
+{
+    qpci_io_writel(n->dev, n->bar, off, val);
+}
+
+static uint64_t rdq(Ndk *n, uint64_t off)
+{
+    return qtest_readq(n->qts, n->bar.addr + off);
+}
+
+/* Counter e from its two 32-bit words */
+static uint64_t cnt(Ndk *n, unsigned e)
+{
+    uint64_t lo = rd(n, CNT(e));
+    uint64_t hi = rd(n, CNT(e) + 4);
+
+    return hi << 32 | lo;
+}
+
+static void read_counters(Ndk *n, unsigned entries, uint64_t *out)
+{
+    for (unsigned e = 0; e < entries; e++) {
+        out[e] = cnt(n, e);
+    }
+}
+
+/* Wait (in MI cycles) until BUSY drops; returns the cycles waited. */
+static unsigned wait_busy(Ndk *n, unsigned max_cycles)
+{
+    unsigned c = 0;
+
+    while (rd(n, REG_STATUS) & STATUS_BUSY) {
+        g_assert(c < max_cycles);
+        step(n, MI_NS);
+        c++;
+    }
+    return c;
+}
+
+static void snapshot(Ndk *n, unsigned entries)
+{
+    wr(n, REG_COMMAND, CMD_SNAPSHOT);
+    step(n, 2 * MI_NS);
+    g_assert_cmphex(rd(n, REG_STATUS) & STATUS_BUSY, ==, STATUS_BUSY);
+    wait_busy(n, 1 + 2 * entries + 8);
+}
+
+static void check_counters(const char *what, const uint64_t *got,
+                           const uint64_t *exp, unsigned entries)
+{
+    for (unsigned e = 0; e < entries; e++) {
+        if (got[e] != exp[e]) {
+            g_test_message("%s: entry %u is %" PRIu64 ", expected %" PRIu64,
+                           what, e, got[e], exp[e]);
+        }
+        g_assert_cmpuint(got[e], ==, exp[e]);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Clock arithmetic                                                     */
+
+/* Cycle of a clock of hz running at virtual time t (its last edge) */
+static uint64_t cycle_at(int64_t t, uint64_t hz)
+{
+    return (uint64_t)t * hz / NS_PER_S;
+}
+
+/* First cycle at or after virtual time t: a probe's cycle 0 after reset */
+static uint64_t first_cycle(int64_t t, uint64_t hz)
+{
+    return DIV_ROUND_UP((uint64_t)t * hz, NS_PER_S);
+}
+
+/* Virtual time of cycle c, rounded up to a whole ns */
+static int64_t cycle_ns(uint64_t c, uint64_t hz)
+{
+    return DIV_ROUND_UP(c * NS_PER_S, hz);
+}
+
+/* Absolute cycle of the drain that ends window k of a probe */
+static uint64_t drain_cycle(uint64_t origin, uint64_t dp, uint64_t k)
+{
+    return origin + (k + 1) * dp - 1;
+}
+
+/*
+ * Whole windows a probe has drained by time t. t must be well inside a
+ * window: at least 3 us after the last drain, so that its deltas have
+ * reached the counters, and 1 us before the next one.
+ */
+static uint64_t windows_by(int64_t t, uint64_t origin, uint64_t hz,
+                           uint64_t dp)
+{
+    uint64_t c = cycle_at(t, hz);
+    uint64_t w = (c + 1 - origin) / dp;
+
+    g_assert(c + 1 >= origin);
+    if (w) {
+        g_assert(t - cycle_ns(drain_cycle(origin, dp, w - 1), hz) >= 3000);
+    }
+    g_assert(cycle_ns(drain_cycle(origin, dp, w), hz) - t >= 1000);
+    return w;
+}
+
+/* ------------------------------------------------------------------ */
+/* An independent per-cycle model of the pattern source and the channels */
+
+typedef struct SimBus {
+    uint32_t frame_bytes;       /* 0: idle */
+    uint32_t gap;
+    uint32_t stall;
+    unsigned regions;           /* regions the bus really has */
+    unsigned ipr;               /* items per region */
+    bool mvb;                   /* one MVB item per frame, with word 0 */
+} SimBus;
+
+typedef struct SimProbe {
+    uint64_t hz;
+    unsigned regions;           /* of the probe: the wider of its buses */
+    unsigned nbus;
+    SimBus bus[2];
+    bool pcie;                  /* BRAKE and histogram channels */
+    uint32_t brake;
+    unsigned tags_free, tag_capacity;
+    unsigned stfifo_free, stfifo_capacity;
+} SimProbe;
+
+typedef struct SimSignals {
+    bool src_rdy, dst_rdy, mvb_src_rdy, mvb_dst_rdy;
+    unsigned mvb_vld;
+    uint32_t sof, eof;          /* bit r: region r */
+    unsigned eof_pos;
+} SimSignals;
+
+/*
+ * The bus at absolute cycle t. One period: `stall` cycles in which the
+ * first word waits, the frame's words, `gap` idle cycles. A frame of B
+ * bytes has ceil(B / 4) items in ceil(items / ipr) regions and fills the
+ * bus's regions in order from region 0 of its first word.
+ */
+static void sim_bus_at(const SimBus *b, uint64_t t, SimSignals *s)
+{
+    unsigned items, nreg, words;
+    uint64_t period, ph;
+
+    memset(s, 0, sizeof(*s));
+    if (!b->frame_bytes) {
+        return;
+    }
+    items = DIV_ROUND_UP(b->frame_bytes, ITEM_BYTES);
+    nreg = DIV_ROUND_UP(items, b->ipr);
+    words = DIV_ROUND_UP(nreg, b->regions);
+    period = (uint64_t)b->stall + words + b->gap;
+    ph = t % period;
+    if (ph >= b->stall + words) {
+        return;
+    }
+    s->src_rdy = true;
+    if (ph < b->stall) {
+        s->sof = 1;
+        s->mvb_src_rdy = b->mvb;
+        s->mvb_vld = b->mvb;
+        return;
+    }
+    ph -= b->stall;
+    s->dst_rdy = true;
+    if (ph == 0) {
+        s->sof = 1;
+        s->mvb_src_rdy = s->mvb_dst_rdy = b->mvb;
+        s->mvb_vld = b->mvb;
+    }
+    if (ph == words - 1) {
+        s->eof = 1u << (nreg - 1 - ph * b->regions);
+        s->eof_pos = (items - 1) % b->ipr;
+    }
+}
+
+static unsigned band(unsigned v, unsigned c)
+{
+    if (v == 0) {
+        return 0;
+    }
+    if (v <= c / 8) {
+        return 1;
+    }
+    return v <= c / 2 ? 2 : 3;
+}
+
+/* Count the absolute cycles [start, end) of a probe, from its reset. */
+static void sim_count(const SimProbe *p, uint64_t start, uint64_t end,
+                      uint64_t *acc)
+{
+    bool open[2] = { false, false };
+
+    for (uint64_t t = start; t < end; t++) {
+        acc[0]++;
+        for (unsigned b = 0; b < p->nbus; b++) {
+            unsigned base = 1 + b * (6 + p->regions);
+            SimSignals s;
+
+            sim_bus_at(&p->bus[b], t, &s);
+            if (s.src_rdy && s.dst_rdy) {
+                acc[base + CH_WORDS]++;
+                acc[base + CH_SOF] += ctpop32(s.sof);
+                for (unsigned r = 0; r < p->regions; r++) {
+                    bool sof = s.sof >> r & 1;
+                    bool eof = s.eof >> r & 1;
+
+                    if (!open[b] && !sof) {
+                        continue;
+                    }
+                    acc[base + CH_REGION0 + r]++;
+                    if (eof) {
+                        acc[base + CH_ITEMS] += s.eof_pos + 1;
+                        open[b] = false;
+                    } else {
+                        acc[base + CH_ITEMS] += p->bus[b].ipr;
+                        open[b] = true;
+                    }
+                }
+            } else if (s.src_rdy) {
+                acc[base + CH_STALL]++;
+            }
+            if (s.mvb_src_rdy && s.mvb_dst_rdy) {
+                acc[base + CH_MVB] += s.mvb_vld;
+            } else if (s.mvb_src_rdy) {
+                acc[base + CH_MVB_STALL]++;
+            }
+        }
+        if (p->pcie) {
+            unsigned base = 1 + p->nbus * (6 + p->regions);
+
+            for (unsigned k = 0; k < 6; k++) {
+                if (p->brake >> k & 1) {
+                    acc[base + k]++;
+                }
+            }
+            acc[base + 6 + band(p->tags_free, p->tag_capacity)]++;
+            acc[base + 10 + band(p->stfifo_free, p->stfifo_capacity)]++;
+        }
+    }
+}
+
+/*
+ * The traffic of the counting tests, on a card with the default generics:
+ *   rq-frame-bytes=256: 64 items in 8 regions of 8 items = 4 words of 2
+ *     regions, back to back (period 4);
+ *   up-frame-bytes=100, up-gap=3, up-stall=2: 25 items in 4 regions = 2
+ *     words; period 2 + 2 + 3 = 7;
+ *   tags-free=100 (band 2 of 256: 32 < 100 <= 128), storage FIFO at its
+ *   capacity 1024 (band 3), BRAKE bits 0 and 2.
+ */
+#define PATTERN_ARGS \
+    "-object telemetry-traffic-pattern,id=tp0,rq-frame-bytes=256," \
+    "up-frame-bytes=100,up-gap=3,up-stall=2,tags-free=100,brake=5 "
+
+static void pattern_probes(SimProbe *pcie, SimProbe *dma)
+{
+    const SimBus rq = { .frame_bytes = 256, .regions = 2, .ipr = 8 };
+    const SimBus rc = { .frame_bytes = 0, .regions = 2, .ipr = 8 };
+    const SimBus up = { .frame_bytes = 100, .gap = 3, .stall = 2,
+                        .regions = 2, .ipr = 8, .mvb = true };
+    const SimBus down = { .frame_bytes = 0, .regions = 2, .ipr = 8,
+                          .mvb = true };
+
+    *pcie = (SimProbe) {
+        .hz = PCIE_HZ, .regions = 2, .nbus = 2, .bus = { rq, rc },
+        .pcie = true, .brake = 5, .tags_free = 100, .tag_capacity = 256,
+        .stfifo_free = 1024, .stfifo_capacity = 1024,
+    };
+    *dma = (SimProbe) {
+        .hz = DMA_HZ, .regions = 2, .nbus = 2, .bus = { up, down },
+    };
+}
+
+/*
+ * The simulator against closed forms, for spans that start at a frame
+ * boundary (cycle 0 of the pattern).
+ */
+static void check_simulator(void)
+{
+    SimProbe pp, dp;
+    uint64_t a[31] = { 0 }, b[17] = { 0 };
+    /* PCIe window of 9 x 4096 - 1 = 36863 cycles */
+    const uint64_t np = 36863;
+    /* DMA: 4 x 4096 - 1 = 16383 = 7 x 2340 + 3 cycles */
+    const uint64_t nd = 16383;
+
+    pattern_probes(&pp, &dp);
+    sim_count(&pp, 0, np, a);
+    g_assert_cmpuint(a[0], ==, np);
+    /* RQ moves a word in every cycle, 16 items per word */
+    g_assert_cmpuint(a[1 + CH_WORDS], ==, 36863);
+    g_assert_cmpuint(a[1 + CH_STALL], ==, 0);
+    g_assert_cmpuint(a[1 + CH_SOF], ==, 9216);         /* ceil(36863 / 4) */
+    g_assert_cmpuint(a[1 + CH_MVB], ==, 0);
+    g_assert_cmpuint(a[1 + CH_ITEMS], ==, 589808);     /* 16 x 36863 */
+    g_assert_cmpuint(a[1 + CH_REGION0], ==, 36863);
+    g_assert_cmpuint(a[1 + CH_REGION0 + 1], ==, 36863);
+    for (unsigned c = 9; c <= 16; c++) {               /* RC idle */
+        g_assert_cmpuint(a[c], ==, 0);
+    }
+    g_assert_cmpuint(a[17], ==, 36863);                /* BRAKE 0 */
+    g_assert_cmpuint(a[18], ==, 0);
+    g_assert_cmpuint(a[19], ==, 36863);                /* BRAKE 2 */
+    g_assert_cmpuint(a[20] + a[21] + a[22], ==, 0);
+    g_assert_cmpuint(a[23 + 2], ==, 36863);            /* tags band 2 */
+    g_assert_cmpuint(a[27 + 3], ==, 36863);            /* FIFO band 3 */
+
+    sim_count(&dp, 0, nd, b);
+    /*
+     * 2340 periods of (stall, stall, word 0, word 1, gap x 3) and the
+     * cycles stall, stall, word 0. Word 0: SOF, MVB item, 8 + 8 items;
+     * word 1: 8 items and the EOF at item 0 of region 1 (25 = 3 x 8 + 1).
+     */
+    g_assert_cmpuint(b[0], ==, nd);
+    g_assert_cmpuint(b[1 + CH_WORDS], ==, 2 * 2340 + 1);
+    g_assert_cmpuint(b[1 + CH_STALL], ==, 2 * 2341);
+    g_assert_cmpuint(b[1 + CH_SOF], ==, 2341);
+    g_assert_cmpuint(b[1 + CH_MVB], ==, 2341);
+    g_assert_cmpuint(b[1 + CH_MVB_STALL], ==, 2 * 2341);
+    g_assert_cmpuint(b[1 + CH_ITEMS], ==, 25 * 2340 + 16);
+    g_assert_cmpuint(b[1 + CH_REGION0], ==, 2 * 2340 + 1);
+    g_assert_cmpuint(b[1 + CH_REGION0 + 1], ==, 2 * 2340 + 1);
+    for (unsigned c = 9; c <= 16; c++) {               /* DOWN idle */
+        g_assert_cmpuint(b[c], ==, 0);
+    }
+}
+
+/*
+ * Expected counters (64 entries, default layout) of a card with the
+ * pattern, reset at t0, read at t (mid-window): the PCIe probe in entries
+ * 0..30, the DMA probe in 31..47, nothing in 48..63.
+ */
+static void pattern_expect(int64_t t0, int64_t t, uint64_t *exp)
+{
+    SimProbe pp, dp;
+    uint64_t op = first_cycle(t0, PCIE_HZ), od = first_cycle(t0, DMA_HZ);
+    uint64_t wp = windows_by(t, op, PCIE_HZ, DP);
+    uint64_t wd = windows_by(t, od, DMA_HZ, DP);
+
+    memset(exp, 0, DEF_ENTRIES * sizeof(*exp));
+    pattern_probes(&pp, &dp);
+    if (wp) {
+        sim_count(&pp, op, op + wp * DP - 1, exp);
+    }
+    if (wd) {
+        sim_count(&dp, od, od + wd * DP - 1, exp + 31);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Identity and registers                                               */
+
+static void test_identity(void)
+{
+    Ndk n;
+
+    ndk_open(&n, "q35", "-device ndk-pcie-telemetry,addr=04.0");
+    g_assert_cmpint(n.dev->devfn, ==, NDK_DEVFN);
+    g_assert_cmphex(qpci_config_readw(n.dev, PCI_VENDOR_ID), ==,
+                    NDK_VENDOR_ID);
+    g_assert_cmphex(qpci_config_readw(n.dev, PCI_DEVICE_ID), ==,
+                    NDK_DEVICE_ID);
+    g_assert_cmphex(qpci_config_readb(n.dev, PCI_HEADER_TYPE) & 0x7F, ==,
+                    PCI_HEADER_TYPE_NORMAL);
+    g_assert_cmphex(rd(&n, REG_MAGIC), ==, MAGIC);
+    ndk_close(&n);
+
+    /* the IDs of a real card through the vendor-id / device-id properties */
+    ndk_open_ids(&n, "q35", 0x18ec, 0xc000,
+                 "-device ndk-pcie-telemetry,vendor-id=0x18ec,"
+                 "device-id=0xc000");
+    g_assert_cmphex(rd(&n, REG_MAGIC), ==, MAGIC);
+    g_assert_cmphex(rd(&n, REG_VERSION), ==, VERSION);
+    ndk_close(&n);
+}
+
+typedef struct RegExpect {
+    uint32_t off;
+    uint32_t val;
+} RegExpect;
+
+/* Every word below 0x100: the listed values, all others 0. */
+static void check_register_file(Ndk *n, const RegExpect *exp, size_t nexp)
+{
+    for (uint32_t off = 0; off < 0x100; off += 4) {
+        uint32_t want = 0;
+
+        for (size_t i = 0; i < nexp; i++) {
+            if (exp[i].off == off) {
+                want = exp[i].val;
+            }
+        }
+        if (rd(n, off) != want) {
+            g_test_message("register 0x%02x: 0x%08x, expected 0x%08x",
+                           off, rd(n, off), want);
+        }
+        g_assert_cmphex(rd(n, off), ==, want);
+    }
+}
+
+/* Only the listed words */
+static void check_listed_registers(Ndk *n, const RegExpect *exp, size_t nexp)
+{
+    for (size_t i = 0; i < nexp; i++) {
+        g_assert_cmphex(rd(n, exp[i].off), ==, exp[i].val);
+    }
+}
+
+/*
+ * The values FACTS.md lists for the defaults, before the first drain; the
+ * first DEFAULT_CFG_REGS of them never change.
+ */
+#define DEFAULT_CFG_REGS 13
+static const RegExpect default_regs[] = {
+    { 0x00, 0x50544C4D }, { 0x04, 0x00020000 }, { 0x08, 0x00020101 },
+    { 0x0C, 0x30300040 }, { 0x10, 0x0E02021F }, { 0x14, 0x00020211 },
+    { 0x18, 0x00041000 }, { 0x1C, 0x00008000 }, { 0x2C, 0x02020202 },
+    { 0x30, 0x00200020 }, { 0x34, 0x00000204 }, { 0x38, 0x04000100 },
+    { 0x3C, 0x00200020 },
+    /*
+     * COMMAND, STATUS, READ_SEL, PCIE_STATUS read 0; endpoint 0's
+     * lowest values start at their maximum; endpoints 1..15 read 0
+     */
+    { 0x80, 0x07FF0000 }, { 0xC0, 0xFFFF0000 },
+};
+
+static void test_registers_default(void)
+{
+    uint64_t got[DEF_ENTRIES], exp[DEF_ENTRIES] = { 0 };
+    Ndk n;
+
+    ndk_open(&n, "q35", "-device ndk-pcie-telemetry,addr=04.0");
+    check_register_file(&n, default_regs, G_N_ELEMENTS(default_regs));
+    g_assert_cmpuint(rdq(&n, CNT(0)), ==, 0);
+
+    /*
+     * Idle card (no traffic object: buses idle, link up, all tags and
+     * FIFO words free). At 25 us PCIe windows 0 and 1 (4095 + 4096
+     * cycles) and DMA window 0 (4095) are in the live copy. Entry 0:
+     * PCIe cycles; PCIe channels 1 + 2 (6 + 2) + 6 = 23..26 are the tag
+     * bands, 27..30 the FIFO bands: band 3 (more than half free) for
+     * both, entries 26 and 30; entry 31: DMA cycles.
+     */
+    step_to(&n, n.t0 + 25000);
+    wr(&n, REG_READ_SEL, 1);
+    exp[0] = exp[26] = exp[30] = 4095 + 4096;
+    exp[31] = 4095;
+    read_counters(&n, DEF_ENTRIES, got);
+    check_counters("live, idle, 25 us", got, exp, DEF_ENTRIES);
+
+    /* the configuration registers do not change with time */
+    check_listed_registers(&n, default_regs, DEFAULT_CFG_REGS);
+    ndk_close(&n);
+}
+
+/*
+ * pcie-endpoints=2, dma-ports=2, pcie-rq-mfb-regions=4:
+ *   PCIe probe R = max(RQ 4, RC 2) = 4: 1 + 2 (6 + 4) + 6 + 8 = 35 (0x23)
+ *   DMA probe P = 2, R = 2: 1 + 2 x 2 x (6 + 2) = 33 (0x21)
+ *   channels per endpoint 35 + 33 = 68 (0x44); 2 x 68 = 136 -> ENTRIES 256
+ *   CFG_TOPOLOGY = 2 | 2 << 8 | (2 x 2 probes = 4) << 16     = 0x00040202
+ *   CFG_LAYOUT   = 256 | 48 << 16 | 68 << 24                  = 0x44300100
+ *   CFG_PCIE     = 35 | 2 buses << 8 | 4 regions << 16 | 14 << 24
+ *                                                             = 0x0E040223
+ *   CFG_DMA      = 33 | (2 x 2 = 4 buses) << 8 | 2 << 16      = 0x00020421
+ *   CFG_REGIONS  = RQ 4 | RC 2 << 8 | UP 2 << 16 | DOWN 2 << 24 = 0x02020204
+ *   the rest as with the defaults; endpoints 0 and 1 have live registers.
+ */
+static void test_registers_2ep(void)
+{
+    static const RegExpect exp_regs[] = {
+        { 0x00, 0x50544C4D }, { 0x04, 0x00020000 }, { 0x08, 0x00040202 },
+        { 0x0C, 0x44300100 }, { 0x10, 0x0E040223 }, { 0x14, 0x00020421 },
+        { 0x18, 0x00041000 }, { 0x1C, 0x00008000 }, { 0x2C, 0x02020204 },
+        { 0x30, 0x00200020 }, { 0x34, 0x00000204 }, { 0x38, 0x04000100 },
+        { 0x3C, 0x00200020 },
+        { 0x80, 0x07FF0000 }, { 0x84, 0x07FF0000 },
+        { 0xC0, 0xFFFF0000 }, { 0xC4, 0xFFFF0000 },
+    };
+    enum { ENTRIES = 256, CPE = 68, PCIE_CH = 35 };
+    uint64_t got[ENTRIES], exp[ENTRIES] = { 0 };
+    int64_t tw;
+    Ndk n;
+
+    ndk_open(&n, "q35", "-device ndk-pcie-telemetry,addr=04.0,"
+             "pcie-endpoints=2,dma-ports=2,pcie-rq-mfb-regions=4");
+    check_register_file(&n, exp_regs, G_N_ELEMENTS(exp_regs));
+
+    /*
+     * Idle at 27 us: PCIe windows 0 and 1, DMA window 0 of both
+     * endpoints (136 deltas x 3 MI cycles = 4.1 us after 20.48 us).
+     * Endpoint e's PCIe probe at 68 e: cycles at +0, tag bands at
+     * 1 + 2 (6 + 4) + 6 = 27..30 (band 3: +30), FIFO bands 31..34 (+34);
+     * its DMA probe at 68 e + 35: cycles.
+     */
+    step_to(&n, n.t0 + 27000);
+    wr(&n, REG_READ_SEL, 1);
+    for (unsigned e = 0; e < 2; e++) {
+        exp[CPE * e] = exp[CPE * e + 30] = exp[CPE * e + 34] = 4095 + 4096;
+        exp[CPE * e + PCIE_CH] = 4095;
+    }
+    read_counters(&n, ENTRIES, got);
+    check_counters("live, 2 endpoints, 27 us", got, exp, ENTRIES);
+    /* the window aliases every ENTRIES x 8 = 0x800 bytes */
+    g_assert_cmpuint(rd(&n, CNT(0) + 0x800), ==, 4095 + 4096);
+    g_assert_cmpuint(rd(&n, CNT(CPE) + 0x800 * 3), ==, 4095 + 4096);
+
+    /* SNAPSHOT: BUSY from the 2nd MI cycle for 1 + 2 x 256 = 513 cycles */
+    tw = mi_edge(n.t0 + 28000);
+    step_to(&n, tw);
+    wr(&n, REG_COMMAND, CMD_SNAPSHOT);
+    step_to(&n, tw + MI_NS);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
+    step_to(&n, tw + 2 * MI_NS);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, STATUS_BUSY);
+    step_to(&n, tw + (2 + 512) * MI_NS);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, STATUS_BUSY);
+    step_to(&n, tw + (2 + 513) * MI_NS);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
+    wr(&n, REG_READ_SEL, 0);
+    read_counters(&n, ENTRIES, got);
+    check_counters("snapshot, 2 endpoints", got, exp, ENTRIES);
+    ndk_close(&n);
+}
+
+/* ------------------------------------------------------------------ */
+/* SNAPSHOT, BUSY, READ_SEL, CLEAR                                      */
+
+static void test_snapshot_clear(void)
+{
+    uint64_t got[DEF_ENTRIES], zero[DEF_ENTRIES] = { 0 };
+    uint64_t origin, tick3;
+    int64_t tw;
+    Ndk n;
+
+    ndk_open(&n, "q35", "-device ndk-pcie-telemetry,addr=04.0");
+    origin = first_cycle(n.t0, PCIE_HZ);
+
+    /* READ_SEL keeps bit 0 only */
+    step_to(&n, n.t0 + 3000);
+    wr(&n, REG_READ_SEL, 0xFFFFFFFF);
+    g_assert_cmphex(rd(&n, REG_READ_SEL), ==, 1);
+    wr(&n, REG_READ_SEL, 0xFFFFFFFE);
+    g_assert_cmphex(rd(&n, REG_READ_SEL), ==, 0);
+    wr(&n, REG_READ_SEL, 1);
+    g_assert_cmphex(rd(&n, REG_READ_SEL), ==, 1);
+
+    /*
+     * At 15 us window 0 (4095 cycles) is in the live copy and the
+     * accumulator is idle. SNAPSHOT written in MI cycle m: BUSY in
+     * cycles m + 2 .. m + 2 + 128.
+     */
+    tw = mi_edge(n.t0 + 15000);
+    step_to(&n, tw);
+    g_assert_cmpuint(cnt(&n, 0), ==, 4095);
+    wr(&n, REG_COMMAND, CMD_SNAPSHOT);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
+    step_to(&n, tw + MI_NS);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
+    step_to(&n, tw + 2 * MI_NS);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, STATUS_BUSY);
+    /* COMMAND reads 0 */
+    g_assert_cmphex(rd(&n, REG_COMMAND), ==, 0);
+    step_to(&n, tw + (2 + 128) * MI_NS);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, STATUS_BUSY);
+    step_to(&n, tw + (2 + 129) * MI_NS);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
+    wr(&n, REG_READ_SEL, 0);
+    g_assert_cmpuint(cnt(&n, 0), ==, 4095);
+    g_assert_cmpuint(cnt(&n, 26), ==, 4095);
+    g_assert_cmpuint(cnt(&n, 31), ==, 0);
+
+    /*
+     * 25 us: live has PCIe windows 0, 1 and DMA window 0; the snapshot
+     * still the state of 15 us
+     */
+    step_to(&n, n.t0 + 25000);
+    g_assert_cmpuint(cnt(&n, 0), ==, 4095);
+    g_assert_cmpuint(cnt(&n, 31), ==, 0);
+    wr(&n, REG_READ_SEL, 1);
+    g_assert_cmpuint(cnt(&n, 0), ==, 4095 + 4096);
+    g_assert_cmpuint(cnt(&n, 31), ==, 4095);
+
+    /* CLEAR: 1 + 2 x 64 = 129 cycles of BUSY, both copies zero */
+    tw = mi_edge(n.t0 + 26000);
+    step_to(&n, tw);
+    wr(&n, REG_COMMAND, CMD_CLEAR);
+    step_to(&n, tw + 2 * MI_NS);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, STATUS_BUSY);
+    step_to(&n, tw + (2 + 128) * MI_NS);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, STATUS_BUSY);
+    step_to(&n, tw + (2 + 129) * MI_NS);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
+    read_counters(&n, DEF_ENTRIES, got);
+    check_counters("live after CLEAR", got, zero, DEF_ENTRIES);
+    wr(&n, REG_READ_SEL, 0);
+    read_counters(&n, DEF_ENTRIES, got);
+    check_counters("snapshot after CLEAR", got, zero, DEF_ENTRIES);
+
+    /*
+     * CLEAR leaves the probes alone: window 2 (4096 cycles) arrives whole
+     * at 30.72 us
+     */
+    step_to(&n, n.t0 + 35000);
+    wr(&n, REG_READ_SEL, 1);
+    g_assert_cmpuint(cnt(&n, 0), ==, 4096);
+    g_assert_cmpuint(cnt(&n, 30), ==, 4096);
+    g_assert_cmpuint(cnt(&n, 31), ==, 0);
+
+    /* CLEAR | SNAPSHOT: 2 + 4 x 64 = 258 cycles; a snapshot of zeros */
+    tw = mi_edge(n.t0 + 36000);
+    step_to(&n, tw);
+    wr(&n, REG_COMMAND, CMD_CLEAR | CMD_SNAPSHOT);
+    step_to(&n, tw + MI_NS);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
+    step_to(&n, tw + 2 * MI_NS);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, STATUS_BUSY);
+    step_to(&n, tw + (2 + 257) * MI_NS);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, STATUS_BUSY);
+    step_to(&n, tw + (2 + 258) * MI_NS);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
+    read_counters(&n, DEF_ENTRIES, got);
+    check_counters("live after CLEAR|SNAPSHOT", got, zero, DEF_ENTRIES);
+    wr(&n, REG_READ_SEL, 0);
+    read_counters(&n, DEF_ENTRIES, got);
+    check_counters("snapshot after CLEAR|SNAPSHOT", got, zero, DEF_ENTRIES);
+
+    /*
+     * A snapshot holds exactly the deltas applied before it starts: taken
+     * 300 ns after the drain of PCIe window 3, it has the first channel
+     * (cycles, the first delta) but not the last one (FIFO band 3, the
+     * 31st delta, due about 31 x 30 ns after the drain); the live copy
+     * gets it after BUSY.
+     */
+    tick3 = drain_cycle(origin, DP, 3);
+    step_to(&n, cycle_ns(tick3, PCIE_HZ) + 300);
+    wr(&n, REG_COMMAND, CMD_SNAPSHOT);
+    step(&n, 2 * MI_NS);
+    g_assert_cmphex(rd(&n, REG_STATUS) & STATUS_BUSY, ==, STATUS_BUSY);
+    wait_busy(&n, 129 + 4);
+    g_assert_cmpuint(cnt(&n, 0), ==, 4096);
+    g_assert_cmpuint(cnt(&n, 30), ==, 0);
+    step_to(&n, n.t0 + 45000);
+    g_assert_cmpuint(cnt(&n, 30), ==, 0);
+    wr(&n, REG_READ_SEL, 1);
+    g_assert_cmpuint(cnt(&n, 0), ==, 4096);
+    g_assert_cmpuint(cnt(&n, 30), ==, 4096);
+    g_assert_cmpuint(cnt(&n, 31), ==, 4096);     /* DMA window 1, whole */
+
+    /* nothing was lost; CLEAR_FLAGS starts no BUSY */
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
+    wr(&n, REG_COMMAND, CMD_CLEAR_FLAGS);
+    step(&n, 2 * MI_NS);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
+    ndk_close(&n);
+}
+
+/*
+ * A command that arrives while the accumulator adds a delta waits for it.
+ * PCIe window 0 ends at cycle origin + 4095; its first delta (cycles) is
+ * written 2 cycles later, at origin + 4097, and becomes visible 2 MI cycles
+ * after the next MI edge: MI cycle ceil((origin + 4097) / 4) + 2 (1027, at
+ * 10270 ns, when the card starts at 0). The idle accumulator takes it then
+ * and is busy with it for 3 MI cycles. A SNAPSHOT written in that MI cycle
+ * m shows BUSY from m + 2 for 129 + 2 cycles.
+ */
+static void test_snapshot_behind_delta(void)
+{
+    uint64_t origin, m;
+    int64_t tw;
+    Ndk n;
+
+    ndk_open(&n, "q35", PATTERN_ARGS
+             "-device ndk-pcie-telemetry,addr=04.0,traffic=tp0");
+    origin = first_cycle(n.t0, PCIE_HZ);
+    m = DIV_ROUND_UP(origin + 4097, PCIE_HZ / MI_HZ) + 2;
+    tw = m * MI_NS;
+    step_to(&n, tw);
+    wr(&n, REG_COMMAND, CMD_SNAPSHOT);
+    step_to(&n, tw + MI_NS);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
+    step_to(&n, tw + 2 * MI_NS);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, STATUS_BUSY);
+    step_to(&n, tw + (2 + 130) * MI_NS);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, STATUS_BUSY);
+    step_to(&n, tw + (2 + 131) * MI_NS);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
+    /* the snapshot has that delta and none of the later ones */
+    g_assert_cmpuint(cnt(&n, 0), ==, 4095);
+    g_assert_cmpuint(cnt(&n, 1), ==, 0);
+    /* after BUSY the waiting deltas arrive: RQ moved a word every cycle */
+    step_to(&n, n.t0 + 15000);
+    wr(&n, REG_READ_SEL, 1);
+    g_assert_cmpuint(cnt(&n, 1), ==, 4095);
+    g_assert_cmpuint(cnt(&n, 1 + CH_REGION0), ==, 4095);
+
+    /* CLEAR also resets the lowest values */
+    g_assert_cmphex(rd(&n, REG_PCIE_TAGS(0)), ==, 100 | 100 << 16);
+    wr(&n, REG_COMMAND, CMD_CLEAR);
+    step(&n, 2 * MI_NS);
+    wait_busy(&n, 129);
+    g_assert_cmphex(rd(&n, REG_PCIE_TAGS(0)), ==, 0x07FF0000 | 100);
+    g_assert_cmphex(rd(&n, REG_PCIE_STFIFO(0)), ==, 0xFFFF0000 | 1024);
+    g_assert_cmpuint(cnt(&n, 0), ==, 0);
+    ndk_close(&n);
+}
+
+/* ------------------------------------------------------------------ */
+/* Counts of the pattern source                                         */
+
+static void test_pattern_counts(void)
+{
+    uint64_t got[DEF_ENTRIES], exp[DEF_ENTRIES];
+    uint64_t origin;
+    int64_t t;
+    Ndk n;
+
+    check_simulator();
+
+    ndk_open(&n, "q35", PATTERN_ARGS
+             "-device ndk-pcie-telemetry,addr=04.0,traffic=tp0");
+    origin = first_cycle(n.t0, PCIE_HZ);
+
+    /* live registers before the first drain */
+    step_to(&n, n.t0 + 10000);
+    g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)), ==, 0);
+    g_assert_cmphex(rd(&n, REG_PCIE_TAGS(0)), ==, 0x07FF0000);
+    g_assert_cmphex(rd(&n, REG_PCIE_STFIFO(0)), ==, 0xFFFF0000);
+
+    /* after it: 100 free tags now and at the lowest, 1024 FIFO words */
+    step_to(&n, cycle_ns(drain_cycle(origin, DP, 0), PCIE_HZ) + MI_NS);
+    g_assert_cmphex(rd(&n, REG_PCIE_TAGS(0)), ==, 100 | 100 << 16);
+    g_assert_cmphex(rd(&n, REG_PCIE_STFIFO(0)), ==, 1024 | 1024 << 16);
+    g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)) & (1 << 9), ==, 1 << 9);
+
+    /*
+     * CLEAR_LOWEST raises the lowest values at once, no BUSY; the next
+     * drain lowers them again
+     */
+    step_to(&n, n.t0 + 12000);
+    wr(&n, REG_COMMAND, CMD_CLEAR_LOWEST);
+    g_assert_cmphex(rd(&n, REG_PCIE_TAGS(0)), ==, 0x07FF0000 | 100);
+    g_assert_cmphex(rd(&n, REG_PCIE_STFIFO(0)), ==, 0xFFFF0000 | 1024);
+    step(&n, 2 * MI_NS);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
+    step_to(&n, cycle_ns(drain_cycle(origin, DP, 1), PCIE_HZ) + MI_NS);
+    g_assert_cmphex(rd(&n, REG_PCIE_TAGS(0)), ==, 100 | 100 << 16);
+    g_assert_cmphex(rd(&n, REG_PCIE_STFIFO(0)), ==, 1024 | 1024 << 16);
+
+    /*
+     * Half a PCIe window after the drain of window 8: PCIe windows 0..8
+     * (9 x 4096 - 1 cycles), DMA windows 0..3 (4 x 4096 - 1 cycles).
+     */
+    t = n.t0 + 9 * 10240 + 5120;
+    pattern_expect(n.t0, t, exp);
+    g_assert_cmpuint(exp[0], ==, 9 * 4096 - 1);
+    g_assert_cmpuint(exp[31], ==, 4 * 4096 - 1);
+    step_to(&n, t);
+    snapshot(&n, DEF_ENTRIES);
+    wr(&n, REG_READ_SEL, 0);
+    read_counters(&n, DEF_ENTRIES, got);
+    check_counters("pattern, snapshot", got, exp, DEF_ENTRIES);
+    wr(&n, REG_READ_SEL, 1);
+    read_counters(&n, DEF_ENTRIES, got);
+    check_counters("pattern, live", got, exp, DEF_ENTRIES);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
+    ndk_close(&n);
+}
+
+/*
+ * The same traffic on a card hot-plugged (conventional PCI, ACPI hotplug)
+ * at 991 ns: the probes start at PCIe cycle ceil(991 x 0.4) = 397 = 4 x 99
+ * + 1, word 1 of an RQ frame, and at DMA cycle ceil(991 x 0.2) = 199 =
+ * 7 x 28 + 3, word 1 of an UP frame. Words of a frame whose SOF came
+ * before the reset move without an open frame: they count as words but
+ * add no items and use no region.
+ */
+static void test_pattern_counts_hotplug(void)
+{
+    uint64_t got[DEF_ENTRIES], exp[DEF_ENTRIES];
+    uint64_t size = 0;
+    int64_t t;
+    Ndk n;
+
+    memset(&n, 0, sizeof(n));
+    n.qts = qtest_init("-machine pc -nodefaults " PATTERN_ARGS);
+    n.now = qtest_clock_step(n.qts, 991);
+    g_assert_cmpint(n.now, ==, 991);
+    qtest_qmp_device_add(n.qts, "ndk-pcie-telemetry", "ndk0",
+                         "{ 'addr': '04.0', 'traffic': 'tp0' }");
+    n.t0 = n.now;
+    n.bus = qpci_new_pc(n.qts, NULL);
+    n.dev = find_device(n.bus, NDK_VENDOR_ID, NDK_DEVICE_ID);
+    qpci_device_enable(n.dev);
+    n.bar = qpci_iomap(n.dev, 0, &size);
+    g_assert_cmphex(size, ==, NDK_BAR_SIZE);
+    g_assert_cmpuint(first_cycle(n.t0, PCIE_HZ) % 4, ==, 1);
+    g_assert_cmpuint(first_cycle(n.t0, DMA_HZ) % 7, ==, 3);
+
+    t = n.t0 + 9 * 10240 + 5120;
+    pattern_expect(n.t0, t, exp);
+    /* the partial frames: 3 RQ words without items, 1 UP word */
+    g_assert_cmpuint(exp[1 + CH_WORDS] * 16 - exp[1 + CH_ITEMS], ==,
+                     3 * 16);
+    g_assert_cmpuint(exp[31 + 1 + CH_ITEMS], ==,
+                     (exp[31 + 1 + CH_WORDS] - 1) / 2 * 25 +
+                     ((exp[31 + 1 + CH_WORDS] - 1) % 2) * 16);
+    step_to(&n, t);
+    snapshot(&n, DEF_ENTRIES);
+    read_counters(&n, DEF_ENTRIES, got);
+    check_counters("hot-plugged, snapshot", got, exp, DEF_ENTRIES);
+    ndk_close(&n);
+}
+
+/* ------------------------------------------------------------------ */
+/* PCIE_STATUS follows the function's PCIe capability                   */
+
+static uint32_t status_from_config(uint16_t devctl, uint16_t devctl2,
+                                   uint16_t lnkctl)
+{
+    return ((devctl & PCI_EXP_DEVCTL_PAYLOAD) >> 5) |
+           ((devctl & PCI_EXP_DEVCTL_READRQ) >> 12) << 3 |
+           !!(devctl & PCI_EXP_DEVCTL_EXT_TAG) << 6 |
+           !!(devctl2 & EXP_DEVCTL2_10BIT_TAG) << 7 |
+           !!(lnkctl & PCI_EXP_LNKCTL_RCB) << 8 |
+           1 << 9;                                  /* link up */
+}
+
+static void set_pcie_settings(Ndk *n, uint8_t exp, unsigned mps,
+                              unsigned mrrs, bool ext_tag, bool tag10,
+                              bool rcb)
+{
+    uint16_t devctl = qpci_config_readw(n->dev, exp + PCI_EXP_DEVCTL);
+    uint16_t devctl2 = qpci_config_readw(n->dev, exp + PCI_EXP_DEVCTL2);
+    uint16_t lnkctl = qpci_config_readw(n->dev, exp + PCI_EXP_LNKCTL);
+
+    devctl &= ~(PCI_EXP_DEVCTL_PAYLOAD | PCI_EXP_DEVCTL_READRQ |
+                PCI_EXP_DEVCTL_EXT_TAG);
+    devctl |= mps << 5 | mrrs << 12 | (ext_tag ? PCI_EXP_DEVCTL_EXT_TAG : 0);
+    devctl2 = (devctl2 & ~EXP_DEVCTL2_10BIT_TAG) |
+              (tag10 ? EXP_DEVCTL2_10BIT_TAG : 0);
+    lnkctl = (lnkctl & ~PCI_EXP_LNKCTL_RCB) | (rcb ? PCI_EXP_LNKCTL_RCB : 0);
+    qpci_config_writew(n->dev, exp + PCI_EXP_DEVCTL, devctl);
+    qpci_config_writew(n->dev, exp + PCI_EXP_DEVCTL2, devctl2);
+    qpci_config_writew(n->dev, exp + PCI_EXP_LNKCTL, lnkctl);
+    /* the fields the host negotiates are writable */
+    g_assert_cmphex(qpci_config_readw(n->dev, exp + PCI_EXP_DEVCTL), ==,
+                    devctl);
+    g_assert_cmphex(qpci_config_readw(n->dev, exp + PCI_EXP_DEVCTL2), ==,
+                    devctl2);
+    g_assert_cmphex(qpci_config_readw(n->dev, exp + PCI_EXP_LNKCTL), ==,
+                    lnkctl);
+}
+
+static void test_pcie_status(void)
+{
+    /* MPS 256 B, MRRS 1024 B, extended and 10-bit tags, RCB 128 B */
+    const uint32_t st1 = 1 | 3 << 3 | 1 << 6 | 1 << 7 | 1 << 8 | 1 << 9;
+    /* MPS 512 B, MRRS 4096 B, 8-bit tags only, RCB 64 B */
+    const uint32_t st2 = 2 | 5 << 3 | 1 << 9;
+    uint16_t devctl;
+    uint32_t st0;
+    uint64_t origin;
+    uint8_t exp;
+    Ndk n;
+
+    ndk_open(&n, "q35", "-device ndk-pcie-telemetry,addr=04.0");
+    origin = first_cycle(n.t0, PCIE_HZ);
+    exp = qpci_find_capability(n.dev, PCI_CAP_ID_EXP, 0);
+    g_assert_cmphex(exp, ==, 0x80);
+
+    /*
+     * Device Capabilities: 512-byte payloads (the default
+     * max-payload-size), extended tags; 10-bit tag requester
+     */
+    g_assert_cmphex(qpci_config_readl(n.dev, exp + PCI_EXP_DEVCAP) &
+                    (PCI_EXP_DEVCAP_PAYLOAD | PCI_EXP_DEVCAP_EXT_TAG), ==,
+                    2 | PCI_EXP_DEVCAP_EXT_TAG);
+    g_assert_cmphex(qpci_config_readl(n.dev, exp + PCI_EXP_DEVCAP2) &
+                    EXP_DEVCAP2_10BIT_TAG, ==,
+                    EXP_DEVCAP2_10BIT_TAG);
+
+    /* power-on Device Control: MPS 128 B, MRRS 512 B (PCIe defaults) */
+    devctl = qpci_config_readw(n.dev, exp + PCI_EXP_DEVCTL);
+    g_assert_cmphex(devctl & PCI_EXP_DEVCTL_PAYLOAD, ==, 0);
+    g_assert_cmphex((devctl & PCI_EXP_DEVCTL_READRQ) >> 12, ==, 2);
+    st0 = status_from_config(devctl,
+                             qpci_config_readw(n.dev, exp + PCI_EXP_DEVCTL2),
+                             qpci_config_readw(n.dev, exp + PCI_EXP_LNKCTL));
+
+    step_to(&n, n.t0 + 10000);
+    g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)), ==, 0);
+    step_to(&n, cycle_ns(drain_cycle(origin, DP, 0), PCIE_HZ) + MI_NS);
+    g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)), ==, st0);
+    /* idle source: all 256 tags and 1024 FIFO words free */
+    g_assert_cmphex(rd(&n, REG_PCIE_TAGS(0)), ==, 256 | 256 << 16);
+    g_assert_cmphex(rd(&n, REG_PCIE_STFIFO(0)), ==, 1024 | 1024 << 16);
+
+    /* new settings show after the next drain (window 1), not before */
+    step_to(&n, n.t0 + 15000);
+    g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)), ==, st0);
+    set_pcie_settings(&n, exp, 1, 3, true, true, true);
+    g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)), ==, st0);
+    step_to(&n, cycle_ns(drain_cycle(origin, DP, 1), PCIE_HZ) - 100);
+    g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)), ==, st0);
+    step_to(&n, cycle_ns(drain_cycle(origin, DP, 1), PCIE_HZ) + MI_NS);
+    g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)), ==, st1);
+
+    /*
+     * The same when nothing touched the BAR since the drain before the
+     * write: the drain of window 2 (30.72 us) sampled the settings of
+     * st1, so at 35 us the register still shows them.
+     */
+    step_to(&n, n.t0 + 35000);
+    set_pcie_settings(&n, exp, 2, 5, false, false, false);
+    g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)), ==, st1);
+    step_to(&n, cycle_ns(drain_cycle(origin, DP, 3), PCIE_HZ) + MI_NS);
+    g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)), ==, st2);
+    ndk_close(&n);
+}
+
+/* ------------------------------------------------------------------ */
+/* Configuration space through ECAM                                     */
+
+static uint64_t ecam(int devfn, uint32_t off)
+{
+    return ECAM_BASE + ((uint64_t)devfn << 12 | off);
+}
+
+static void test_ecam(void)
+{
+    QPCIDevice *mch;
+    uint32_t hdr, off;
+    int devfn;
+    Ndk n;
+
+    ndk_open(&n, "q35", "-device ndk-pcie-telemetry,addr=04.0");
+    devfn = n.dev->devfn;
+
+    /* enable a 256 MiB ECAM window at 0xb0000000 in the MCH */
+    mch = qpci_device_find(n.bus, 0);
+    g_assert(mch);
+    g_assert_cmphex(qpci_config_readw(mch, PCI_VENDOR_ID), ==, 0x8086);
+    qpci_config_writel(mch, Q35_PCIEXBAR + 4, 0);
+    qpci_config_writel(mch, Q35_PCIEXBAR, ECAM_BASE | 1);
+
+    g_assert_cmphex(qtest_readl(n.qts, ecam(devfn, PCI_VENDOR_ID)), ==,
+                    NDK_DEVICE_ID << 16 | NDK_VENDOR_ID);
+    /* no function at 00:05.0 */
+    g_assert_cmphex(qtest_readl(n.qts, ecam(QPCI_DEVFN(5, 0), 0)), ==,
+                    0xFFFFFFFF);
+    /* the first 256 bytes agree with the legacy configuration access */
+    for (off = 0; off < 0x100; off += 4) {
+        g_assert_cmphex(qtest_readl(n.qts, ecam(devfn, off)), ==,
+                        qpci_config_readl(n.dev, off));
+    }
+
+    /* the PCIe capability at 0x80: ID 0x10, version 2, an endpoint */
+    g_assert_cmphex(qpci_config_readw(n.dev, PCI_STATUS) &
+                    PCI_STATUS_CAP_LIST, ==, PCI_STATUS_CAP_LIST);
+    hdr = qtest_readl(n.qts, ecam(devfn, 0x80));
+    g_assert_cmphex(hdr & 0xFF, ==, PCI_CAP_ID_EXP);
+    g_assert_cmphex((hdr >> 16) & PCI_EXP_FLAGS_VERS, ==, 2);
+    g_assert_true(((hdr >> 20) & 0xF) == PCI_EXP_TYPE_ENDPOINT ||
+                  ((hdr >> 20) & 0xF) == PCI_EXP_TYPE_RC_END);
+
+    /* extended space: empty, or a chain of sane headers */
+    off = 0x100;
+    for (int i = 0; i < 64 && off; i++) {
+        hdr = qtest_readl(n.qts, ecam(devfn, off));
+        if (off == 0x100 && hdr == 0) {
+            off = 0;
+            break;
+        }
+        g_assert_cmphex(hdr, !=, 0xFFFFFFFF);
+        g_assert_cmphex(hdr & 0xFFFF, !=, 0);
+        off = hdr >> 20;
+        g_assert_true(off == 0 || (off >= 0x100 && !(off & 3)));
+    }
+    g_assert_cmphex(off, ==, 0);
+    /* the last word of the space, and writes into the extended space */
+    qtest_readl(n.qts, ecam(devfn, 0xFFC));
+    hdr = qtest_readl(n.qts, ecam(devfn, 0x100));
+    qtest_writel(n.qts, ecam(devfn, 0x100), 0xFFFFFFFF);
+    qtest_writel(n.qts, ecam(devfn, 0xFFC), 0xFFFFFFFF);
+    g_assert_cmphex(qtest_readl(n.qts, ecam(devfn, 0x100)), ==, hdr);
+
+    /* the function still works */
+    g_assert_cmphex(qtest_readl(n.qts, ecam(devfn, 0)), ==,
+                    NDK_DEVICE_ID << 16 | NDK_VENDOR_ID);
+    g_assert_cmphex(rd(&n, REG_MAGIC), ==, MAGIC);
+    g_free(mch);
+    ndk_close(&n);
+}
+
+/* ------------------------------------------------------------------ */
+/* Access sizes, aliasing, writes that must change nothing              */
+
+static void test_access(void)
+{
+    uint64_t before[DEF_ENTRIES], after[DEF_ENTRIES], exp[DEF_ENTRIES];
+    Ndk n;
+
+    ndk_open(&n, "q35", PATTERN_ARGS
+             "-device ndk-pcie-telemetry,addr=04.0,traffic=tp0");
+    /* PCIe window 0 in the live copy, no DMA window yet */
+    step_to(&n, n.t0 + 15000);
+    pattern_expect(n.t0, n.now, exp);
+    g_assert_cmpuint(exp[0], ==, 4095);
+    wr(&n, REG_READ_SEL, 1);
+    read_counters(&n, DEF_ENTRIES, before);
+    check_counters("live, 15 us", before, exp, DEF_ENTRIES);
+
+    /* 64-bit loads: low word at +0, high word at +4 */
+    for (unsigned e = 0; e < DEF_ENTRIES; e++) {
+        g_assert_cmphex(rdq(&n, CNT(e)), ==, before[e]);
+        g_assert_cmphex(qpci_io_readq(n.dev, n.bar, CNT(e)), ==, before[e]);
+    }
+    g_assert_cmphex(rdq(&n, REG_MAGIC), ==, (uint64_t)VERSION << 32 | MAGIC);
+
+    /* below 0x8000 only address bits 7..2 decode */
+    g_assert_cmphex(rd(&n, 0x100), ==, MAGIC);
+    g_assert_cmphex(rd(&n, 0x104), ==, VERSION);
+    g_assert_cmphex(rd(&n, 0x7F0C), ==, 0x30300040);
+    g_assert_cmphex(rd(&n, 0x4080), ==, 100 | 100 << 16);   /* PCIE_TAGS */
+    /*
+     * the counter window repeats every 64 x 8 bytes; entries 48..63 are
+     * past the last endpoint
+     */
+    g_assert_cmpuint(cnt(&n, 64), ==, before[0]);
+    g_assert_cmpuint(rd(&n, 0xFE00), ==, (uint32_t)before[0]);
+    g_assert_cmpuint(rdq(&n, CNT(64 + 6)), ==, before[6]);
+    g_assert_cmpuint(rd(&n, 0xFFFC), ==, 0);
+    for (unsigned e = 48; e < 64; e++) {
+        g_assert_cmpuint(before[e], ==, 0);
+    }
+
+    /* 1- and 2-byte reads pick byte lanes; unaligned reads too */
+    g_assert_cmphex(qpci_io_readb(n.dev, n.bar, 0), ==, 0x4D);
+    g_assert_cmphex(qpci_io_readb(n.dev, n.bar, 1), ==, 0x4C);
+    g_assert_cmphex(qpci_io_readb(n.dev, n.bar, 2), ==, 0x54);
+    g_assert_cmphex(qpci_io_readb(n.dev, n.bar, 3), ==, 0x50);
+    g_assert_cmphex(qpci_io_readw(n.dev, n.bar, 0), ==, 0x4C4D);
+    g_assert_cmphex(qpci_io_readw(n.dev, n.bar, 2), ==, 0x5054);
+    g_assert_cmphex(qpci_io_readb(n.dev, n.bar, CNT(0)), ==,
+                    before[0] & 0xFF);
+    g_assert_cmphex(qtest_readl(n.qts, n.bar.addr + 1), ==, 0x0050544C);
+    g_assert_cmphex(qtest_readl(n.qts, n.bar.addr + 2), ==, 0x00005054);
+    g_assert_cmphex(qtest_readq(n.qts, n.bar.addr + 4), ==,
+                    0x00020101ull << 32 | VERSION);
+
+    /* writes to read-only registers change nothing */
+    wr(&n, REG_MAGIC, 0x12345678);
+    wr(&n, REG_CFG_LAYOUT, 0);
+    wr(&n, REG_CNT_BASE, 0);
+    wr(&n, REG_STATUS, 0xFFFFFFFF);
+    wr(&n, REG_PCIE_STATUS(0), 0xFFFFFFFF);
+    wr(&n, REG_PCIE_TAGS(0), 0);
+    wr(&n, REG_PCIE_STFIFO(0), 0);
+    qpci_io_writeb(n.dev, n.bar, REG_VERSION + 1, 0xFF);
+    qpci_io_writew(n.dev, n.bar, REG_CFG_DRAIN + 2, 0xFFFF);
+    qtest_writeq(n.qts, n.bar.addr + REG_CFG_TOPOLOGY, ~0ull);
+    /* the counter window is read-only, at any size and alignment */
+    wr(&n, CNT(0), 0xFFFFFFFF);
+    wr(&n, CNT(0) + 4, 0xFFFFFFFF);
+    qtest_writeq(n.qts, n.bar.addr + CNT(6), ~0ull);
+    qpci_io_writeb(n.dev, n.bar, CNT(1), 0x55);
+    qpci_io_writew(n.dev, n.bar, CNT(2) + 2, 0x5555);
+    qtest_writel(n.qts, n.bar.addr + CNT(3) + 1, 0xAAAAAAAA);
+    qtest_writeq(n.qts, n.bar.addr + CNT(63) + 4, ~0ull);
+    /* undefined: writes past the last register alias harmless ones */
+    wr(&n, 0x4000, 0xFFFFFFFF);                 /* MAGIC */
+    qpci_io_writeb(n.dev, n.bar, 0x7FFF, 0xFF);  /* PCIE_STFIFO(15) */
+    /* a byte in lane 0 of READ_SEL sets it; a 16-bit zero clears it */
+    qpci_io_writeb(n.dev, n.bar, REG_READ_SEL, 0x01);
+    g_assert_cmphex(rd(&n, REG_READ_SEL), ==, 1);
+    qpci_io_writew(n.dev, n.bar, REG_READ_SEL, 0);
+    g_assert_cmphex(rd(&n, REG_READ_SEL), ==, 0);
+    qpci_io_writeb(n.dev, n.bar, REG_READ_SEL, 0x01);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
+
+    check_listed_registers(&n, default_regs, DEFAULT_CFG_REGS);
+    g_assert_cmphex(rd(&n, REG_PCIE_TAGS(0)), ==, 100 | 100 << 16);
+    g_assert_cmphex(rd(&n, REG_PCIE_STFIFO(0)), ==, 1024 | 1024 << 16);
+    read_counters(&n, DEF_ENTRIES, after);
+    check_counters("after writes", after, before, DEF_ENTRIES);
+
+    /* a byte write of SNAPSHOT to COMMAND works */
+    qpci_io_writeb(n.dev, n.bar, REG_COMMAND, CMD_SNAPSHOT);
+    step(&n, 2 * MI_NS);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, STATUS_BUSY);
+    wait_busy(&n, 129);
+
+    /* and the card keeps counting: window 1 adds 4096 cycles */
+    step_to(&n, n.t0 + 25000);
+    g_assert_cmpuint(cnt(&n, 0), ==, 4095 + 4096);
+    wr(&n, REG_READ_SEL, 0);
+    g_assert_cmpuint(cnt(&n, 0), ==, 4095);
+    ndk_close(&n);
+}
+
+/*
+ * Wide counters through 64-bit reads. At pcie-clk-freq=4 GHz and
+ * DRAIN_PERIOD 32768 RQ moves 16 items per cycle; the probe starts at
+ * cycle 4 t0 (a frame boundary, period 4). Half a window after the drain
+ * of window W - 1 the RQ items counter is 16 (32768 W - 1).
+ */
+static void check_wide_counter(const char *props, unsigned width, uint64_t w)
+{
+    const uint64_t hz = 4000000000ull, dp = 32768;
+    uint64_t items, origin, v;
+    Ndk n;
+    g_autofree char *args = g_strdup_printf(
+        "-object telemetry-traffic-pattern,id=tp0,rq-frame-bytes=256 "
+        "-device ndk-pcie-telemetry,addr=04.0,traffic=tp0,"
+        "pcie-clk-freq=4000000000,drain-period=32768,%s", props);
+
+    ndk_open(&n, "q35", args);
+    origin = first_cycle(n.t0, hz);
+    g_assert_cmpuint(origin % 4, ==, 0);
+    step_to(&n, cycle_ns(origin + w * dp + dp / 2, hz));
+    g_assert_cmpuint(windows_by(n.now, origin, hz, dp), ==, w);
+    items = 16 * (w * dp - 1);
+    if (width < 64) {
+        items &= (1ull << width) - 1;
+    }
+    snapshot(&n, DEF_ENTRIES);
+    v = rdq(&n, CNT(6));
+    g_assert_cmphex(v, ==, items);
+    g_assert_cmphex(rd(&n, CNT(6)), ==, (uint32_t)items);
+    g_assert_cmphex(rd(&n, CNT(6) + 4), ==, items >> 32);
+    g_assert_cmphex(rd(&n, CNT(6) + 4), !=, 0);
+    g_assert_cmpuint(rdq(&n, CNT(0)), ==, w * dp - 1);
+    wr(&n, REG_READ_SEL, 1);
+    g_assert_cmphex(rdq(&n, CNT(6)), ==, items);
+    ndk_close(&n);
+}
+
+static void test_counter_48(void)
+{
+    /* W = 12207: 16 x (12207 x 32768 - 1) = 6399983600 > 2^32 */
+    check_wide_counter("cnt-width=48", 48, 12207);
+}
+
+static void test_counter_33(void)
+{
+    /*
+     * W = 24584 = 16384 + 8200: 16 x 32768 W = W x 2^19 wraps modulo
+     * 2^33 to 8200 x 2^19, minus 16: 4299161584, high word 1
+     */
+    check_wide_counter("cnt-width=33", 33, 24584);
+}
+
+/* ------------------------------------------------------------------ */
+/* Migration with traffic                                               */
+
+#define MIG_ARGS PATTERN_ARGS "-device ndk-pcie-telemetry,addr=04.0,traffic=tp0"
+
+/* Up to T1: READ_SEL = 1, a SNAPSHOT, another one running at T1. */
+static void mig_phase1(Ndk *n, int64_t t1)
+{
+    step_to(n, n->t0 + 3000);
+    wr(n, REG_READ_SEL, 1);
+    step_to(n, n->t0 + 15000);
+    snapshot(n, DEF_ENTRIES);
+    /* just after the drain of PCIe window 2, deltas on their way */
+    step_to(n, t1 - 200);
+    wr(n, REG_COMMAND, CMD_SNAPSHOT);
+    step_to(n, t1);
+    g_assert_cmphex(rd(n, REG_STATUS), ==, STATUS_BUSY);
+}
+
+typedef struct MigResult {
+    uint32_t status, read_sel, tags, stfifo, pcie_status;
+    uint64_t snap1[DEF_ENTRIES];    /* snapshot taken before T1 */
+    uint64_t live[DEF_ENTRIES];
+    uint64_t snap2[DEF_ENTRIES];
+} MigResult;
+
+static void mig_phase2(Ndk *n, int64_t t2, MigResult *r)
+{
+    step_to(n, t2);
+    r->status = rd(n, REG_STATUS);
+    r->read_sel = rd(n, REG_READ_SEL);
+    r->tags = rd(n, REG_PCIE_TAGS(0));
+    r->stfifo = rd(n, REG_PCIE_STFIFO(0));
+    r->pcie_status = rd(n, REG_PCIE_STATUS(0));
+    read_counters(n, DEF_ENTRIES, r->live);
+    wr(n, REG_READ_SEL, 0);
+    read_counters(n, DEF_ENTRIES, r->snap1);
+    snapshot(n, DEF_ENTRIES);
+    read_counters(n, DEF_ENTRIES, r->snap2);
+}
+
+static void wait_migration(QTestState *qts)
+{
+    for (int i = 0; i < 10000; i++) {
+        QDict *rsp = qtest_qmp_assert_success_ref(qts,
+                                                  "{ 'execute': "
+                                                  "'query-migrate' }");
+        const char *st = qdict_haskey(rsp, "status") ?
+                         qdict_get_str(rsp, "status") : "none";
+        bool done = !strcmp(st, "completed");
+
+        g_assert_cmpstr(st, !=, "failed");
+        qobject_unref(rsp);
+        if (done) {
+            return;
+        }
+        g_usleep(1000);
+    }
+    g_assert_not_reached();
+}
+
+static void test_migration(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("ndk-ptm-mig-XXXXXX", NULL);
+    g_autofree char *file = g_build_filename(dir, "state.mig", NULL);
+    g_autofree char *uri = g_strdup_printf("file:%s", file);
+    MigResult *rb = g_new0(MigResult, 1), *rc = g_new0(MigResult, 1);
+    uint64_t exp[DEF_ENTRIES];
+    int64_t t0, t1, t2;
+    uint32_t bar0;
+    Ndk a, b, c;
+
+    g_assert(dir);
+
+    /* A: to T1, then migrate into the file */
+    ndk_open(&a, "q35", MIG_ARGS);
+    t0 = a.t0;
+    t1 = t0 + 30000 + 1000;
+    t2 = t0 + 24 * 10240 + 5120;
+    mig_phase1(&a, t1);
+    qtest_qmp_assert_success(a.qts, "{ 'execute': 'stop' }");
+    qtest_qmp_assert_success(a.qts, "{ 'execute': 'migrate', "
+                             "'arguments': { 'uri': %s } }", uri);
+    wait_migration(a.qts);
+    ndk_close(&a);
+
+    /* B: load it, continue at T1 and run to T2 */
+    memset(&b, 0, sizeof(b));
+    b.qts = qtest_initf("-machine q35 -nodefaults " MIG_ARGS
+                        " -incoming defer");
+    qtest_qmp_assert_success(b.qts, "{ 'execute': 'migrate-incoming', "
+                             "'arguments': { 'uri': %s } }", uri);
+    wait_migration(b.qts);
+    qtest_qmp_assert_success(b.qts, "{ 'execute': 'cont' }");
+    b.bus = qpci_new_pc(b.qts, NULL);
+    b.dev = find_device(b.bus, NDK_VENDOR_ID, NDK_DEVICE_ID);
+    /* the BAR and its enable came with the state */
+    bar0 = qpci_config_readl(b.dev, PCI_BASE_ADDRESS_0);
+    g_assert_cmphex(qpci_config_readw(b.dev, PCI_COMMAND) &
+                    PCI_COMMAND_MEMORY, ==, PCI_COMMAND_MEMORY);
+    b.bar.addr = bar0 & PCI_BASE_ADDRESS_MEM_MASK;
+    b.bar.is_io = false;
+    b.t0 = t0;
+    /*
+     * The qtest accelerator's virtual clock is not part of the migration
+     * stream: bring B's clock to T1 (a no-op if it arrived with the state).
+     */
+    b.now = qtest_clock_set(b.qts, t1);
+    g_assert_cmpint(b.now, ==, t1);
+    g_assert_cmphex(rd(&b, REG_STATUS), ==, STATUS_BUSY);
+    mig_phase2(&b, t2, rb);
+    ndk_close(&b);
+    unlink(file);
+    rmdir(dir);
+
+    /* C: the same accesses without the migration */
+    ndk_open(&c, "q35", MIG_ARGS);
+    g_assert_cmpint(c.t0, ==, t0);
+    mig_phase1(&c, t1);
+    mig_phase2(&c, t2, rc);
+    ndk_close(&c);
+
+    g_assert_cmphex(rb->status, ==, rc->status);
+    g_assert_cmphex(rb->read_sel, ==, 1);
+    g_assert_cmphex(rc->read_sel, ==, 1);
+    g_assert_cmphex(rb->tags, ==, rc->tags);
+    g_assert_cmphex(rb->stfifo, ==, rc->stfifo);
+    g_assert_cmphex(rb->pcie_status, ==, rc->pcie_status);
+    check_counters("B vs C, live", rb->live, rc->live, DEF_ENTRIES);
+    check_counters("B vs C, snapshot before T1", rb->snap1, rc->snap1,
+                   DEF_ENTRIES);
+    check_counters("B vs C, snapshot at T2", rb->snap2, rc->snap2,
+                   DEF_ENTRIES);
+
+    /* and both equal the prediction: PCIe windows 0..23, DMA 0..11 */
+    pattern_expect(t0, t2, exp);
+    g_assert_cmpuint(exp[0], ==, 24 * 4096 - 1);
+    g_assert_cmpuint(exp[31], ==, 12 * 4096 - 1);
+    check_counters("B, live", rb->live, exp, DEF_ENTRIES);
+    check_counters("B, snapshot at T2", rb->snap2, exp, DEF_ENTRIES);
+    check_counters("C, live", rc->live, exp, DEF_ENTRIES);
+    g_assert_cmpuint(rb->snap1[0], >, 0);
+    g_free(rb);
+    g_free(rc);
+}
+
+/* ------------------------------------------------------------------ */
+/* Lost deltas                                                          */
+
+/*
+ * Accumulator load = E x 3 x (31 x 400 MHz + 17 x 200 MHz) /
+ * (1024 x 100 MHz) = E x 0.463: 1.39 with 3 endpoints, 0.93 with 2.
+ */
+static void test_lost_deltas_3(void)
+{
+    Ndk n;
+
+    ndk_open(&n, "q35", "-device ndk-pcie-telemetry,addr=04.0,"
+             "pcie-endpoints=3,drain-period=1024");
+    step_to(&n, n.t0 + 1000000);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, STATUS_LOST);
+    /* CLEAR_FLAGS clears it; it comes back as deltas keep getting lost */
+    wr(&n, REG_COMMAND, CMD_CLEAR_FLAGS);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
+    step(&n, 100000);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, STATUS_LOST);
+    ndk_close(&n);
+}
+
+static void test_lost_deltas_2(void)
+{
+    Ndk n;
+
+    ndk_open(&n, "q35", "-device ndk-pcie-telemetry,addr=04.0,"
+             "pcie-endpoints=2,drain-period=1024");
+    step_to(&n, n.t0 + 1000000);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
+    step_to(&n, n.t0 + 2000000);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
+    ndk_close(&n);
+}
+
+/* ------------------------------------------------------------------ */
+/* Properties                                                           */
+
+/* QEMU with the device must exit with an error that names the property. */
+static void expect_refused(const char *props, const char *name)
+{
+    const char *qemu = g_getenv("QTEST_QEMU_BINARY");
+    g_autofree char *dev = g_strdup_printf("ndk-pcie-telemetry,%s", props);
+    const char *argv[] = {
+        qemu, "-machine", "q35", "-nodefaults", "-display", "none",
+        "-accel", "qtest", "-device", dev, NULL,
+    };
+    g_autoptr(GString) err = g_string_new("");
+    g_autoptr(GError) gerr = NULL;
+    g_autofree char *quoted = g_strdup_printf("'%s'", name);
+    int status = 0, fd, i;
+    GPid pid;
+    pid_t r = 0;
+    char buf[256];
+    ssize_t len;
+
+    g_assert(qemu);
+    g_assert(g_spawn_async_with_pipes(NULL, (char **)argv, NULL,
+                                      G_SPAWN_DO_NOT_REAP_CHILD |
+                                      G_SPAWN_STDOUT_TO_DEV_NULL,
+                                      NULL, NULL, &pid, NULL, NULL, &fd,
+                                      &gerr));
+    g_assert(g_unix_set_fd_nonblocking(fd, true, NULL));
+    /* 10 s at most: a QEMU that accepted the value would run forever */
+    for (i = 0; i < 1000; i++) {
+        while ((len = read(fd, buf, sizeof(buf))) > 0) {
+            g_string_append_len(err, buf, len);
+        }
+        r = waitpid(pid, &status, WNOHANG);
+        if (r == pid) {
+            break;
+        }
+        g_usleep(10000);
+    }
+    if (r != pid) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+    }
+    while ((len = read(fd, buf, sizeof(buf))) > 0) {
+        g_string_append_len(err, buf, len);
+    }
+    close(fd);
+    g_spawn_close_pid(pid);
+
+    g_test_message("%s: %s", props, err->str);
+    g_assert_cmpint(r, ==, pid);
+    g_assert_true(WIFEXITED(status));
+    g_assert_cmpint(WEXITSTATUS(status), !=, 0);
+    g_assert_nonnull(strstr(err->str, quoted));
+}
+
+static void test_bad_properties(void)
+{
+    /* not a power of two; 32 <= 8 x (ceil(31 / 8) + 1) = 40 */
+    expect_refused("drain-period=1000", "drain-period");
+    expect_refused("drain-period=32", "drain-period");
+    expect_refused("cnt-width=32", "cnt-width");
+    expect_refused("cnt-width=65", "cnt-width");
+    expect_refused("pcie-endpoints=0", "pcie-endpoints");
+    expect_refused("pcie-endpoints=17", "pcie-endpoints");
+    /* 32-byte regions of 4-byte items: EOF_POS width log2(8) = 3 */
+    expect_refused("pcie-eof-pos-width=2", "pcie-eof-pos-width");
+    /* 64-byte RQ regions: 16 items need width 4 */
+    expect_refused("pcie-rq-mfb-region-bytes=64", "pcie-eof-pos-width");
+    expect_refused("dma-eof-pos-width=4", "dma-eof-pos-width");
+}
+
+/* The smallest and largest legal values start and read back. */
+static void test_edge_properties(void)
+{
+    Ndk n;
+
+    /*
+     * 64 > 40; CFG_DRAIN = 64 | 4 << 16; CFG_LAYOUT = 64 | 64 << 16 |
+     * 48 << 24
+     */
+    ndk_open(&n, "q35", "-device ndk-pcie-telemetry,addr=04.0,"
+             "drain-period=64,cnt-width=64");
+    g_assert_cmphex(rd(&n, REG_CFG_DRAIN), ==, 0x00040040);
+    g_assert_cmphex(rd(&n, REG_CFG_LAYOUT), ==, 0x30400040);
+    /*
+     * Accumulator load 3 x (31 x 400 MHz + 17 x 200 MHz) / (64 x 100 MHz)
+     * = 7.4: deltas get lost within microseconds.
+     */
+    step_to(&n, n.t0 + 100000);
+    g_assert_cmphex(rd(&n, REG_STATUS) & STATUS_LOST, ==, STATUS_LOST);
+    ndk_close(&n);
+}
+
+/* ------------------------------------------------------------------ */
+/* Reset                                                                */
+
+static void test_reset(void)
+{
+    uint64_t origin;
+    uint32_t st;
+    uint8_t exp;
+    int64_t tr;
+    Ndk n;
+
+    ndk_open(&n, "q35", "-device ndk-pcie-telemetry,addr=04.0");
+    exp = qpci_find_capability(n.dev, PCI_CAP_ID_EXP, 0);
+    g_assert_cmphex(exp, ==, 0x80);
+    set_pcie_settings(&n, exp, 1, 3, true, true, true);
+    step_to(&n, n.t0 + 15000);
+    wr(&n, REG_READ_SEL, 1);
+    g_assert_cmpuint(cnt(&n, 0), ==, 4095);
+    snapshot(&n, DEF_ENTRIES);
+    g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)), !=, 0);
+
+    /* a system reset is an MI reset: the counter memory stays */
+    tr = n.now;
+    qtest_system_reset(n.qts);
+    g_assert_cmpint(qtest_clock_step(n.qts, 1), ==, tr + 1);
+    n.now = tr + 1;
+    qpci_device_enable(n.dev);
+    n.bar = qpci_iomap(n.dev, 0, NULL);
+    g_assert_cmphex(rd(&n, REG_MAGIC), ==, MAGIC);
+    g_assert_cmphex(rd(&n, REG_READ_SEL), ==, 0);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
+    g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)), ==, 0);
+    g_assert_cmphex(rd(&n, REG_PCIE_TAGS(0)), ==, 0x07FF0000);
+    g_assert_cmphex(rd(&n, REG_PCIE_STFIFO(0)), ==, 0xFFFF0000);
+    g_assert_cmpuint(cnt(&n, 0), ==, 4095);
+    wr(&n, REG_READ_SEL, 1);
+    g_assert_cmpuint(cnt(&n, 0), ==, 4095);
+
+    /*
+     * The probes start over at the reset: their first window is again
+     * 4095 cycles, drained 10.24 us after the reset (without the reset
+     * window 1 would have brought 4096 at 20.48 us).
+     */
+    origin = first_cycle(tr, PCIE_HZ);
+    step_to(&n, cycle_ns(drain_cycle(origin, DP, 0), PCIE_HZ) + 2000);
+    g_assert_cmpuint(cnt(&n, 0), ==, 4095 + 4095);
+    /* and Device Control is back at its power-on values */
+    st = status_from_config(qpci_config_readw(n.dev, exp + PCI_EXP_DEVCTL),
+                            qpci_config_readw(n.dev, exp + PCI_EXP_DEVCTL2),
+                            qpci_config_readw(n.dev, exp + PCI_EXP_LNKCTL));
+    g_assert_cmphex(st & 7, ==, 0);
+    g_assert_cmphex(st >> 3 & 7, ==, 2);
+    g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)), ==, st);
+    ndk_close(&n);
+}
+
+/* ------------------------------------------------------------------ */
+/* Conventional PCI                                                     */
+
+static void test_conventional_pci(void)
+{
+    Ndk n;
+
+    ndk_open(&n, "pc", "-device ndk-pcie-telemetry,addr=04.0");
+    g_assert_cmpint(n.dev->devfn, ==, NDK_DEVFN);
+    g_assert_cmphex(rd(&n, REG_MAGIC), ==, MAGIC);
+    g_assert_cmphex(rd(&n, REG_VERSION), ==, VERSION);
+    g_assert_cmphex(rd(&n, REG_CFG_LAYOUT), ==, 0x30300040);
+    /* no PCIe capability, nothing at 0x80 */
+    g_assert_cmphex(qpci_find_capability(n.dev, PCI_CAP_ID_EXP, 0), ==, 0);
+    g_assert_cmphex(qpci_config_readl(n.dev, 0x80), ==, 0);
+    /* it counts all the same */
+    step_to(&n, n.t0 + 15000);
+    wr(&n, REG_READ_SEL, 1);
+    g_assert_cmpuint(cnt(&n, 0), ==, 4095);
+    g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)) & (1 << 9), ==, 1 << 9);
+    ndk_close(&n);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_set_nonfatal_assertions();
+
+    g_test_add_func("/ndk-pcie-telemetry/q35/identity", test_identity);
+    g_test_add_func("/ndk-pcie-telemetry/registers/defaults",
+                   test_registers_default);
+    g_test_add_func("/ndk-pcie-telemetry/registers/2ep-2dma-rq4",
+                   test_registers_2ep);
+    g_test_add_func("/ndk-pcie-telemetry/snapshot/busy-readsel-clear",
+                   test_snapshot_clear);
+    g_test_add_func("/ndk-pcie-telemetry/snapshot/behind-delta",
+                    test_snapshot_behind_delta);
+    g_test_add_func("/ndk-pcie-telemetry/traffic/pattern-counts",
+                   test_pattern_counts);
+    g_test_add_func("/ndk-pcie-telemetry/traffic/pattern-counts-hotplug",
+                    test_pattern_counts_hotplug);
+    g_test_add_func("/ndk-pcie-telemetry/pcie-status/follows-config",
+                   test_pcie_status);
+    g_test_add_func("/ndk-pcie-telemetry/q35/ecam", test_ecam);
+    g_test_add_func("/ndk-pcie-telemetry/access/sizes-alias-readonly",
+                   test_access);
+    g_test_add_func("/ndk-pcie-telemetry/counters/64bit-read-48",
+                   test_counter_48);
+    g_test_add_func("/ndk-pcie-telemetry/counters/wrap-33", test_counter_33);
+    g_test_add_func("/ndk-pcie-telemetry/migration/file-with-traffic",
+                   test_migration);
+    g_test_add_func("/ndk-pcie-telemetry/lost-deltas/3-endpoints",
+                   test_lost_deltas_3);
+    g_test_add_func("/ndk-pcie-telemetry/lost-deltas/2-endpoints",
+                   test_lost_deltas_2);
+    g_test_add_func("/ndk-pcie-telemetry/properties/refused",
+                   test_bad_properties);
+    g_test_add_func("/ndk-pcie-telemetry/properties/edges",
+                   test_edge_properties);
+    g_test_add_func("/ndk-pcie-telemetry/reset/keeps-counters", test_reset);
+    g_test_add_func("/ndk-pcie-telemetry/pc/conventional",
+                   test_conventional_pci);
+
+    return g_test_run();
+}
