@@ -38,7 +38,8 @@ typedef struct PtmProbe {
     uint64_t pend_cycle0;   /* absolute cycle at which pend[0] is written */
     PtmDelta *fifo;
     unsigned head, count;
-    uint64_t next_ev;       /* MI cycle of the next drain or write */
+    uint64_t next_ev;       /* MI cycle of the next drain */
+    uint64_t mi_ratio;      /* probe cycles per MI cycle if whole, else 0 */
 } PtmProbe;
 
 struct PtmCore {
@@ -57,6 +58,7 @@ struct PtmCore {
     uint64_t mi_done;       /* MI cycles <= mi_done are simulated */
     uint64_t acc_free;      /* first MI cycle the accumulator is free */
     unsigned rr;            /* stream served last */
+    unsigned next_drain;    /* probe with the earliest next_ev */
     uint64_t busy_start, busy_end;
     bool lost, overrun, read_sel;
     uint32_t pcie_status[PTM_MAX_ENDPOINTS];
@@ -262,6 +264,9 @@ static uint64_t first_cycle_at_ns(uint64_t ns, uint64_t hz)
 /* MI cycle in which probe cycle c happens (its edge at or before c). */
 static uint64_t mi_floor(const PtmCore *core, const PtmProbe *p, uint64_t c)
 {
+    if (p->mi_ratio) {
+        return c / p->mi_ratio;     /* the usual case, and much cheaper */
+    }
     return (uint64_t)((u128)c * core->cfg.mi_clk_hz / p->sh.info.hz);
 }
 
@@ -269,6 +274,9 @@ static uint64_t mi_ceil(const PtmCore *core, const PtmProbe *p, uint64_t c)
 {
     uint64_t hz = p->sh.info.hz;
 
+    if (p->mi_ratio) {
+        return (c + p->mi_ratio - 1) / p->mi_ratio;
+    }
     return (uint64_t)(((u128)c * core->cfg.mi_clk_hz + hz - 1) / hz);
 }
 
@@ -320,6 +328,7 @@ static void probe_init(PtmCore *core, PtmProbe *p, unsigned e, PtmDomain d)
         p->base = e * lay->channels_per_endpoint + lay->pcie_channels;
         p->fifo_depth = lay->dma_fifo_depth;
     }
+    p->mi_ratio = info->hz % cfg->mi_clk_hz ? 0 : info->hz / cfg->mi_clk_hz;
     p->sh.tag_capacity = cfg->tag_capacity;
     p->sh.stfifo_capacity = cfg->stfifo_capacity;
     p->pend = g_new0(uint32_t, p->sh.channels);
@@ -555,11 +564,24 @@ static uint64_t probe_offer(const PtmCore *core, const PtmProbe *p)
     return UINT64_MAX;
 }
 
+static void find_next_drain(PtmCore *core)
+{
+    unsigned best = 0;
+
+    for (unsigned i = 1; i < core->nprobes; i++) {
+        if (core->probe[i].next_ev < core->probe[best].next_ev) {
+            best = i;
+        }
+    }
+    core->next_drain = best;
+}
+
 static void probe_drain_event(PtmCore *core, PtmProbe *p)
 {
     probe_commit(core, p, UINT64_MAX);
     probe_drain(core, p);
     p->next_ev = probe_next_event(core, p);
+    find_next_drain(core);
 }
 
 /* ------------------------------------------------------------------ */
@@ -612,16 +634,10 @@ static void advance_mi(PtmCore *core, uint64_t m)
         return;
     }
     for (;;) {
-        uint64_t tp = UINT64_MAX, ta;
-        PtmProbe *bp = NULL;
+        PtmProbe *bp = &core->probe[core->next_drain];
+        uint64_t tp = bp->next_ev;
+        uint64_t ta = acc_next(core);
 
-        for (unsigned i = 0; i < core->nprobes; i++) {
-            if (core->probe[i].next_ev < tp) {
-                tp = core->probe[i].next_ev;
-                bp = &core->probe[i];
-            }
-        }
-        ta = acc_next(core);
         /* at equal MI cycles the accumulator goes first */
         if (ta <= tp && ta <= m) {
             acc_step(core, ta);
@@ -671,6 +687,7 @@ void ptm_core_reset(PtmCore *core, uint64_t now_ns)
         p->head = p->count = 0;
         p->next_ev = probe_next_event(core, p);
     }
+    find_next_drain(core);
     core->mi_done = m;
     core->acc_free = m + 1;
     core->rr = core->nprobes - 1;
@@ -1082,6 +1099,7 @@ char *ptm_core_load(PtmCore *core, const void *buf, size_t len)
         }
         p->next_ev = probe_next_event(core, p);
     }
+    find_next_drain(core);
     if (r.bad || r.left) {
         return g_strdup("telemetry state: truncated or corrupt");
     }

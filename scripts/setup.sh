@@ -19,7 +19,7 @@ QEMU_SERIES=10.0
 QEMU_CONFIG=(--python=/usr/bin/python3 --target-list=x86_64-softmmu
     --without-default-features --disable-fdt --disable-install-blobs
     --disable-docs --disable-tools --disable-user --disable-werror)
-PACKAGES=(build-essential meson ninja-build python3-venv pkg-config
+PACKAGES=(build-essential ninja-build python3-venv python3-pip python3-setuptools pkg-config
     libglib2.0-dev zlib1g-dev dpkg-dev seabios libpci-dev pciutils
     busybox-static libfdt-dev liblzma-dev cpio xz-utils qemu-system-data)
 JOBS=${JOBS:-$(nproc)}
@@ -38,27 +38,16 @@ meson_ok() {
     dpkg --compare-versions "$v" ge 1.5 2>/dev/null
 }
 
-install_packages() {
-    [ "${NDK_TELEMETRY_NO_APT:-0}" = 1 ] && return 0
-    local missing=()
-    for p in "${PACKAGES[@]}"; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
-            missing+=("$p")
-    done
-    local need_src=1
-    [ -n "${QEMU_SRC:-}" ] && need_src=0
-    if [ ${#missing[@]} -eq 0 ] && meson_ok; then
-        return 0
-    fi
-    step "Installing Debian packages: ${missing[*]:-meson (>= 1.5)}"
-    [ "$(id -u)" = 0 ] || die "packages are missing and this is not root" \
-        "run as root, or install: ${missing[*]} and meson >= 1.5 from bookworm-backports"
-    # Only a source line for trixie (for QEMU's source package) and a binary
-    # line for bookworm-backports (for meson >= 1.5, ranked low by apt): no
-    # package of the machine gets upgraded to another release.
-    local list=/etc/apt/sources.list.d/ndk-telemetry.sources
-    if [ ! -f "$list" ]; then
-        cat > "$list" <<'SRC'
+# Only a source line for trixie (for QEMU's source package) and a binary line
+# for bookworm-backports (for meson >= 1.5; apt ranks backports low): no
+# package of the machine gets upgraded to another release.
+APT_LIST=/etc/apt/sources.list.d/ndk-telemetry.sources
+ensure_apt_sources() {
+    [ -f "$APT_LIST" ] && return 0
+    [ "$(id -u)" = 0 ] || die "the apt sources for trixie's QEMU source and bookworm-backports are missing" \
+        "run this script once as root, or see README.md (Set-up in detail)"
+    step "Adding apt sources: deb-src trixie, deb bookworm-backports ($APT_LIST)"
+    cat > "$APT_LIST" <<'SRC'
 Types: deb-src
 URIs: http://deb.debian.org/debian
 Suites: trixie
@@ -71,14 +60,31 @@ Suites: bookworm-backports
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SRC
+    apt-get update -q || die "apt-get update failed" "check the network and $APT_LIST"
+}
+
+install_packages() {
+    [ "${NDK_TELEMETRY_NO_APT:-0}" = 1 ] && return 0
+    local missing=()
+    for p in "${PACKAGES[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+            missing+=("$p")
+    done
+    if [ ${#missing[@]} -eq 0 ] && meson_ok; then
+        return 0
     fi
-    apt-get update -q || die "apt-get update failed" "check the network and $list"
+    [ "$(id -u)" = 0 ] || die "packages are missing and this is not root" \
+        "run as root, or install: ${missing[*]} and meson >= 1.5 from bookworm-backports"
+    ensure_apt_sources
+    step "Installing Debian packages: ${missing[*]} ${missing:+and }meson (>= 1.5)"
     export DEBIAN_FRONTEND=noninteractive
     meson_ok || apt-get install -y -q --no-upgrade -t bookworm-backports meson ||
         die "could not install meson from bookworm-backports" \
             "install meson >= 1.5 by hand and rerun"
-    apt-get install -y -q --no-upgrade "${PACKAGES[@]}" ||
-        die "apt-get install failed" "install by hand: ${PACKAGES[*]}"
+    if [ ${#missing[@]} -gt 0 ]; then
+        apt-get install -y -q --no-upgrade "${missing[@]}" ||
+            die "apt-get install failed" "install by hand: ${missing[*]}"
+    fi
 }
 
 # ------------------------------------------------------------ QEMU source
@@ -98,6 +104,7 @@ fetch_qemu_source() {
         local dsc
         dsc=$(ls "$CACHE"/dl/qemu_*.dsc 2>/dev/null | sort -V | tail -1 || true)
         if [ -z "$dsc" ]; then
+            [ "${NDK_TELEMETRY_NO_APT:-0}" = 1 ] || ensure_apt_sources
             step "Downloading Debian's QEMU source package (qemu/trixie, ~40 MB)"
             (cd "$CACHE/dl" && apt-get source --download-only qemu/trixie) ||
                 die "apt-get source qemu/trixie failed" \
