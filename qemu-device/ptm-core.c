@@ -508,10 +508,15 @@ static void probe_drain(PtmCore *core, PtmProbe *p)
 
     if (p->sh.info.domain == PTM_DOMAIN_PCIE) {
         unsigned e = p->sh.info.endpoint;
-        const PtmSettings *s = &core->settings[e];
+        PtmSettings set = core->settings[e];
+        const PtmSettings *s = &set;
         uint32_t low_tag = MIN(core->pcie_tags[e] >> 16, p->cs.tag_min);
         uint32_t low_fifo = MIN(core->pcie_stfifo[e] >> 16,
                                 p->cs.stfifo_min);
+
+        if (core->ops && core->ops->settings) {
+            core->ops->settings(core->opaque, e, tick, &set);
+        }
 
         core->pcie_status[e] = (s->mps & 7) | (s->mrrs & 7) << 3 |
                                s->ext_tag << 6 | s->tag_10bit << 7 |

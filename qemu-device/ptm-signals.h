@@ -74,15 +74,6 @@ typedef struct PtmChunk {
     PtmSegment seg[PTM_CHUNK_SEGMENTS];
 } PtmChunk;
 
-/* Settings negotiated with the host, as PCIE_STATUS reports them. */
-typedef struct PtmSettings {
-    uint8_t mps;                    /* Device Control encoding: 128 << mps */
-    uint8_t mrrs;                   /* 128 << mrrs */
-    bool ext_tag;
-    bool tag_10bit;
-    bool rcb_128;                   /* read completion boundary 128 B */
-} PtmSettings;
-
 /* The card as a source sees it. */
 typedef struct PtmGeometry {
     unsigned endpoints;
@@ -108,6 +99,15 @@ typedef struct PtmProbeInfo {
     uint64_t hz;
 } PtmProbeInfo;
 
+/* Settings negotiated with the host, as PCIE_STATUS reports them. */
+typedef struct PtmSettings {
+    uint8_t mps;                    /* Device Control encoding: 128 << mps */
+    uint8_t mrrs;                   /* 128 << mrrs */
+    bool ext_tag;
+    bool tag_10bit;
+    bool rcb_128;                   /* read completion boundary 128 B */
+} PtmSettings;
+
 typedef struct PtmSourceOps {
     /*
      * Describe the cycles [start, start + n) of a probe, 1 <= n <= max,
@@ -117,6 +117,14 @@ typedef struct PtmSourceOps {
      */
     uint64_t (*fill)(void *opaque, const PtmProbeInfo *probe,
                      uint64_t start, uint64_t max, PtmChunk *out);
+    /*
+     * Optional. At each drain of endpoint e's PCIe probe (PCIe cycle
+     * `cycle`), *set holds what the card's PCI function negotiated; a
+     * source whose endpoints negotiated otherwise changes it. Like fill,
+     * a pure function of its arguments.
+     */
+    void (*settings)(void *opaque, unsigned endpoint, uint64_t cycle,
+                     PtmSettings *set);
 } PtmSourceOps;
 
 #endif

@@ -359,6 +359,52 @@ static void test_reset(void)
     card_free(c);
 }
 
+/* A source may report other settings for endpoints other than 0. */
+static void other_settings(void *opaque, unsigned e, uint64_t cycle,
+                           PtmSettings *set)
+{
+    if (e == 1) {
+        set->mps = 1;
+        set->tag_10bit = true;
+    }
+}
+
+static uint64_t idle_fill(void *opaque, const PtmProbeInfo *probe,
+                          uint64_t start, uint64_t max, PtmChunk *out)
+{
+    memset(&out->seg[0], 0, sizeof(out->seg[0]));
+    out->seg[0].cycles = max;
+    out->seg[0].link_up = probe->endpoint == 0;
+    out->seg[0].tag_free = 5;
+    out->nseg = 1;
+    out->repeat = 1;
+    return max;
+}
+
+static void test_source_settings(void)
+{
+    static const PtmSourceOps ops = {
+        .fill = idle_fill, .settings = other_settings,
+    };
+    PtmConfig cfg;
+    PtmCore *core;
+
+    ptm_config_default(&cfg);
+    cfg.pcie_endpoints = 2;
+    core = ptm_core_new(&cfg);
+    ptm_core_set_source(core, &ops, NULL);
+    ptm_core_power_on(core, 0);
+    /* endpoint 0: power-on settings (MRRS 512 B), link up */
+    g_assert_cmphex(ptm_core_read(core, 11000, PTM_REG_PCIE_STATUS, 4), ==,
+                    0x210);
+    /* endpoint 1: MPS 256 B and 10-bit tags from the source, link down */
+    g_assert_cmphex(ptm_core_read(core, 11000, PTM_REG_PCIE_STATUS + 4, 4),
+                    ==, 0x011 | 1 << 7);
+    g_assert_cmphex(ptm_core_read(core, 11000, PTM_REG_PCIE_TAGS + 4, 4),
+                    ==, 0x00050005);
+    ptm_core_free(core);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -372,5 +418,6 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/determinism", test_determinism);
     g_test_add_func("/timing/save-load", test_save_load);
     g_test_add_func("/timing/reset", test_reset);
+    g_test_add_func("/timing/source-settings", test_source_settings);
     return g_test_run();
 }
