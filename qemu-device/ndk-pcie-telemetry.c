@@ -243,6 +243,17 @@ static void ndk_telemetry_reset_pcie(NdkPcieTelemetryState *s)
     pci_word_test_and_clear_mask(cap + PCI_EXP_LNKCTL, PCI_EXP_LNKCTL_RCB);
 }
 
+/* A live change of the traffic: catch up, then apply from the next window. */
+static void ndk_telemetry_traffic_sync(void *card, uint64_t *now,
+                                       uint64_t *from)
+{
+    NdkPcieTelemetryState *s = card;
+
+    *now = now_ns();
+    ptm_core_advance(s->core, *now);
+    *from = ptm_core_next_pcie_window_ns(s->core, *now);
+}
+
 static void ndk_telemetry_realize(PCIDevice *pdev, Error **errp)
 {
     NdkPcieTelemetryState *s = NDK_PCIE_TELEMETRY(pdev);
@@ -270,7 +281,9 @@ static void ndk_telemetry_realize(PCIDevice *pdev, Error **errp)
         void *opaque;
 
         ptm_core_geometry(s->core, &geo);
-        ops = telemetry_traffic_attach(s->traffic, &geo, &opaque, errp);
+        ops = telemetry_traffic_attach(s->traffic, &geo,
+                                       ndk_telemetry_traffic_sync, s,
+                                       &opaque, errp);
         if (!ops) {
             ptm_core_free(s->core);
             s->core = NULL;
@@ -319,22 +332,59 @@ static void ndk_telemetry_reset_hold(Object *obj, ResetType type)
     ndk_telemetry_sync_settings(s);
 }
 
+/*
+ * The migration buffer: the core's state, then the traffic generator's
+ * (its parameter history), each preceded by its length (little endian).
+ */
+static void put_part(GByteArray *b, const void *part, size_t len)
+{
+    uint8_t le[4];
+
+    stl_le_p(le, len);
+    g_byte_array_append(b, le, 4);
+    g_byte_array_append(b, part, len);
+}
+
 static int ndk_telemetry_pre_save(void *opaque)
 {
     NdkPcieTelemetryState *s = opaque;
-    size_t len;
+    GByteArray *b = g_byte_array_new();
+    g_autofree void *core = NULL, *gen = NULL;
+    size_t core_len, gen_len = 0;
 
+    core = ptm_core_save(s->core, &core_len);
+    if (s->traffic) {
+        gen = telemetry_traffic_save(s->traffic, &gen_len);
+    }
+    put_part(b, core, core_len);
+    put_part(b, gen, gen_len);
     g_free(s->state);
-    s->state = ptm_core_save(s->core, &len);
-    s->state_len = len;
+    s->state_len = b->len;
+    s->state = g_byte_array_free(b, FALSE);
     return 0;
 }
 
 static int ndk_telemetry_post_load(void *opaque, int version_id)
 {
     NdkPcieTelemetryState *s = opaque;
-    g_autofree char *err = ptm_core_load(s->core, s->state, s->state_len);
+    g_autofree char *err = NULL;
+    uint32_t core_len, gen_len;
 
+    if (s->state_len < 8 ||
+        (core_len = ldl_le_p(s->state)) > s->state_len - 8 ||
+        (gen_len = ldl_le_p(s->state + 4 + core_len)) !=
+            s->state_len - 8 - core_len) {
+        error_report("%s: malformed migration state", TYPE_NDK_PCIE_TELEMETRY);
+        return -EINVAL;
+    }
+    err = ptm_core_load(s->core, s->state + 4, core_len);
+    if (!err && (gen_len != 0) != (s->traffic != NULL)) {
+        err = g_strdup("the traffic= property differs between the two ends");
+    }
+    if (!err && s->traffic) {
+        err = telemetry_traffic_load(s->traffic, s->state + 8 + core_len,
+                                     gen_len);
+    }
     if (err) {
         error_report("%s: %s", TYPE_NDK_PCIE_TELEMETRY, err);
         return -EINVAL;

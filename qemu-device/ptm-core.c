@@ -285,6 +285,20 @@ uint64_t ptm_core_mi_cycle(const PtmCore *core, uint64_t now_ns)
     return cycles_at_ns(now_ns, core->cfg.mi_clk_hz);
 }
 
+uint64_t ptm_core_next_pcie_window_ns(const PtmCore *core, uint64_t now_ns)
+{
+    const PtmProbe *p = &core->probe[0];
+    uint64_t hz = p->sh.info.hz, dp = core->cfg.drain_period;
+    uint64_t c = cycles_at_ns(now_ns, hz), w = 1, start;
+
+    /* window w >= 1 starts at origin + w DP - 1 */
+    if (c + 1 > p->origin) {
+        w = (c + 1 - p->origin) / dp + 1;
+    }
+    start = p->origin + w * dp - 1;
+    return (uint64_t)((u128)start * NS_PER_S / hz);
+}
+
 /* ------------------------------------------------------------------ */
 /* Construction                                                         */
 

@@ -216,3 +216,104 @@ static uint64_t pattern_fill(void *opaque, const PtmProbeInfo *probe,
 const PtmSourceOps ptm_pattern_ops = {
     .fill = pattern_fill,
 };
+
+/* ------------------------------------------------------ generator models */
+
+#define OFF(f) offsetof(PtmPatternParams, f)
+#define FRAME(nm, kind)                                                     \
+    { #nm "-frame-bytes", PTM_PARAM_U32, OFF(bus[kind].frame_bytes), 0,     \
+      65536, "bytes of each frame on the " #nm " bus (0: idle)" }
+#define GAP(nm, kind)                                                       \
+    { #nm "-gap", PTM_PARAM_U32, OFF(bus[kind].gap), 0, 65536,               \
+      "idle cycles after each frame on the " #nm " bus" }
+#define STALL(nm, kind)                                                     \
+    { #nm "-stall", PTM_PARAM_U32, OFF(bus[kind].stall), 0, 65536,           \
+      "cycles the first word of each frame waits on the " #nm " bus" }
+
+static const PtmParamDesc pattern_params[] = {
+    { "link-up", PTM_PARAM_BOOL, OFF(link_up), 0, 1, "PCIe link up" },
+    { "tags-free", PTM_PARAM_I32, OFF(tags_free), -1, 2047,
+      "free PCIe tags (-1: the card's tag capacity)" },
+    { "stfifo-free", PTM_PARAM_I32, OFF(stfifo_free), -1, 65535,
+      "free storage FIFO words (-1: the card's capacity)" },
+    { "brake", PTM_PARAM_U32, OFF(brake), 0, 0x3f,
+      "BRAKE bits held active all the time (bit k = reason k)" },
+    FRAME(rq, PTM_BUS_RQ), GAP(rq, PTM_BUS_RQ), STALL(rq, PTM_BUS_RQ),
+    FRAME(rc, PTM_BUS_RC), GAP(rc, PTM_BUS_RC), STALL(rc, PTM_BUS_RC),
+    FRAME(up, PTM_BUS_UP), GAP(up, PTM_BUS_UP), STALL(up, PTM_BUS_UP),
+    FRAME(down, PTM_BUS_DOWN), GAP(down, PTM_BUS_DOWN),
+    STALL(down, PTM_BUS_DOWN),
+};
+#undef OFF
+
+static void pattern_defaults(void *params)
+{
+    ptm_pattern_params_default(params);
+}
+
+static char *pattern_model_check(const void *params, const PtmGeometry *geo)
+{
+    return ptm_pattern_check(params, geo);
+}
+
+static uint64_t pattern_model_fill(const PtmGen *gen, const void *params,
+                                   const PtmProbeInfo *probe, uint64_t start,
+                                   uint64_t max, PtmChunk *out)
+{
+    PtmPattern pat = { .par = *(const PtmPatternParams *)params,
+                       .geo = gen->geo };
+
+    return pattern_fill(&pat, probe, start, max, out);
+}
+
+const PtmGenModel ptm_model_pattern = {
+    .name = "pattern",
+    .summary = "every bus repeats one frame forever",
+    .params_size = sizeof(PtmPatternParams),
+    .params = pattern_params,
+    .nparams = G_N_ELEMENTS(pattern_params),
+    .defaults = pattern_defaults,
+    .check = pattern_model_check,
+    .fill = pattern_model_fill,
+};
+
+#define OFF(f) offsetof(PtmIdleParams, f)
+static const PtmParamDesc idle_params[] = {
+    { "link-up", PTM_PARAM_BOOL, OFF(link_up), 0, 1, "PCIe link up" },
+    { "tags-free", PTM_PARAM_I32, OFF(tags_free), -1, 2047,
+      "free PCIe tags (-1: the card's tag capacity)" },
+    { "stfifo-free", PTM_PARAM_I32, OFF(stfifo_free), -1, 65535,
+      "free storage FIFO words (-1: the card's capacity)" },
+};
+#undef OFF
+
+static void idle_defaults(void *params)
+{
+    *(PtmIdleParams *)params = (PtmIdleParams) {
+        .link_up = true, .tags_free = -1, .stfifo_free = -1,
+    };
+}
+
+static uint64_t idle_model_fill(const PtmGen *gen, const void *params,
+                                const PtmProbeInfo *probe, uint64_t start,
+                                uint64_t max, PtmChunk *out)
+{
+    const PtmIdleParams *ip = params;
+    PtmPattern pat = { .geo = gen->geo };
+
+    ptm_pattern_params_default(&pat.par);
+    pat.par.link_up = ip->link_up;
+    pat.par.tags_free = ip->tags_free;
+    pat.par.stfifo_free = ip->stfifo_free;
+    return pattern_fill(&pat, probe, start, max, out);
+}
+
+const PtmGenModel ptm_model_idle = {
+    .name = "idle",
+    .summary = "no traffic; link and free resources constant",
+    .params_size = sizeof(PtmIdleParams),
+    .params = idle_params,
+    .nparams = G_N_ELEMENTS(idle_params),
+    .defaults = idle_defaults,
+    .fill = idle_model_fill,
+};

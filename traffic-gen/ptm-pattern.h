@@ -15,7 +15,7 @@
 #ifndef PTM_PATTERN_H
 #define PTM_PATTERN_H
 
-#include "ptm-signals.h"
+#include "ptm-gen.h"
 
 enum { PTM_BUS_RQ, PTM_BUS_RC, PTM_BUS_UP, PTM_BUS_DOWN, PTM_BUS_KINDS };
 
@@ -47,5 +47,15 @@ void ptm_pattern_init(PtmPattern *pat, const PtmPatternParams *par,
 unsigned ptm_pattern_bus_kind(const PtmProbeInfo *probe, unsigned b);
 
 extern const PtmSourceOps ptm_pattern_ops;   /* opaque: PtmPattern * */
+
+/* The same as generator models: "pattern", and "idle" (no frames). */
+extern const PtmGenModel ptm_model_pattern;
+extern const PtmGenModel ptm_model_idle;
+
+typedef struct PtmIdleParams {
+    bool link_up;
+    int32_t tags_free;
+    int32_t stfifo_free;
+} PtmIdleParams;
 
 #endif

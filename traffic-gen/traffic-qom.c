@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * QOM types of the traffic sources.
+ * QOM types of the traffic generators, one per model of ptm-gen.h:
  *
  *   -object telemetry-traffic-pattern,id=t0,rq-frame-bytes=256,...
  *   -device ndk-pcie-telemetry,traffic=t0
+ *
+ * Every parameter is a property and can be changed with qom-set while the
+ * guest runs; the change applies from the card's next PCIe drain window.
  */
 #include "qemu/osdep.h"
 #include "qapi/error.h"
@@ -12,30 +15,170 @@
 #include "qom/object_interfaces.h"
 
 #include "telemetry-traffic.h"
-#include "ptm-pattern.h"
+
+static const PtmGenModel *traffic_model(TelemetryTraffic *t)
+{
+    return TELEMETRY_TRAFFIC_GET_CLASS(t)->model;
+}
 
 const PtmSourceOps *telemetry_traffic_attach(TelemetryTraffic *t,
                                              const PtmGeometry *geo,
-                                             void **opaque, Error **errp)
+                                             TelemetryTrafficSync *sync,
+                                             void *card, void **opaque,
+                                             Error **errp)
 {
-    TelemetryTrafficClass *tc = TELEMETRY_TRAFFIC_GET_CLASS(t);
-    const PtmSourceOps *ops;
+    g_autofree char *err = NULL;
 
-    if (t->attached) {
+    if (t->gen) {
         error_setg(errp, "traffic object '%s' already drives another card",
                    object_get_canonical_path_component(OBJECT(t)));
         return NULL;
     }
-    ops = tc->attach(t, geo, opaque, errp);
-    if (ops) {
-        t->attached = true;
+    t->gen = ptm_gen_new(traffic_model(t), t->params, geo, &err);
+    if (!t->gen) {
+        error_setg(errp, "traffic object '%s': %s",
+                   object_get_canonical_path_component(OBJECT(t)), err);
+        return NULL;
     }
-    return ops;
+    t->sync = sync;
+    t->card = card;
+    *opaque = t->gen;
+    return &ptm_gen_source_ops;
 }
 
 void telemetry_traffic_detach(TelemetryTraffic *t)
 {
-    t->attached = false;
+    if (t->gen) {
+        /* keep the newest values for the next card */
+        memcpy(t->params, ptm_gen_params(t->gen),
+               traffic_model(t)->params_size);
+        ptm_gen_free(t->gen);
+        t->gen = NULL;
+    }
+    t->sync = NULL;
+    t->card = NULL;
+}
+
+void *telemetry_traffic_save(TelemetryTraffic *t, size_t *len)
+{
+    return ptm_gen_save(t->gen, len);
+}
+
+char *telemetry_traffic_load(TelemetryTraffic *t, const void *buf,
+                             size_t len)
+{
+    return ptm_gen_load(t->gen, buf, len);
+}
+
+static void traffic_prop_get(Object *obj, Visitor *v, const char *name,
+                             void *opaque, Error **errp)
+{
+    TelemetryTraffic *t = TELEMETRY_TRAFFIC(obj);
+    const PtmParamDesc *d = opaque;
+    const void *params = t->gen ? ptm_gen_params(t->gen) : t->params;
+    int64_t val = ptm_param_get(d, params);
+    bool b = val;
+    uint32_t u = val;
+    int32_t i = val;
+
+    switch (d->type) {
+    case PTM_PARAM_BOOL:
+        visit_type_bool(v, name, &b, errp);
+        break;
+    case PTM_PARAM_U32:
+        visit_type_uint32(v, name, &u, errp);
+        break;
+    case PTM_PARAM_I32:
+        visit_type_int32(v, name, &i, errp);
+        break;
+    }
+}
+
+static void traffic_prop_set(Object *obj, Visitor *v, const char *name,
+                             void *opaque, Error **errp)
+{
+    TelemetryTraffic *t = TELEMETRY_TRAFFIC(obj);
+    const PtmGenModel *m = traffic_model(t);
+    const PtmParamDesc *d = opaque;
+    g_autofree char *err = NULL;
+    g_autofree void *copy = NULL;
+    uint64_t now, from;
+    int64_t val = 0;
+    bool b;
+    uint32_t u;
+    int32_t i;
+
+    switch (d->type) {
+    case PTM_PARAM_BOOL:
+        if (!visit_type_bool(v, name, &b, errp)) {
+            return;
+        }
+        val = b;
+        break;
+    case PTM_PARAM_U32:
+        if (!visit_type_uint32(v, name, &u, errp)) {
+            return;
+        }
+        val = u;
+        break;
+    case PTM_PARAM_I32:
+        if (!visit_type_int32(v, name, &i, errp)) {
+            return;
+        }
+        val = i;
+        break;
+    }
+    err = ptm_param_check(d, val);
+    if (err) {
+        error_setg(errp, "%s: %s", object_get_typename(obj), err);
+        return;
+    }
+    if (!t->gen) {
+        ptm_param_set(d, t->params, val);
+        return;
+    }
+    /* live: from the card's next PCIe drain window on */
+    copy = g_memdup2(ptm_gen_params(t->gen), m->params_size);
+    ptm_param_set(d, copy, val);
+    t->sync(t->card, &now, &from);
+    err = ptm_gen_set_params(t->gen, copy, from, now);
+    if (err) {
+        error_setg(errp, "%s: %s", object_get_typename(obj), err);
+    }
+}
+
+static void traffic_instance_init(Object *obj)
+{
+    TelemetryTraffic *t = TELEMETRY_TRAFFIC(obj);
+    const PtmGenModel *m = traffic_model(t);
+
+    t->params = g_malloc0(m->params_size);
+    m->defaults(t->params);
+}
+
+static void traffic_instance_finalize(Object *obj)
+{
+    TelemetryTraffic *t = TELEMETRY_TRAFFIC(obj);
+
+    ptm_gen_free(t->gen);
+    g_free(t->params);
+}
+
+static void traffic_model_class_init(ObjectClass *oc, void *data)
+{
+    TelemetryTrafficClass *tc = TELEMETRY_TRAFFIC_CLASS(oc);
+    const PtmGenModel *m = data;
+    static const char *const type_name[] = { "bool", "uint32", "int32" };
+
+    tc->model = m;
+    for (unsigned i = 0; i < m->nparams; i++) {
+        const PtmParamDesc *d = &m->params[i];
+
+        object_class_property_add(oc, d->name, type_name[d->type],
+                                  traffic_prop_get, traffic_prop_set,
+                                  NULL, (void *)d);
+        object_class_property_set_description(oc, d->name, d->desc);
+    }
 }
 
 static const TypeInfo telemetry_traffic_info = {
@@ -43,6 +186,8 @@ static const TypeInfo telemetry_traffic_info = {
     .parent = TYPE_OBJECT,
     .abstract = true,
     .instance_size = sizeof(TelemetryTraffic),
+    .instance_init = traffic_instance_init,
+    .instance_finalize = traffic_instance_finalize,
     .class_size = sizeof(TelemetryTrafficClass),
     .interfaces = (InterfaceInfo[]) {
         { TYPE_USER_CREATABLE },
@@ -50,162 +195,22 @@ static const TypeInfo telemetry_traffic_info = {
     },
 };
 
-/* ---------------------------------------------------------------- pattern */
-
-#define TYPE_TELEMETRY_TRAFFIC_PATTERN "telemetry-traffic-pattern"
-OBJECT_DECLARE_SIMPLE_TYPE(TelemetryTrafficPattern, TELEMETRY_TRAFFIC_PATTERN)
-
-struct TelemetryTrafficPattern {
-    TelemetryTraffic parent_obj;
-    PtmPattern pat;
-};
-
-typedef enum { P_BOOL, P_U32, P_I32 } ParamType;
-
-typedef struct PatternParam {
-    const char *name;
-    size_t offset;              /* in PtmPatternParams */
-    ParamType type;
-    int64_t min, max;
-    const char *desc;
-} PatternParam;
-
-#define OFF(f) offsetof(PtmPatternParams, f)
-#define FRAME(nm, kind)                                                     \
-    { #nm "-frame-bytes", OFF(bus[kind].frame_bytes), P_U32, 0, 65536,      \
-      "bytes of each frame on the " #nm " bus (0: idle)" }
-#define GAP(nm, kind)                                                       \
-    { #nm "-gap", OFF(bus[kind].gap), P_U32, 0, 65536,                       \
-      "idle cycles after each frame on the " #nm " bus" }
-#define STALL(nm, kind)                                                     \
-    { #nm "-stall", OFF(bus[kind].stall), P_U32, 0, 65536,                   \
-      "cycles the first word of each frame waits on the " #nm " bus" }
-
-static const PatternParam pattern_params[] = {
-    { "link-up", OFF(link_up), P_BOOL, 0, 1, "PCIe link up" },
-    { "tags-free", OFF(tags_free), P_I32, -1, 2047,
-      "free PCIe tags (-1: the card's tag capacity)" },
-    { "stfifo-free", OFF(stfifo_free), P_I32, -1, 65535,
-      "free storage FIFO words (-1: the card's capacity)" },
-    { "brake", OFF(brake), P_U32, 0, 0x3f,
-      "BRAKE bits held active all the time (bit k = reason k)" },
-    FRAME(rq, PTM_BUS_RQ), GAP(rq, PTM_BUS_RQ), STALL(rq, PTM_BUS_RQ),
-    FRAME(rc, PTM_BUS_RC), GAP(rc, PTM_BUS_RC), STALL(rc, PTM_BUS_RC),
-    FRAME(up, PTM_BUS_UP), GAP(up, PTM_BUS_UP), STALL(up, PTM_BUS_UP),
-    FRAME(down, PTM_BUS_DOWN), GAP(down, PTM_BUS_DOWN),
-    STALL(down, PTM_BUS_DOWN),
-};
-
-static void pattern_prop_get(Object *obj, Visitor *v, const char *name,
-                             void *opaque, Error **errp)
-{
-    const PatternParam *pp = opaque;
-    void *field = (char *)&TELEMETRY_TRAFFIC_PATTERN(obj)->pat.par +
-                  pp->offset;
-
-    switch (pp->type) {
-    case P_BOOL:
-        visit_type_bool(v, name, field, errp);
-        break;
-    case P_U32:
-        visit_type_uint32(v, name, field, errp);
-        break;
-    case P_I32:
-        visit_type_int32(v, name, field, errp);
-        break;
-    }
-}
-
-static void pattern_prop_set(Object *obj, Visitor *v, const char *name,
-                             void *opaque, Error **errp)
-{
-    const PatternParam *pp = opaque;
-    void *field = (char *)&TELEMETRY_TRAFFIC_PATTERN(obj)->pat.par +
-                  pp->offset;
-    bool b;
-    uint32_t u;
-    int32_t i;
-
-    switch (pp->type) {
-    case P_BOOL:
-        if (visit_type_bool(v, name, &b, errp)) {
-            *(bool *)field = b;
-        }
-        return;
-    case P_U32:
-        if (!visit_type_uint32(v, name, &u, errp)) {
-            return;
-        }
-        if (u > pp->max) {
-            error_setg(errp, "%s is %u, allowed: %" PRId64 " to %" PRId64,
-                       name, u, pp->min, pp->max);
-            return;
-        }
-        *(uint32_t *)field = u;
-        return;
-    case P_I32:
-        if (!visit_type_int32(v, name, &i, errp)) {
-            return;
-        }
-        if (i < pp->min || i > pp->max) {
-            error_setg(errp, "%s is %d, allowed: %" PRId64 " to %" PRId64,
-                       name, i, pp->min, pp->max);
-            return;
-        }
-        *(int32_t *)field = i;
-        return;
-    }
-}
-
-static const PtmSourceOps *pattern_attach(TelemetryTraffic *t,
-                                          const PtmGeometry *geo,
-                                          void **opaque, Error **errp)
-{
-    TelemetryTrafficPattern *p = TELEMETRY_TRAFFIC_PATTERN(t);
-    g_autofree char *err = ptm_pattern_check(&p->pat.par, geo);
-
-    if (err) {
-        error_setg(errp, "%s", err);
-        return NULL;
-    }
-    p->pat.geo = *geo;
-    *opaque = &p->pat;
-    return &ptm_pattern_ops;
-}
-
-static void pattern_instance_init(Object *obj)
-{
-    ptm_pattern_params_default(&TELEMETRY_TRAFFIC_PATTERN(obj)->pat.par);
-}
-
-static void pattern_class_init(ObjectClass *oc, void *data)
-{
-    TelemetryTrafficClass *tc = TELEMETRY_TRAFFIC_CLASS(oc);
-
-    tc->attach = pattern_attach;
-    for (size_t i = 0; i < ARRAY_SIZE(pattern_params); i++) {
-        const PatternParam *pp = &pattern_params[i];
-        static const char *const type_name[] = { "bool", "uint32", "int32" };
-
-        object_class_property_add(oc, pp->name, type_name[pp->type],
-                                  pattern_prop_get, pattern_prop_set,
-                                  NULL, (void *)pp);
-        object_class_property_set_description(oc, pp->name, pp->desc);
-    }
-}
-
-static const TypeInfo telemetry_traffic_pattern_info = {
-    .name = TYPE_TELEMETRY_TRAFFIC_PATTERN,
-    .parent = TYPE_TELEMETRY_TRAFFIC,
-    .instance_size = sizeof(TelemetryTrafficPattern),
-    .instance_init = pattern_instance_init,
-    .class_init = pattern_class_init,
-};
-
 static void telemetry_traffic_register_types(void)
 {
     type_register_static(&telemetry_traffic_info);
-    type_register_static(&telemetry_traffic_pattern_info);
+    for (unsigned i = 0; ptm_gen_models[i]; i++) {
+        g_autofree char *name =
+            g_strdup_printf("telemetry-traffic-%s", ptm_gen_models[i]->name);
+        TypeInfo info = {
+            .name = name,
+            .parent = TYPE_TELEMETRY_TRAFFIC,
+            .instance_size = sizeof(TelemetryTraffic),
+            .class_init = traffic_model_class_init,
+            .class_data = (void *)ptm_gen_models[i],
+        };
+
+        type_register_static(&info);   /* copies what it keeps */
+    }
 }
 
 type_init(telemetry_traffic_register_types)

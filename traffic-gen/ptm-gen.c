@@ -1,0 +1,327 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The common frame of the traffic generators: parameter tables, the
+ * parameter history of a running generator, and its migration format.
+ */
+#include <glib.h>
+#include <string.h>
+
+#include "ptm-gen.h"
+
+typedef unsigned __int128 u128;
+
+uint64_t ptm_cycle_ns(uint64_t c, uint64_t hz)
+{
+    return (uint64_t)((u128)c * 1000000000ull / hz);
+}
+
+/* splitmix64 finaliser over a running sum of the words */
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+uint64_t ptm_hash(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
+{
+    uint64_t h = mix(a + 0x9e3779b97f4a7c15ull);
+
+    h = mix(h ^ (b + 0x9e3779b97f4a7c15ull));
+    h = mix(h ^ (c + 0x9e3779b97f4a7c15ull));
+    return mix(h ^ (d + 0x9e3779b97f4a7c15ull));
+}
+
+const PtmGenModel *ptm_gen_model_find(const char *name)
+{
+    for (unsigned i = 0; ptm_gen_models[i]; i++) {
+        if (!strcmp(ptm_gen_models[i]->name, name)) {
+            return ptm_gen_models[i];
+        }
+    }
+    return NULL;
+}
+
+int64_t ptm_param_get(const PtmParamDesc *d, const void *params)
+{
+    const char *p = (const char *)params + d->offset;
+
+    switch (d->type) {
+    case PTM_PARAM_BOOL:
+        return *(const bool *)p;
+    case PTM_PARAM_U32:
+        return *(const uint32_t *)p;
+    default:
+        return *(const int32_t *)p;
+    }
+}
+
+void ptm_param_set(const PtmParamDesc *d, void *params, int64_t v)
+{
+    char *p = (char *)params + d->offset;
+
+    switch (d->type) {
+    case PTM_PARAM_BOOL:
+        *(bool *)p = v != 0;
+        break;
+    case PTM_PARAM_U32:
+        *(uint32_t *)p = (uint32_t)v;
+        break;
+    default:
+        *(int32_t *)p = (int32_t)v;
+        break;
+    }
+}
+
+char *ptm_param_check(const PtmParamDesc *d, int64_t v)
+{
+    if (v < d->min || v > d->max) {
+        return g_strdup_printf("%s is %" G_GINT64_FORMAT ", allowed: %"
+                               G_GINT64_FORMAT " to %" G_GINT64_FORMAT,
+                               d->name, v, d->min, d->max);
+    }
+    return NULL;
+}
+
+static char *check_all(const PtmGenModel *m, const void *params,
+                       const PtmGeometry *geo)
+{
+    for (unsigned i = 0; i < m->nparams; i++) {
+        char *err = ptm_param_check(&m->params[i],
+                                    ptm_param_get(&m->params[i], params));
+        if (err) {
+            return err;
+        }
+    }
+    return m->check ? m->check(params, geo) : NULL;
+}
+
+PtmGen *ptm_gen_new(const PtmGenModel *m, const void *params,
+                    const PtmGeometry *geo, char **err)
+{
+    PtmGen *g;
+
+    *err = check_all(m, params, geo);
+    if (*err) {
+        return NULL;
+    }
+    g = g_new0(PtmGen, 1);
+    g->model = m;
+    g->geo = *geo;
+    g->nver = 1;
+    g->from_ns[0] = 0;
+    g->params[0] = g_memdup2(params, m->params_size);
+    return g;
+}
+
+void ptm_gen_free(PtmGen *g)
+{
+    if (!g) {
+        return;
+    }
+    for (unsigned i = 0; i < g->nver; i++) {
+        g_free(g->params[i]);
+    }
+    g_free(g);
+}
+
+/* Longest drain window of the card, in ns, rounded up. */
+static uint64_t longest_window_ns(const PtmGeometry *geo)
+{
+    uint64_t slow = MIN(geo->pcie_hz, geo->dma_hz);
+
+    return ptm_cycle_ns(geo->drain_period, slow) + 1;
+}
+
+static void drop_version(PtmGen *g, unsigned i)
+{
+    g_free(g->params[i]);
+    memmove(&g->params[i], &g->params[i + 1],
+            (g->nver - i - 1) * sizeof(g->params[0]));
+    memmove(&g->from_ns[i], &g->from_ns[i + 1],
+            (g->nver - i - 1) * sizeof(g->from_ns[0]));
+    g->nver--;
+}
+
+char *ptm_gen_set_params(PtmGen *g, const void *params, uint64_t from_ns,
+                         uint64_t now_ns)
+{
+    /* a window not yet counted started at most two windows ago */
+    uint64_t horizon = 2 * longest_window_ns(&g->geo);
+    uint64_t oldest = now_ns > horizon ? now_ns - horizon : 0;
+    char *err = check_all(g->model, params, &g->geo);
+
+    if (err) {
+        return err;
+    }
+    /* versions that would start at or after from_ns are replaced */
+    while (g->nver > 1 && g->from_ns[g->nver - 1] >= from_ns) {
+        drop_version(g, g->nver - 1);
+    }
+    if (g->nver == 1 && g->from_ns[0] >= from_ns) {
+        drop_version(g, 0);
+    }
+    /* versions superseded before anything still needed */
+    while (g->nver > 1 && g->from_ns[1] <= oldest) {
+        drop_version(g, 0);
+    }
+    if (g->nver == PTM_GEN_HISTORY) {
+        drop_version(g, 0);
+    }
+    g->from_ns[g->nver] = g->nver ? from_ns : 0;
+    g->params[g->nver] = g_memdup2(params, g->model->params_size);
+    g->nver++;
+    return NULL;
+}
+
+const void *ptm_gen_params_at(const PtmGen *g, uint64_t ns)
+{
+    unsigned i = g->nver - 1;
+
+    while (i > 0 && g->from_ns[i] > ns) {
+        i--;
+    }
+    return g->params[i];
+}
+
+const void *ptm_gen_params(const PtmGen *g)
+{
+    return g->params[g->nver - 1];
+}
+
+static uint64_t gen_fill(void *opaque, const PtmProbeInfo *probe,
+                         uint64_t start, uint64_t max, PtmChunk *out)
+{
+    const PtmGen *g = opaque;
+    uint64_t t = ptm_cycle_ns(start, probe->hz);
+    unsigned i = g->nver - 1;
+
+    while (i > 0 && g->from_ns[i] > t) {
+        i--;
+    }
+    /* a span never straddles a change: cut it where the next one starts */
+    if (i + 1 < g->nver) {
+        uint64_t lim = (uint64_t)(((u128)g->from_ns[i + 1] * probe->hz +
+                                   999999999ull) / 1000000000ull);
+        if (lim > start && lim - start < max) {
+            max = lim - start;
+        }
+    }
+    return g->model->fill(g, g->params[i], probe, start, max, out);
+}
+
+static void gen_settings(void *opaque, unsigned e, uint64_t cycle,
+                         PtmSettings *set)
+{
+    const PtmGen *g = opaque;
+
+    if (g->model->settings) {
+        const void *p = ptm_gen_params_at(g, ptm_cycle_ns(cycle,
+                                                          g->geo.pcie_hz));
+        g->model->settings(g, p, e, cycle, set);
+    }
+}
+
+const PtmSourceOps ptm_gen_source_ops = {
+    .fill = gen_fill,
+    .settings = gen_settings,
+};
+
+/* ---------------------------------------------------------------- state */
+
+#define GEN_SAVE_MAGIC 0x50544d47u      /* "PTMG" */
+
+static void put64(GByteArray *b, uint64_t v)
+{
+    uint8_t le[8];
+
+    for (int i = 0; i < 8; i++) {
+        le[i] = v >> (8 * i);
+    }
+    g_byte_array_append(b, le, 8);
+}
+
+static bool get64(const uint8_t **p, size_t *left, uint64_t *v)
+{
+    if (*left < 8) {
+        return false;
+    }
+    *v = 0;
+    for (int i = 0; i < 8; i++) {
+        *v |= (uint64_t)(*p)[i] << (8 * i);
+    }
+    *p += 8;
+    *left -= 8;
+    return true;
+}
+
+void *ptm_gen_save(const PtmGen *g, size_t *len)
+{
+    GByteArray *b = g_byte_array_new();
+    const PtmGenModel *m = g->model;
+
+    put64(b, GEN_SAVE_MAGIC);
+    put64(b, m->nparams);
+    put64(b, g->nver);
+    for (unsigned i = 0; i < g->nver; i++) {
+        put64(b, g->from_ns[i]);
+        for (unsigned k = 0; k < m->nparams; k++) {
+            put64(b, (uint64_t)ptm_param_get(&m->params[k], g->params[i]));
+        }
+    }
+    *len = b->len;
+    return g_byte_array_free(b, FALSE);
+}
+
+char *ptm_gen_load(PtmGen *g, const void *buf, size_t len)
+{
+    const PtmGenModel *m = g->model;
+    const uint8_t *p = buf;
+    uint64_t magic, np, nver, v;
+    void *params[PTM_GEN_HISTORY] = { 0 };
+    uint64_t from[PTM_GEN_HISTORY];
+    char *err = NULL;
+
+    if (!get64(&p, &len, &magic) || magic != GEN_SAVE_MAGIC ||
+        !get64(&p, &len, &np) || np != m->nparams ||
+        !get64(&p, &len, &nver) ||
+        nver < 1 || nver > PTM_GEN_HISTORY) {
+        return g_strdup_printf("traffic state: not a state of a %s "
+                               "generator", m->name);
+    }
+    for (unsigned i = 0; i < nver && !err; i++) {
+        params[i] = g_malloc0(m->params_size);
+        if (!get64(&p, &len, &from[i])) {
+            err = g_strdup("traffic state: truncated");
+        }
+        for (unsigned k = 0; k < m->nparams && !err; k++) {
+            if (!get64(&p, &len, &v)) {
+                err = g_strdup("traffic state: truncated");
+            } else {
+                err = ptm_param_check(&m->params[k], (int64_t)v);
+                ptm_param_set(&m->params[k], params[i], (int64_t)v);
+            }
+        }
+        if (!err && m->check) {
+            err = m->check(params[i], &g->geo);
+        }
+    }
+    if (!err && len) {
+        err = g_strdup("traffic state: trailing bytes");
+    }
+    if (err) {
+        for (unsigned i = 0; i < nver; i++) {
+            g_free(params[i]);
+        }
+        return err;
+    }
+    for (unsigned i = 0; i < g->nver; i++) {
+        g_free(g->params[i]);
+    }
+    g->nver = nver;
+    memcpy(g->from_ns, from, nver * sizeof(from[0]));
+    memcpy(g->params, params, nver * sizeof(params[0]));
+    return NULL;
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Traffic generators: the common frame around every model of synthetic
+ * traffic (pattern, random, ...).
+ *
+ * A model is a table: its parameters (name, type, range, offset in its
+ * parameter struct), a check against the card's geometry, and a fill
+ * function that describes a probe's cycles as the core's signal interface
+ * asks (ptm-signals.h). A generator is a model bound to one card: its
+ * geometry, a seed, and its parameters over time. A parameter change made
+ * while the card runs takes effect from a moment the caller gives (the next
+ * PCIe drain); windows that started before it keep the old values, so the
+ * description stays a pure function of (probe, cycle) for every cycle the
+ * core may still ask about. Models keep no other state: whatever varies
+ * (random choices, jitter) is derived from the seed, the probe and the
+ * cycle, so a generator is saved for migration as its parameter history
+ * alone. Models that draw random numbers have a `seed` parameter.
+ */
+#ifndef PTM_GEN_H
+#define PTM_GEN_H
+
+#include <stddef.h>
+
+#include "ptm-signals.h"
+
+typedef enum PtmParamType {
+    PTM_PARAM_BOOL,                 /* bool */
+    PTM_PARAM_U32,                  /* uint32_t */
+    PTM_PARAM_I32,                  /* int32_t */
+} PtmParamType;
+
+typedef struct PtmParamDesc {
+    const char *name;               /* as the QOM property is named */
+    PtmParamType type;
+    size_t offset;                  /* in the model's parameter struct */
+    int64_t min, max;
+    const char *desc;
+} PtmParamDesc;
+
+typedef struct PtmGen PtmGen;
+
+typedef struct PtmGenModel {
+    const char *name;               /* telemetry-traffic-<name> */
+    const char *summary;
+    size_t params_size;
+    const PtmParamDesc *params;
+    unsigned nparams;
+    void (*defaults)(void *params);
+    /* NULL if the parameters fit the card, else a message to g_free() */
+    char *(*check)(const void *params, const PtmGeometry *geo);
+    /* as PtmSourceOps.fill, with the parameters in force at `start` */
+    uint64_t (*fill)(const PtmGen *gen, const void *params,
+                     const PtmProbeInfo *probe, uint64_t start, uint64_t max,
+                     PtmChunk *out);
+    /* optional, as PtmSourceOps.settings */
+    void (*settings)(const PtmGen *gen, const void *params, unsigned e,
+                     uint64_t cycle, PtmSettings *set);
+} PtmGenModel;
+
+#define PTM_GEN_HISTORY 8
+
+struct PtmGen {
+    const PtmGenModel *model;
+    PtmGeometry geo;
+    unsigned nver;
+    uint64_t from_ns[PTM_GEN_HISTORY];  /* ascending; from_ns[0] = 0 */
+    void *params[PTM_GEN_HISTORY];
+};
+
+/* Models built into the library, NULL-terminated. */
+extern const PtmGenModel *const ptm_gen_models[];
+const PtmGenModel *ptm_gen_model_find(const char *name);
+
+/* Range check of one parameter value; NULL or a message to g_free(). */
+char *ptm_param_check(const PtmParamDesc *d, int64_t v);
+int64_t ptm_param_get(const PtmParamDesc *d, const void *params);
+void ptm_param_set(const PtmParamDesc *d, void *params, int64_t v);
+
+/* A generator with the given parameters; NULL and *err if they do not fit. */
+PtmGen *ptm_gen_new(const PtmGenModel *m, const void *params,
+                    const PtmGeometry *geo, char **err);
+void ptm_gen_free(PtmGen *g);
+/*
+ * New parameters from virtual time from_ns on. Refused (message returned,
+ * nothing changed) if they do not fit the card. now_ns is the present:
+ * versions no window can need any more are dropped.
+ */
+char *ptm_gen_set_params(PtmGen *g, const void *params, uint64_t from_ns,
+                         uint64_t now_ns);
+/* The parameters in force at virtual time ns. */
+const void *ptm_gen_params_at(const PtmGen *g, uint64_t ns);
+/* The newest parameters. */
+const void *ptm_gen_params(const PtmGen *g);
+
+/* The core's view: opaque is the PtmGen. */
+extern const PtmSourceOps ptm_gen_source_ops;
+
+/* Migration: the parameter history. */
+void *ptm_gen_save(const PtmGen *g, size_t *len);
+char *ptm_gen_load(PtmGen *g, const void *buf, size_t len);
+
+/* Time of cycle c of a clock of hz Hz, rounded down to whole ns. */
+uint64_t ptm_cycle_ns(uint64_t c, uint64_t hz);
+
+/* A 64-bit mix of several words, for seeding per window or frame. */
+uint64_t ptm_hash(uint64_t a, uint64_t b, uint64_t c, uint64_t d);
+
+#endif

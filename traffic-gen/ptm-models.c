@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The generator models built into the library. */
+#include <stddef.h>
+
+#include "ptm-gen.h"
+#include "ptm-pattern.h"
+
+const PtmGenModel *const ptm_gen_models[] = {
+    &ptm_model_idle,
+    &ptm_model_pattern,
+    NULL,
+};
