@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The generator frame: parameter ranges, the history of live changes,
+ * spans cut at a change, migration of the history, and a live change seen
+ * through the core from the next PCIe drain window on.
+ */
+#include <glib.h>
+#include <string.h>
+
+#include "ptm-core.h"
+#include "ptm-gen.h"
+#include "ptm-pattern.h"
+
+static const PtmParamDesc *param(const PtmGenModel *m, const char *name)
+{
+    for (unsigned i = 0; i < m->nparams; i++) {
+        if (!strcmp(m->params[i].name, name)) {
+            return &m->params[i];
+        }
+    }
+    g_error("no parameter %s", name);
+}
+
+static PtmGen *pattern_gen(uint32_t rq_bytes)
+{
+    PtmPatternParams par;
+    PtmConfig cfg;
+    PtmCore *core;
+    PtmGeometry geo;
+    PtmGen *g;
+    char *err = NULL;
+
+    ptm_config_default(&cfg);
+    core = ptm_core_new(&cfg);
+    ptm_core_geometry(core, &geo);
+    ptm_core_free(core);
+    ptm_pattern_params_default(&par);
+    par.bus[PTM_BUS_RQ].frame_bytes = rq_bytes;
+    g = ptm_gen_new(&ptm_model_pattern, &par, &geo, &err);
+    g_assert_null(err);
+    return g;
+}
+
+static uint32_t rq_at(PtmGen *g, uint64_t ns)
+{
+    return ((const PtmPatternParams *)ptm_gen_params_at(g, ns))
+        ->bus[PTM_BUS_RQ].frame_bytes;
+}
+
+static void test_models(void)
+{
+    g_assert(ptm_gen_model_find("pattern") == &ptm_model_pattern);
+    g_assert(ptm_gen_model_find("idle") == &ptm_model_idle);
+    g_assert_null(ptm_gen_model_find("nope"));
+    for (unsigned i = 0; ptm_gen_models[i]; i++) {
+        const PtmGenModel *m = ptm_gen_models[i];
+        void *p = g_malloc0(m->params_size);
+
+        /* defaults are in range */
+        m->defaults(p);
+        for (unsigned k = 0; k < m->nparams; k++) {
+            char *err = ptm_param_check(&m->params[k],
+                                        ptm_param_get(&m->params[k], p));
+            g_assert_null(err);
+        }
+        g_free(p);
+    }
+}
+
+static void test_history(void)
+{
+    PtmGen *g = pattern_gen(256);
+    PtmPatternParams p = *(const PtmPatternParams *)ptm_gen_params(g);
+    const PtmParamDesc *d = param(&ptm_model_pattern, "rq-frame-bytes");
+    char *err;
+
+    g_assert_nonnull(d);
+    err = ptm_param_check(d, 70000);
+    g_assert_nonnull(err);
+    g_free(err);
+    p.bus[PTM_BUS_RQ].frame_bytes = 512;
+    g_assert_null(ptm_gen_set_params(g, &p, 20000, 15000));
+    g_assert_cmpuint(rq_at(g, 0), ==, 256);
+    g_assert_cmpuint(rq_at(g, 19999), ==, 256);
+    g_assert_cmpuint(rq_at(g, 20000), ==, 512);
+    /* a second change before the first takes effect replaces it */
+    p.bus[PTM_BUS_RQ].frame_bytes = 1024;
+    g_assert_null(ptm_gen_set_params(g, &p, 20000, 16000));
+    g_assert_cmpuint(g->nver, ==, 2);
+    g_assert_cmpuint(rq_at(g, 20000), ==, 1024);
+    /* a value the card cannot take is refused and nothing changes */
+    p.tags_free = 5000;
+    err = ptm_gen_set_params(g, &p, 40000, 30000);
+    g_assert_nonnull(err);
+    g_free(err);
+    g_assert_cmpuint(g->nver, ==, 2);
+    /* old versions go once no window can need them */
+    p.tags_free = -1;
+    for (unsigned i = 0; i < 20; i++) {
+        p.bus[PTM_BUS_RQ].frame_bytes = 64 + i;
+        g_assert_null(ptm_gen_set_params(g, &p, 100000 * (i + 1),
+                                         100000 * (i + 1) - 5000));
+    }
+    g_assert_cmpuint(g->nver, <=, 2);
+    g_assert_cmpuint(rq_at(g, 2000000), ==, 64 + 19);
+    ptm_gen_free(g);
+}
+
+static void test_fill_cut_at_change(void)
+{
+    PtmGen *g = pattern_gen(256);
+    PtmPatternParams p = *(const PtmPatternParams *)ptm_gen_params(g);
+    PtmProbeInfo probe = {
+        .domain = PTM_DOMAIN_PCIE, .buses = 2, .regions = 2,
+        .bus_regions = { 2, 2 }, .bus_items = { 8, 8 }, .hz = 400000000,
+    };
+    PtmChunk *ch = g_new0(PtmChunk, 1);
+    uint64_t n;
+
+    p.bus[PTM_BUS_RQ].frame_bytes = 0;
+    g_assert_null(ptm_gen_set_params(g, &p, 10000, 5000));
+    /* 10 us = PCIe cycle 4000: a span from 0 stops there */
+    n = ptm_gen_source_ops.fill(g, &probe, 0, 8192, ch);
+    g_assert_cmpuint(n, ==, 4000);
+    g_assert_cmpuint(ch->seg[0].bus[0].src_rdy, ==, 1);
+    n = ptm_gen_source_ops.fill(g, &probe, 4000, 8192, ch);
+    g_assert_cmpuint(n, ==, 8192);
+    g_assert_cmpuint(ch->seg[0].bus[0].src_rdy, ==, 0);
+    g_free(ch);
+    ptm_gen_free(g);
+}
+
+static void test_save_load(void)
+{
+    PtmGen *a = pattern_gen(256), *b = pattern_gen(100);
+    PtmPatternParams p = *(const PtmPatternParams *)ptm_gen_params(a);
+    size_t len;
+    void *blob;
+    char *err;
+
+    p.bus[PTM_BUS_RQ].frame_bytes = 512;
+    g_assert_null(ptm_gen_set_params(a, &p, 20000, 15000));
+    blob = ptm_gen_save(a, &len);
+    g_assert_null(ptm_gen_load(b, blob, len));
+    g_assert_cmpuint(rq_at(b, 0), ==, 256);
+    g_assert_cmpuint(rq_at(b, 20000), ==, 512);
+    err = ptm_gen_load(b, blob, len - 1);
+    g_assert_nonnull(err);
+    g_free(err);
+    g_assert_cmpuint(rq_at(b, 20000), ==, 512);
+    g_free(blob);
+    ptm_gen_free(a);
+    ptm_gen_free(b);
+}
+
+/* Through the core: RQ stops from the PCIe window after the change. */
+static void test_live_change(void)
+{
+    PtmConfig cfg;
+    PtmCore *core;
+    PtmGeometry geo;
+    PtmPatternParams p;
+    PtmGen *g;
+    char *err = NULL;
+    uint64_t from;
+
+    ptm_config_default(&cfg);
+    core = ptm_core_new(&cfg);
+    ptm_core_geometry(core, &geo);
+    ptm_pattern_params_default(&p);
+    p.bus[PTM_BUS_RQ].frame_bytes = 256;        /* a word every cycle */
+    g = ptm_gen_new(&ptm_model_pattern, &p, &geo, &err);
+    g_assert_null(err);
+    ptm_core_set_source(core, &ptm_gen_source_ops, g);
+    ptm_core_power_on(core, 0);
+    ptm_core_write(core, 0, PTM_REG_READ_SEL, 1, 4);
+
+    /* at 15 us window 1 runs (cycles 4095..8190); window 2 starts at
+     * cycle 8191 = 20477.5 ns */
+    ptm_core_advance(core, 15000);
+    from = ptm_core_next_pcie_window_ns(core, 15000);
+    g_assert_cmpuint(from, ==, 20477);
+    p.bus[PTM_BUS_RQ].frame_bytes = 0;
+    g_assert_null(ptm_gen_set_params(g, &p, from, 15000));
+    /* by 35 us windows 0..2 are in: 4095 + 4096 words, none in window 2 */
+    g_assert_cmpuint(ptm_core_read(core, 35000, PTM_CNT_BASE + 8, 8), ==,
+                     4095 + 4096);
+    g_assert_cmpuint(ptm_core_read(core, 35000, PTM_CNT_BASE, 8), ==,
+                     4095 + 2 * 4096);
+    ptm_core_free(core);
+    ptm_gen_free(g);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/gen/models", test_models);
+    g_test_add_func("/gen/history", test_history);
+    g_test_add_func("/gen/fill-cut-at-change", test_fill_cut_at_change);
+    g_test_add_func("/gen/save-load", test_save_load);
+    g_test_add_func("/gen/live-change", test_live_change);
+    return g_test_run();
+}
