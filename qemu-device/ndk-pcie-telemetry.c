@@ -37,6 +37,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(NdkPcieTelemetryState, NDK_PCIE_TELEMETRY)
 #define NDK_TELEMETRY_TICK_NS   (1 * SCALE_MS)
 
 /* PCIe fields that pci_regs.h of QEMU 10.0 does not name */
+#define EXP_DEVCAP2_10BIT_TAG_COMP 0x00010000
 #define EXP_DEVCAP2_10BIT_TAG_REQ  0x00020000
 #define EXP_DEVCTL2_10BIT_TAG_REQ  0x1000
 
@@ -82,7 +83,9 @@ static void ndk_telemetry_write(void *opaque, hwaddr addr, uint64_t val,
 
     trace_ptm_mmio_write(addr, size, val);
     ptm_core_write(s->core, t, addr, val, size);
-    if ((addr & ~3ull) == PTM_REG_COMMAND && (val & 0xF)) {
+    /* COMMAND and its aliases below the counter window */
+    if (addr < PTM_CNT_BASE && (addr & 0xFC) == PTM_REG_COMMAND &&
+        (val & 0xF)) {
         trace_ptm_command(val & 0xF, ptm_core_mi_cycle(s->core, t),
                           ptm_core_busy_until(s->core));
     }
@@ -197,13 +200,18 @@ static int ndk_telemetry_init_pcie(NdkPcieTelemetryState *s, Error **errp)
     }
     cap = pdev->config + pos;
     wmask = pdev->wmask + pos;
-    /* what the card supports */
+    /* what the card supports (QEMU sets Extended Tag on its own) */
+    pci_long_test_and_clear_mask(cap + PCI_EXP_DEVCAP,
+                                 PCI_EXP_DEVCAP_PAYLOAD |
+                                 PCI_EXP_DEVCAP_EXT_TAG);
     pci_long_test_and_set_mask(cap + PCI_EXP_DEVCAP,
                                ctz32(s->max_payload / 128) |
                                (s->ext_tag ? PCI_EXP_DEVCAP_EXT_TAG : 0));
     if (s->tag_10bit) {
+        /* a 10-bit tag requester must also complete 10-bit tags */
         pci_long_test_and_set_mask(cap + PCI_EXP_DEVCAP2,
-                                   EXP_DEVCAP2_10BIT_TAG_REQ);
+                                   EXP_DEVCAP2_10BIT_TAG_REQ |
+                                   EXP_DEVCAP2_10BIT_TAG_COMP);
     }
     /* what the host programs */
     pci_word_test_and_set_mask(wmask + PCI_EXP_DEVCTL,

@@ -220,9 +220,11 @@ char *ptm_config_check(const PtmConfig *cfg)
 
     ptm_layout_compute(cfg, &lay);
     if (lay.channels_per_endpoint > 255) {
-        return g_strdup_printf("properties 'dma-ports' and "
-                               "'dma-up/down-mfb-regions' give %u channels "
-                               "per endpoint, allowed: at most 255 (the "
+        return g_strdup_printf("properties 'dma-ports', "
+                               "'dma-up-mfb-regions', 'dma-down-mfb-regions', "
+                               "'pcie-rq-mfb-regions' and "
+                               "'pcie-rc-mfb-regions' give %u channels per "
+                               "endpoint, allowed: at most 255 (the "
                                "CFG_LAYOUT field)", lay.channels_per_endpoint);
     }
     if ((uint64_t)lay.entries * 8 > PTM_BAR_SIZE - PTM_CNT_BASE) {
@@ -718,10 +720,11 @@ void ptm_core_reset(PtmCore *core, uint64_t now_ns)
 
 void ptm_core_power_on(PtmCore *core, uint64_t now_ns)
 {
+    /* nothing ran before the FPGA was configured: no catching up */
+    core->mi_done = ptm_core_mi_cycle(core, now_ns);
+    ptm_core_reset(core, now_ns);
     memset(core->live, 0, core->lay.entries * sizeof(uint64_t));
     memset(core->snap, 0, core->lay.entries * sizeof(uint64_t));
-    core->mi_done = 0;
-    ptm_core_reset(core, now_ns);
     core->n_lost = core->n_applied = 0;
 }
 
@@ -959,16 +962,34 @@ static void put64(GByteArray *b, uint64_t v)
     put(b, le, 8);
 }
 
+/* Every generic and clock: a state only fits a card built alike. */
+static void config_put(GByteArray *b, const PtmConfig *c)
+{
+    const uint32_t *u32[] = {
+        &c->pcie_endpoints, &c->dma_ports, &c->pcie_rq_mfb_regions,
+        &c->pcie_rc_mfb_regions, &c->dma_up_mfb_regions,
+        &c->dma_down_mfb_regions, &c->pcie_rq_mfb_region_bytes,
+        &c->pcie_rc_mfb_region_bytes, &c->dma_up_mfb_region_bytes,
+        &c->dma_down_mfb_region_bytes, &c->mfb_item_bytes,
+        &c->pcie_eof_pos_width, &c->dma_eof_pos_width, &c->cnt_width,
+        &c->drain_period, &c->tag_capacity, &c->stfifo_capacity,
+    };
+
+    for (size_t i = 0; i < G_N_ELEMENTS(u32); i++) {
+        put64(b, *u32[i]);
+    }
+    put64(b, c->pcie_clk_hz);
+    put64(b, c->dma_clk_hz);
+    put64(b, c->mi_clk_hz);
+}
+
 void *ptm_core_save(const PtmCore *core, size_t *len)
 {
     GByteArray *b = g_byte_array_new();
 
     put64(b, PTM_SAVE_MAGIC);
     put64(b, PTM_SAVE_VERSION);
-    put64(b, core->lay.entries);
-    put64(b, core->lay.channels_per_endpoint);
-    put64(b, core->cfg.pcie_endpoints);
-    put64(b, core->cfg.drain_period);
+    config_put(b, &core->cfg);
     for (unsigned e = 0; e < core->lay.entries; e++) {
         put64(b, core->live[e]);
         put64(b, core->snap[e]);
@@ -1040,18 +1061,28 @@ static uint64_t get64(Reader *r)
     return v;
 }
 
-char *ptm_core_load(PtmCore *core, const void *buf, size_t len)
+static char *load_into(PtmCore *core, const void *buf, size_t len)
 {
     Reader r = { .p = buf, .left = len };
+    GByteArray *want = g_byte_array_new();
     uint64_t flags;
+    bool same = true;
 
     if (get64(&r) != PTM_SAVE_MAGIC || get64(&r) != PTM_SAVE_VERSION) {
+        g_byte_array_free(want, TRUE);
         return g_strdup("telemetry state: not a state of this version");
     }
-    if (get64(&r) != core->lay.entries ||
-        get64(&r) != core->lay.channels_per_endpoint ||
-        get64(&r) != core->cfg.pcie_endpoints ||
-        get64(&r) != core->cfg.drain_period) {
+    config_put(want, &core->cfg);
+    for (size_t i = 0; i < want->len / 8; i++) {
+        uint64_t v = 0;
+
+        for (int k = 0; k < 8; k++) {
+            v |= (uint64_t)want->data[8 * i + k] << (8 * k);
+        }
+        same &= get64(&r) == v;
+    }
+    g_byte_array_free(want, TRUE);
+    if (!same || r.bad) {
         return g_strdup("telemetry state: saved with other properties");
     }
     for (unsigned e = 0; e < core->lay.entries; e++) {
@@ -1123,4 +1154,22 @@ char *ptm_core_load(PtmCore *core, const void *buf, size_t len)
         return g_strdup("telemetry state: truncated or corrupt");
     }
     return NULL;
+}
+
+char *ptm_core_load(PtmCore *core, const void *buf, size_t len)
+{
+    /* into a scratch core first, so that a bad state changes nothing */
+    PtmCore *tmp = ptm_core_new(&core->cfg);
+    char *err = load_into(tmp, buf, len);
+    PtmCore keep;
+
+    if (!err) {
+        keep = *core;
+        *core = *tmp;
+        core->ops = keep.ops;
+        core->opaque = keep.opaque;
+        *tmp = keep;
+    }
+    ptm_core_free(tmp);
+    return err;
 }

@@ -84,6 +84,9 @@ static void count_stateless(const PtmProbeShape *sh, PtmCountState *st,
         } else if (bc->src_rdy) {
             acc[base + PTM_CH_STALL] += n;
         }
+        if (sh->info.domain == PTM_DOMAIN_PCIE) {
+            continue;       /* the PCIe side has no MVB inputs */
+        }
         if (bc->mvb_src_rdy && bc->mvb_dst_rdy) {
             acc[base + PTM_CH_MVB] += popcount16(bc->mvb_vld & rmask) * n;
         } else if (bc->mvb_src_rdy) {

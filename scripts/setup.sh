@@ -104,7 +104,9 @@ fetch_qemu_source() {
         local dsc
         dsc=$(ls "$CACHE"/dl/qemu_*.dsc 2>/dev/null | sort -V | tail -1 || true)
         if [ -z "$dsc" ]; then
-            [ "${NDK_TELEMETRY_NO_APT:-0}" = 1 ] || ensure_apt_sources
+            # as root make sure of the deb-src line; a user may have their own
+            [ "${NDK_TELEMETRY_NO_APT:-0}" = 1 ] || [ "$(id -u)" != 0 ] ||
+                ensure_apt_sources
             step "Downloading Debian's QEMU source package (qemu/trixie, ~40 MB)"
             (cd "$CACHE/dl" && apt-get source --download-only qemu/trixie) ||
                 die "apt-get source qemu/trixie failed" \

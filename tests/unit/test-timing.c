@@ -405,6 +405,61 @@ static void test_source_settings(void)
     ptm_core_free(core);
 }
 
+/* A card created late (hot-plug) starts from zero, without catching up. */
+static void test_late_power_on(void)
+{
+    PtmConfig cfg;
+    PtmCore *core;
+    uint64_t t = 2000000000ull;                 /* 2 s */
+
+    ptm_config_default(&cfg);
+    core = ptm_core_new(&cfg);
+    ptm_core_power_on(core, t);
+    ptm_core_write(core, t, PTM_REG_READ_SEL, 1, 4);
+    g_assert_cmpuint(ptm_core_read(core, t, PTM_CNT_BASE, 8), ==, 0);
+    g_assert_cmpuint(ptm_core_applied_deltas(core), ==, 0);
+    /* its first window: 4095 cycles from its creation */
+    g_assert_cmpuint(ptm_core_read(core, t + 15000, PTM_CNT_BASE, 8), ==,
+                     4095);
+    ptm_core_free(core);
+}
+
+/* A state only loads into a card with the same generics and clocks. */
+static void test_load_other_config(void)
+{
+    PtmConfig cfg;
+    PtmCore *a, *b;
+    void *blob;
+    size_t len;
+    char *err;
+
+    ptm_config_default(&cfg);
+    a = ptm_core_new(&cfg);
+    ptm_core_power_on(a, 0);
+    ptm_core_advance(a, 50000);
+    blob = ptm_core_save(a, &len);
+    cfg.cnt_width = 40;
+    b = ptm_core_new(&cfg);
+    ptm_core_power_on(b, 0);
+    err = ptm_core_load(b, blob, len);
+    g_assert_nonnull(err);
+    g_free(err);
+    ptm_core_free(b);
+    ptm_config_default(&cfg);
+    cfg.mi_clk_hz = 125000000;
+    b = ptm_core_new(&cfg);
+    ptm_core_power_on(b, 0);
+    err = ptm_core_load(b, blob, len);
+    g_assert_nonnull(err);
+    g_free(err);
+    /* and a refused state changed nothing */
+    ptm_core_write(b, 0, PTM_REG_READ_SEL, 1, 4);
+    g_assert_cmpuint(ptm_core_read(b, 0, PTM_CNT_BASE, 8), ==, 0);
+    g_free(blob);
+    ptm_core_free(a);
+    ptm_core_free(b);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -419,5 +474,7 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/save-load", test_save_load);
     g_test_add_func("/timing/reset", test_reset);
     g_test_add_func("/timing/source-settings", test_source_settings);
+    g_test_add_func("/timing/late-power-on", test_late_power_on);
+    g_test_add_func("/timing/load-other-config", test_load_other_config);
     return g_test_run();
 }
