@@ -367,7 +367,7 @@ PtmCore *ptm_core_new(const PtmConfig *cfg)
     }
     core->live = g_new0(uint64_t, core->lay.entries);
     core->snap = g_new0(uint64_t, core->lay.entries);
-    core->chunk = g_new0(PtmChunk, 1);
+    core->chunk = ptm_chunk_new();
     for (unsigned e = 0; e < PTM_MAX_ENDPOINTS; e++) {
         /* power-on values of Device Control: 128 B payload, 512 B reads */
         core->settings[e] = (PtmSettings) { .mps = 0, .mrrs = 2 };
@@ -388,7 +388,7 @@ void ptm_core_free(PtmCore *core)
     g_free(core->probe);
     g_free(core->live);
     g_free(core->snap);
-    g_free(core->chunk);
+    ptm_chunk_free(core->chunk);
     g_free(core);
 }
 
@@ -451,7 +451,10 @@ static uint64_t probe_next_event(const PtmCore *core, const PtmProbe *p)
 /* The chunk an absent source describes: idle buses, link up, all free. */
 static uint64_t idle_fill(const PtmCore *core, uint64_t max, PtmChunk *ch)
 {
-    PtmSegment *s = &ch->seg[0];
+    PtmSegment *s;
+
+    ch->seg = ch->scratch;
+    s = &ch->seg[0];
 
     memset(s, 0, sizeof(*s));
     s->cycles = max;
@@ -488,6 +491,7 @@ static void probe_count_span(PtmCore *core, PtmProbe *p, uint64_t start,
         uint64_t max = end - start, n = 0;
 
         if (core->ops) {
+            core->chunk->seg = core->chunk->scratch;
             core->chunk->nseg = 0;
             core->chunk->repeat = 1;
             core->ops->fill(core->opaque, &p->sh.info, start, max,

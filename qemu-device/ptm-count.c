@@ -9,9 +9,28 @@
  * bit per bus, and a fixed input maps that bit by a constant, the identity
  * or a negation, so a run of identical inputs settles with period <= 2.
  */
+#include <glib.h>
 #include <string.h>
 
 #include "ptm-core.h"
+
+PtmChunk *ptm_chunk_new(void)
+{
+    PtmChunk *ch = g_new0(PtmChunk, 1);
+
+    ch->scratch = g_new0(PtmSegment, PTM_CHUNK_SEGMENTS);
+    ch->seg = ch->scratch;
+    ch->repeat = 1;
+    return ch;
+}
+
+void ptm_chunk_free(PtmChunk *ch)
+{
+    if (ch) {
+        g_free(ch->scratch);
+        g_free(ch);
+    }
+}
 
 void ptm_count_state_window_start(PtmCountState *st)
 {
@@ -190,19 +209,32 @@ void ptm_count_chunk(const PtmProbeShape *sh, PtmCountState *st,
     uint64_t d1[256], d2[256];
     unsigned nch = sh->channels;
     uint64_t rem;
-    uint32_t s1, s2;
+    uint32_t s0, s1, s2;
 
-    count_pass(sh, st, ch, acc);
     if (ch->repeat <= 1) {
+        count_pass(sh, st, ch, acc);
         return;
     }
     /*
      * Every bus maps its open bit through the whole list by a constant,
-     * the identity or a negation: from the second pass on the joint state
-     * repeats with period 1 or 2.
+     * the identity or a negation, so the joint state repeats with period
+     * 1 or 2 from the second pass on; when the first pass ends where it
+     * began, every pass is the same.
      */
-    rem = ch->repeat - 1;
+    s0 = st->open;
+    memset(d1, 0, nch * sizeof(d1[0]));
+    count_pass(sh, st, ch, d1);
     s1 = st->open;
+    if (s1 == s0) {
+        for (unsigned c = 0; c < nch; c++) {
+            acc[c] += d1[c] * ch->repeat;
+        }
+        return;
+    }
+    for (unsigned c = 0; c < nch; c++) {
+        acc[c] += d1[c];
+    }
+    rem = ch->repeat - 1;
     memset(d1, 0, nch * sizeof(d1[0]));
     count_pass(sh, st, ch, d1);
     if (st->open == s1) {

@@ -71,8 +71,18 @@ typedef struct PtmSegment {
 typedef struct PtmChunk {
     uint64_t repeat;                /* >= 1: the list is played this often */
     unsigned nseg;                  /* 1 .. PTM_CHUNK_SEGMENTS */
-    PtmSegment seg[PTM_CHUNK_SEGMENTS];
+    /*
+     * The segments: the caller's scratch of PTM_CHUNK_SEGMENTS, or, if the
+     * source prefers, segments of its own that stay unchanged until its
+     * next call (no copying of cached descriptions).
+     */
+    PtmSegment *seg;
+    PtmSegment *scratch;            /* owned by whoever made the chunk */
 } PtmChunk;
+
+/* A chunk with its scratch segments; seg points at the scratch. */
+PtmChunk *ptm_chunk_new(void);
+void ptm_chunk_free(PtmChunk *ch);
 
 /* The card as a source sees it. */
 typedef struct PtmGeometry {

@@ -124,6 +124,9 @@ void ptm_gen_free(PtmGen *g)
     for (unsigned i = 0; i < g->nver; i++) {
         g_free(g->params[i]);
     }
+    if (g->cache && g->model->cache_free) {
+        g->model->cache_free(g->cache);
+    }
     g_free(g);
 }
 

@@ -55,6 +55,8 @@ typedef struct PtmGenModel {
     /* optional, as PtmSourceOps.settings */
     void (*settings)(const PtmGen *gen, const void *params, unsigned e,
                      uint64_t cycle, PtmSettings *set);
+    /* optional: frees PtmGen.cache */
+    void (*cache_free)(void *cache);
 } PtmGenModel;
 
 #define PTM_GEN_HISTORY 8
@@ -65,6 +67,7 @@ struct PtmGen {
     unsigned nver;
     uint64_t from_ns[PTM_GEN_HISTORY];  /* ascending; from_ns[0] = 0 */
     void *params[PTM_GEN_HISTORY];
+    void *cache;        /* the model's, derived data only, not migrated */
 };
 
 /* Models built into the library, NULL-terminated. */

@@ -12,6 +12,7 @@
 
 #include "ptm-core.h"
 #include "ptm-pattern.h"
+#include "ptm-random.h"
 
 static double cpu_now(void)
 {
@@ -36,6 +37,36 @@ static void busiest(PtmPatternParams *par)
     par->bus[PTM_BUS_DOWN].frame_bytes = 64;
     par->bus[PTM_BUS_DOWN].stall = 2;
     par->bus[PTM_BUS_DOWN].gap = 1;
+}
+
+static void run_gen(const char *name, const PtmConfig *cfg,
+                    const PtmGenModel *m, const void *params, double vsec)
+{
+    PtmCore *core = ptm_core_new(cfg);
+    PtmGeometry geo;
+    PtmGen *g;
+    char *err = NULL;
+    uint64_t end = (uint64_t)(vsec * 1e9), step = 1000000;
+    double t0;
+
+    ptm_core_geometry(core, &geo);
+    g = ptm_gen_new(m, params, &geo, &err);
+    if (!g) {
+        g_error("%s", err);
+    }
+    ptm_core_set_source(core, &ptm_gen_source_ops, g);
+    ptm_core_power_on(core, 0);
+    t0 = cpu_now();
+    for (uint64_t t = step; t <= end; t += step) {
+        ptm_core_advance(core, t);
+    }
+    t0 = cpu_now() - t0;
+    printf("%-44s %8.3f s CPU per virtual s  (%.1fx real time, "
+           "%" G_GUINT64_FORMAT " deltas, %" G_GUINT64_FORMAT " lost)\n",
+           name, t0 / vsec, vsec / t0, ptm_core_applied_deltas(core),
+           ptm_core_lost_deltas(core));
+    ptm_core_free(core);
+    ptm_gen_free(g);
 }
 
 static void run(const char *name, const PtmConfig *cfg,
@@ -70,8 +101,10 @@ int main(int argc, char **argv)
     double vsec = argc > 1 ? atof(argv[1]) : 1.0;
     PtmConfig cfg;
     PtmPatternParams par;
+    PtmRandomParams rnd;
 
     busiest(&par);
+    ptm_random_params_default(&rnd);
     ptm_config_default(&cfg);
     printf("virtual time per run: %.2f s, advanced in 1 ms steps\n", vsec);
     run("default card, idle", &cfg, NULL, vsec);
@@ -85,5 +118,12 @@ int main(int argc, char **argv)
     cfg.pcie_endpoints = 16;
     cfg.dma_ports = 4;
     run("16 endpoints x 4 DMA ports, pattern", &cfg, &par, vsec / 10);
+    ptm_config_default(&cfg);
+    run_gen("default card, random at its defaults", &cfg, &ptm_model_random,
+            &rnd, vsec);
+    rnd.bus[PTM_BUS_RQ].max_bytes = 4096;
+    rnd.bus[PTM_BUS_RC].max_bytes = 4096;
+    run_gen("default card, random, frames up to 4096 B", &cfg,
+            &ptm_model_random, &rnd, vsec);
     return 0;
 }

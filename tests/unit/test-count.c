@@ -42,6 +42,7 @@ static void pcie_shape(PtmProbeShape *sh)
 typedef struct Seq {
     PtmProbeShape sh;
     PtmChunk ch;
+    PtmSegment segs[64];
     uint64_t ref[256], fast[256];
 } Seq;
 
@@ -61,6 +62,7 @@ static void seq_init(Seq *s)
     memset(s, 0, sizeof(*s));
     pcie_shape(&s->sh);
     s->ch.repeat = 1;
+    s->ch.seg = s->segs;
 }
 
 static void seq_count(Seq *s)
@@ -302,7 +304,7 @@ static void random_bus(GRand *r, const PtmProbeShape *sh, PtmBusCycle *bc)
 static void check_random(PtmProbeShape *sh, unsigned seed)
 {
     GRand *r = g_rand_new_with_seed(seed);
-    PtmChunk *ch = g_new0(PtmChunk, 1);
+    PtmChunk *ch = ptm_chunk_new();
     PtmCountState a = { 0 }, b = { 0 };
     uint64_t ref[256] = { 0 }, fast[256] = { 0 };
 
@@ -338,7 +340,7 @@ static void check_random(PtmProbeShape *sh, unsigned seed)
                     " fast %" G_GUINT64_FORMAT, seed, c, ref[c], fast[c]);
         }
     }
-    g_free(ch);
+    ptm_chunk_free(ch);
     g_rand_free(r);
 }
 
@@ -367,7 +369,7 @@ static void test_fast_equals_reference(void)
 static void test_long_runs(void)
 {
     PtmProbeShape sh;
-    PtmChunk *ch = g_new0(PtmChunk, 1);
+    PtmChunk *ch = ptm_chunk_new();
     PtmCountState st = { 0 };
     uint64_t acc[256] = { 0 };
 
@@ -388,7 +390,7 @@ static void test_long_runs(void)
     g_assert_cmpuint(acc[REG(0, 0)], ==, 1000000000ull - 1);
     g_assert_cmpuint(acc[ITEMS(0)], ==, 16 * 1000000000ull - 8);
     g_assert_cmpuint(acc[SOF(0)], ==, 1000000000ull);
-    g_free(ch);
+    ptm_chunk_free(ch);
 }
 
 int main(int argc, char **argv)

@@ -114,7 +114,7 @@ static void test_fill_cut_at_change(void)
         .domain = PTM_DOMAIN_PCIE, .buses = 2, .regions = 2,
         .bus_regions = { 2, 2 }, .bus_items = { 8, 8 }, .hz = 400000000,
     };
-    PtmChunk *ch = g_new0(PtmChunk, 1);
+    PtmChunk *ch = ptm_chunk_new();
     uint64_t n;
 
     p.bus[PTM_BUS_RQ].frame_bytes = 0;
@@ -126,7 +126,7 @@ static void test_fill_cut_at_change(void)
     n = ptm_gen_source_ops.fill(g, &probe, 4000, 8192, ch);
     g_assert_cmpuint(n, ==, 8192);
     g_assert_cmpuint(ch->seg[0].bus[0].src_rdy, ==, 0);
-    g_free(ch);
+    ptm_chunk_free(ch);
     ptm_gen_free(g);
 }
 

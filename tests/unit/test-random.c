@@ -1,0 +1,327 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The random generator over many seeds and card geometries: its signals
+ * keep the MFB/MVB rules cycle by cycle, the fast counter equals the
+ * per-cycle reference on its chunks, the counters keep their invariants,
+ * the same seed gives the same counts, and the offered load follows the
+ * parameter.
+ */
+#include <glib.h>
+#include <string.h>
+
+#include "ptm-core.h"
+#include "ptm-gen.h"
+#include "ptm-random.h"
+
+typedef struct Geo {
+    unsigned endpoints, ports, rq, rc, up, down, rq_bytes, up_bytes;
+} Geo;
+
+static const Geo geos[] = {
+    { 1, 1, 2, 2, 2, 2, 32, 32 },
+    { 2, 2, 4, 2, 2, 2, 32, 32 },
+    { 1, 3, 1, 2, 4, 1, 64, 16 },
+    { 3, 1, 2, 2, 1, 1, 32, 64 },
+};
+
+static void make_cfg(const Geo *g, PtmConfig *cfg)
+{
+    unsigned ib = 4, pcie_items, dma_items;
+
+    ptm_config_default(cfg);
+    cfg->pcie_endpoints = g->endpoints;
+    cfg->dma_ports = g->ports;
+    cfg->pcie_rq_mfb_regions = g->rq;
+    cfg->pcie_rc_mfb_regions = g->rc;
+    cfg->dma_up_mfb_regions = g->up;
+    cfg->dma_down_mfb_regions = g->down;
+    cfg->pcie_rq_mfb_region_bytes = g->rq_bytes;
+    cfg->dma_up_mfb_region_bytes = g->up_bytes;
+    pcie_items = MAX(g->rq_bytes, 32u) / ib;
+    dma_items = MAX(g->up_bytes, 32u) / ib;
+    cfg->pcie_eof_pos_width = g_bit_storage(pcie_items - 1);
+    cfg->dma_eof_pos_width = g_bit_storage(dma_items - 1);
+    g_assert_null(ptm_config_check(cfg));
+}
+
+static PtmGen *random_gen(const PtmGeometry *geo, uint32_t seed)
+{
+    PtmRandomParams p;
+    char *err = NULL;
+    PtmGen *g;
+
+    ptm_random_params_default(&p);
+    p.seed = seed;
+    p.brake_percent = 30;
+    p.bus[PTM_BUS_RQ].max_bytes = 1500;
+    p.bus[PTM_BUS_DOWN].stall = 30;
+    g = ptm_gen_new(&ptm_model_random, &p, geo, &err);
+    g_assert_null(err);
+    return g;
+}
+
+/* Probe info as the core gives it, built here from the geometry. */
+static void probe_info(const PtmConfig *cfg, unsigned e, PtmDomain d,
+                       PtmProbeInfo *pi)
+{
+    memset(pi, 0, sizeof(*pi));
+    pi->endpoint = e;
+    pi->domain = d;
+    if (d == PTM_DOMAIN_PCIE) {
+        pi->buses = 2;
+        pi->regions = MAX(cfg->pcie_rq_mfb_regions, cfg->pcie_rc_mfb_regions);
+        pi->bus_regions[0] = cfg->pcie_rq_mfb_regions;
+        pi->bus_regions[1] = cfg->pcie_rc_mfb_regions;
+        pi->bus_items[0] = cfg->pcie_rq_mfb_region_bytes / 4;
+        pi->bus_items[1] = cfg->pcie_rc_mfb_region_bytes / 4;
+        pi->hz = cfg->pcie_clk_hz;
+    } else {
+        pi->buses = 2 * cfg->dma_ports;
+        pi->regions = MAX(cfg->dma_up_mfb_regions, cfg->dma_down_mfb_regions);
+        for (unsigned b = 0; b < pi->buses; b++) {
+            pi->bus_regions[b] = (b & 1) ? cfg->dma_down_mfb_regions
+                                         : cfg->dma_up_mfb_regions;
+            pi->bus_items[b] = ((b & 1) ? cfg->dma_down_mfb_region_bytes
+                                        : cfg->dma_up_mfb_region_bytes) / 4;
+        }
+        pi->hz = cfg->dma_clk_hz;
+    }
+}
+
+typedef struct BusState {
+    bool open, held;
+    PtmBusCycle last;
+} BusState;
+
+/* The MFB and MVB rules, checked on one cycle of one bus. */
+static void check_rules(const PtmProbeInfo *pi, unsigned b,
+                        const PtmBusCycle *bc, BusState *st)
+{
+    unsigned real = (1u << pi->bus_regions[b]) - 1;
+
+    /* only real regions carry SOF or EOF */
+    g_assert_cmphex(bc->sof & ~real, ==, 0);
+    g_assert_cmphex(bc->eof & ~real, ==, 0);
+    /* a stalled word is held until it is taken */
+    if (st->held && bc->src_rdy) {
+        g_assert_cmphex(bc->sof, ==, st->last.sof);
+        g_assert_cmphex(bc->eof, ==, st->last.eof);
+    }
+    if (bc->src_rdy && bc->dst_rdy) {
+        for (unsigned r = 0; r < pi->bus_regions[b]; r++) {
+            if (bc->sof >> r & 1) {
+                g_assert_false(st->open);   /* no SOF inside a frame */
+                g_assert_cmpuint(r, ==, 0); /* frames start in region 0 */
+                st->open = true;
+            }
+            if (bc->eof >> r & 1) {
+                g_assert_true(st->open);    /* no EOF without a frame */
+                g_assert_cmpuint(bc->eof_pos[r], <, pi->bus_items[b]);
+                st->open = false;
+            }
+        }
+    }
+    /* MVB valid bits only with SRC_RDY, none on the PCIe side */
+    if (pi->domain == PTM_DOMAIN_PCIE) {
+        g_assert_cmphex(bc->mvb_vld, ==, 0);
+        g_assert_cmpuint(bc->mvb_src_rdy, ==, 0);
+    } else if (bc->mvb_vld) {
+        g_assert_cmpuint(bc->mvb_src_rdy, ==, 1);
+    }
+    st->held = bc->src_rdy && !bc->dst_rdy;
+    st->last = *bc;
+}
+
+/* Two windows of each probe: rules per cycle, fast = reference. */
+static void check_probe(PtmGen *g, const PtmConfig *cfg,
+                        const PtmProbeInfo *pi)
+{
+    PtmChunk *ch = ptm_chunk_new();
+    PtmProbeShape sh = { .info = *pi };
+    PtmCountState a = { 0 }, b = { 0 };
+    uint64_t ref[256] = { 0 }, fast[256] = { 0 };
+    BusState st[PTM_MAX_BUSES] = { 0 };
+    /* from a block edge, where no frame is open; across a block edge */
+    uint64_t start = 3 * cfg->drain_period, end = start + 2 * cfg->drain_period;
+
+    sh.channels = pi->domain == PTM_DOMAIN_PCIE
+        ? 1 + 2 * (6 + pi->regions) + 14 : 1 + pi->buses * (6 + pi->regions);
+    sh.brakes = pi->domain == PTM_DOMAIN_PCIE ? 14 : 0;
+    sh.eof_pos_mask = 0xFF;
+    sh.tag_capacity = cfg->tag_capacity;
+    sh.stfifo_capacity = cfg->stfifo_capacity;
+    ptm_count_state_window_start(&a);
+    ptm_count_state_window_start(&b);
+    while (start < end) {
+        uint64_t n = ptm_gen_source_ops.fill(g, pi, start, end - start, ch);
+
+        g_assert_cmpuint(n, >=, 1);
+        g_assert_cmpuint(n, <=, end - start);
+        for (uint64_t rep = 0; rep < ch->repeat; rep++) {
+            for (unsigned i = 0; i < ch->nseg; i++) {
+                for (uint64_t c = 0; c < ch->seg[i].cycles; c++) {
+                    for (unsigned bb = 0; bb < pi->buses; bb++) {
+                        check_rules(pi, bb, &ch->seg[i].bus[bb], &st[bb]);
+                    }
+                }
+            }
+        }
+        ptm_count_chunk_reference(&sh, &a, ch, ref);
+        ptm_count_chunk(&sh, &b, ch, fast);
+        start += n;
+    }
+    g_assert_cmpmem(ref, sizeof(ref), fast, sizeof(fast));
+    g_assert_cmpuint(ref[0], ==, 2 * cfg->drain_period);
+    ptm_chunk_free(ch);
+}
+
+static void test_rules_and_fast_path(void)
+{
+    for (unsigned gi = 0; gi < G_N_ELEMENTS(geos); gi++) {
+        PtmConfig cfg;
+        PtmCore *core;
+        PtmGeometry geo;
+
+        make_cfg(&geos[gi], &cfg);
+        core = ptm_core_new(&cfg);
+        ptm_core_geometry(core, &geo);
+        ptm_core_free(core);
+        for (uint32_t seed = 1; seed <= 25; seed++) {
+            PtmGen *g = random_gen(&geo, seed);
+
+            for (unsigned e = 0; e < cfg.pcie_endpoints; e++) {
+                PtmProbeInfo pi;
+
+                probe_info(&cfg, e, PTM_DOMAIN_PCIE, &pi);
+                check_probe(g, &cfg, &pi);
+                probe_info(&cfg, e, PTM_DOMAIN_DMA, &pi);
+                check_probe(g, &cfg, &pi);
+            }
+            ptm_gen_free(g);
+        }
+    }
+}
+
+/* Counters of a card driven by the generator for t ns, live copy. */
+static void run_card(const PtmConfig *cfg, uint32_t seed, uint64_t t,
+                     uint64_t *cnt)
+{
+    PtmCore *core = ptm_core_new(cfg);
+    PtmGeometry geo;
+    PtmGen *g;
+    unsigned n;
+
+    ptm_core_geometry(core, &geo);
+    g = random_gen(&geo, seed);
+    ptm_core_set_source(core, &ptm_gen_source_ops, g);
+    ptm_core_power_on(core, 0);
+    for (uint64_t s = 0; s <= t; s += 100000) {
+        ptm_core_advance(core, s);
+    }
+    n = ptm_core_layout(core)->entries;
+    for (unsigned e = 0; e < n; e++) {
+        cnt[e] = ptm_core_counter(core, false, e);
+    }
+    ptm_core_free(core);
+    ptm_gen_free(g);
+}
+
+static void check_invariants(const PtmConfig *cfg, const uint64_t *cnt)
+{
+    PtmLayout lay;
+
+    ptm_layout_compute(cfg, &lay);
+    for (unsigned e = 0; e < cfg->pcie_endpoints; e++) {
+        for (int d = 0; d < 2; d++) {
+            const uint64_t *c = cnt + e * lay.channels_per_endpoint +
+                                (d ? lay.pcie_channels : 0);
+            unsigned R = d ? lay.dma_regions : lay.pcie_regions;
+            unsigned buses = d ? 2 * cfg->dma_ports : 2;
+            uint64_t cycles = c[0];
+
+            g_assert_cmpuint(cycles, >, 0);
+            for (unsigned b = 0; b < buses; b++) {
+                const uint64_t *x = c + 1 + b * (6 + R);
+                unsigned ipr = d ? ((b & 1) ? cfg->dma_down_mfb_region_bytes
+                                            : cfg->dma_up_mfb_region_bytes) / 4
+                                 : (b ? cfg->pcie_rc_mfb_region_bytes
+                                      : cfg->pcie_rq_mfb_region_bytes) / 4;
+                uint64_t used = 0;
+
+                for (unsigned r = 0; r < R; r++) {
+                    used += x[6 + r];
+                    g_assert_cmpuint(x[6 + r], <=, x[0]);
+                }
+                g_assert_cmpuint(x[0] + x[1], <=, cycles);
+                g_assert_cmpuint(x[2], <=, x[0] * R);
+                g_assert_cmpuint(x[5], <=, used * ipr);
+                if (!d) {
+                    g_assert_cmpuint(x[3], ==, 0);   /* no MVB on PCIe */
+                    g_assert_cmpuint(x[4], ==, 0);
+                }
+            }
+            if (!d) {
+                const uint64_t *k = c + 1 + 2 * (6 + R);
+                uint64_t tags = 0, words = 0;
+
+                for (unsigned i = 0; i < 6; i++) {
+                    g_assert_cmpuint(k[i], <=, cycles);
+                }
+                for (unsigned j = 0; j < 4; j++) {
+                    tags += k[6 + j];
+                    words += k[10 + j];
+                }
+                /* exactly one band per cycle */
+                g_assert_cmpuint(tags, ==, cycles);
+                g_assert_cmpuint(words, ==, cycles);
+            }
+        }
+    }
+}
+
+static void test_invariants_and_seeds(void)
+{
+    for (unsigned gi = 0; gi < G_N_ELEMENTS(geos); gi++) {
+        PtmConfig cfg;
+        uint64_t a[4096], b[4096], c[4096];
+
+        make_cfg(&geos[gi], &cfg);
+        run_card(&cfg, 7, 2000000, a);
+        run_card(&cfg, 7, 2000000, b);
+        run_card(&cfg, 8, 2000000, c);
+        check_invariants(&cfg, a);
+        check_invariants(&cfg, c);
+        /* same seed, same counts; another seed, other counts */
+        g_assert_cmpmem(a, sizeof(a), b, sizeof(b));
+        g_assert_cmpint(memcmp(a, c, sizeof(a)), !=, 0);
+    }
+}
+
+/* The offered share (words + stall) follows the load parameter. */
+static void test_load(void)
+{
+    PtmConfig cfg;
+    uint64_t cnt[64];
+    double rq, rc;
+
+    make_cfg(&geos[0], &cfg);
+    run_card(&cfg, 3, 5000000, cnt);
+    rq = (double)(cnt[1] + cnt[2]) / cnt[0];
+    rc = (double)(cnt[9] + cnt[10]) / cnt[0];
+    g_test_message("offered: RQ %.3f (load 0.70), RC %.3f (load 0.45)",
+                   rq, rc);
+    g_assert_cmpfloat(rq, >, 0.55);
+    g_assert_cmpfloat(rq, <, 0.80);
+    g_assert_cmpfloat(rc, >, 0.33);
+    g_assert_cmpfloat(rc, <, 0.55);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/random/rules-and-fast-path", test_rules_and_fast_path);
+    g_test_add_func("/random/invariants-and-seeds",
+                    test_invariants_and_seeds);
+    g_test_add_func("/random/load", test_load);
+    return g_test_run();
+}

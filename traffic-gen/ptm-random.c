@@ -1,0 +1,420 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The random generator: seeded random frames on every bus that keep the
+ * MFB and MVB rules (a frame starts in region 0 of a word, one SOF and one
+ * EOF per region at most, a stalled word is held, MVB items count only with
+ * their handshake).
+ *
+ * Time is cut into blocks of DRAIN_PERIOD cycles counted from cycle 0. In
+ * each block every bus draws a fresh random schedule for a period of P
+ * cycles (P a power of two, at least four of the longest frames) from the
+ * seed, the probe, the bus and the block number, and plays it DRAIN_PERIOD
+ * / P times. Frames never cross a period's end. So the traffic changes from
+ * block to block while one block costs a few dozen segments, and the same
+ * seed always gives the same signals.
+ */
+#include <glib.h>
+#include <string.h>
+
+#include "ptm-random.h"
+#include "ptm-pattern.h"
+
+#define RUNS_MAX 512
+
+void ptm_random_params_default(PtmRandomParams *p)
+{
+    static const uint32_t load[PTM_BUS_KINDS] = { 70, 45, 60, 45 };
+
+    memset(p, 0, sizeof(*p));
+    p->seed = 1;
+    p->link_up = true;
+    p->tags_free = -1;
+    p->stfifo_free = -1;
+    p->up_read_percent = 50;
+    for (unsigned k = 0; k < PTM_BUS_KINDS; k++) {
+        p->bus[k].load = load[k];
+        p->bus[k].min_bytes = 64;
+        p->bus[k].max_bytes = 512;
+        p->bus[k].stall = 5;
+    }
+}
+
+static char *random_check(const void *params, const PtmGeometry *geo)
+{
+    const PtmRandomParams *p = params;
+    static const char *const nm[] = { "rq", "rc", "up", "down" };
+
+    for (unsigned k = 0; k < PTM_BUS_KINDS; k++) {
+        if (p->bus[k].min_bytes > p->bus[k].max_bytes) {
+            return g_strdup_printf("%s-min-bytes (%u) is above %s-max-bytes "
+                                   "(%u)", nm[k], p->bus[k].min_bytes, nm[k],
+                                   p->bus[k].max_bytes);
+        }
+    }
+    return NULL;
+}
+
+typedef struct Rng {
+    uint64_t s;
+} Rng;
+
+/* splitmix64: one step per number */
+static uint64_t rng_next(Rng *r)
+{
+    uint64_t x = (r->s += 0x9e3779b97f4a7c15ull);
+
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* uniform in [lo, hi] */
+static uint32_t rng_range(Rng *r, uint32_t lo, uint32_t hi)
+{
+    return lo + (uint32_t)(rng_next(r) % ((uint64_t)hi - lo + 1));
+}
+
+static bool rng_percent(Rng *r, uint32_t pct)
+{
+    return rng_next(r) % 100 < pct;
+}
+
+/* A run of identical cycles of one bus. */
+typedef struct Run {
+    uint32_t cycles;
+    PtmBusCycle bc;
+} Run;
+
+typedef struct BusPlan {
+    unsigned n;
+    Run run[RUNS_MAX];
+} BusPlan;
+
+static void plan_add(BusPlan *pl, uint32_t cycles, const PtmBusCycle *bc)
+{
+    if (cycles == 0) {
+        return;
+    }
+    if (pl->n && !memcmp(&pl->run[pl->n - 1].bc, bc, sizeof(*bc))) {
+        pl->run[pl->n - 1].cycles += cycles;
+    } else if (pl->n < RUNS_MAX) {
+        pl->run[pl->n].cycles = cycles;
+        pl->run[pl->n].bc = *bc;
+        pl->n++;
+    } else {
+        pl->run[pl->n - 1].cycles += cycles;    /* cannot happen: P bounds */
+    }
+}
+
+/* Words of a frame of b bytes on a bus. */
+static uint32_t frame_words(uint32_t bytes, unsigned ib, unsigned ipr,
+                            unsigned regions, uint32_t *items, uint32_t *nreg)
+{
+    *items = (bytes + ib - 1) / ib;
+    *nreg = (*items + ipr - 1) / ipr;
+    return (*nreg + regions - 1) / regions;
+}
+
+/* The schedule of one bus for one period of P cycles. */
+static void plan_bus(const PtmRandomParams *p, const PtmGeometry *geo,
+                     unsigned kind, bool mvb, unsigned ipr, unsigned regions,
+                     uint32_t period, Rng *r, BusPlan *pl)
+{
+    const PtmRandomBus *b = &p->bus[kind];
+    unsigned ib = geo->item_bytes;
+    uint32_t t = 0, offered = 0;
+    uint32_t budget = (uint32_t)((uint64_t)period * b->load / 100);
+    PtmBusCycle idle = { 0 };
+
+    pl->n = 0;
+    while (t < period && offered < budget) {
+        uint32_t bytes = rng_range(r, b->min_bytes, b->max_bytes);
+        uint32_t items, nreg, words, used = 0, gap;
+        bool read = kind == PTM_BUS_UP && rng_percent(r, p->up_read_percent);
+        PtmBusCycle bc;
+
+        if (read) {
+            /* a read request: its header on the MVB, no payload */
+            if (t + 1 > period) {
+                break;
+            }
+            memset(&bc, 0, sizeof(bc));
+            bc.mvb_vld = 1;
+            bc.mvb_src_rdy = 1;
+            bc.mvb_dst_rdy = 1;
+            plan_add(pl, 1, &bc);
+            t++;
+            offered++;
+            used = 1;
+        } else {
+            words = frame_words(bytes, ib, ipr, regions, &items, &nreg);
+            /* worst case every word stalls once */
+            if (t + 2 * words > period) {
+                break;
+            }
+            for (uint32_t j = 0; j < words; j++) {
+                uint32_t first = j * regions;
+                uint32_t last = MIN(nreg, first + regions) - 1;
+
+                memset(&bc, 0, sizeof(bc));
+                bc.src_rdy = 1;
+                if (j == 0) {
+                    bc.sof = 1;
+                    if (mvb) {
+                        bc.mvb_vld = 1;
+                        bc.mvb_src_rdy = 1;
+                    }
+                }
+                if (j == words - 1) {
+                    bc.eof = 1u << (last - first);
+                    bc.eof_pos[last - first] = (items - 1) % ipr;
+                }
+                if (rng_percent(r, b->stall)) {
+                    plan_add(pl, 1, &bc);           /* held, not taken */
+                    used++;
+                }
+                bc.dst_rdy = 1;
+                bc.mvb_dst_rdy = bc.mvb_src_rdy;
+                plan_add(pl, 1, &bc);
+                used++;
+            }
+            t += used;
+            offered += used;
+        }
+        /* an idle gap that keeps the offered share near the load */
+        gap = b->load ? used * (100 - b->load) / b->load : period;
+        gap = rng_range(r, 0, 2 * gap);
+        gap = MIN(gap, period - t);
+        plan_add(pl, gap, &idle);
+        t += gap;
+    }
+    plan_add(pl, period - t, &idle);
+}
+
+/* Everything one probe plays in one block. */
+typedef struct BlockPlan {
+    bool valid;
+    unsigned endpoint;
+    PtmDomain domain;
+    uint64_t block;
+    PtmRandomParams params;     /* the values it was made with */
+    uint32_t period;
+    PtmChunk chunk;             /* one period, repeat 1 */
+    PtmSegment segs[PTM_CHUNK_SEGMENTS];
+} BlockPlan;
+
+typedef struct RandomCache {
+    BlockPlan plan[2 * PTM_MAX_ENDPOINTS];
+    BusPlan bus[PTM_MAX_BUSES];
+} RandomCache;
+
+static uint32_t period_for(const PtmRandomParams *p, const PtmGeometry *geo,
+                           const PtmProbeInfo *probe)
+{
+    uint32_t longest = 1, period = 64;
+
+    for (unsigned b = 0; b < probe->buses; b++) {
+        unsigned kind = ptm_pattern_bus_kind(probe, b);
+        uint32_t items, nreg;
+        uint32_t w = frame_words(p->bus[kind].max_bytes, geo->item_bytes,
+                                 probe->bus_items[b], probe->bus_regions[b],
+                                 &items, &nreg);
+        longest = MAX(longest, 2 * w + 1);
+    }
+    while (period < 4 * longest && period < geo->drain_period) {
+        period *= 2;
+    }
+    return MIN(period, geo->drain_period);
+}
+
+static void make_plan(const PtmGen *gen, const PtmRandomParams *p,
+                      const PtmProbeInfo *probe, uint64_t block,
+                      RandomCache *c, BlockPlan *bp)
+{
+    const PtmGeometry *geo = &gen->geo;
+    uint32_t period = period_for(p, geo, probe);
+    unsigned idx[PTM_MAX_BUSES] = { 0 };
+    uint32_t left[PTM_MAX_BUSES];
+    uint32_t brake_on[PTM_BRAKES];
+    Rng r;
+    uint32_t t = 0;
+    unsigned tags, words;
+    PtmChunk *ch = &bp->chunk;
+
+    ch->seg = bp->segs;
+
+    for (unsigned b = 0; b < probe->buses; b++) {
+        unsigned kind = ptm_pattern_bus_kind(probe, b);
+
+        r.s = ptm_hash(p->seed, probe->endpoint, probe->domain * 64 + b, block);
+        plan_bus(p, geo, kind, probe->domain == PTM_DOMAIN_DMA,
+                 probe->bus_items[b], probe->bus_regions[b], period, &r,
+                 &c->bus[b]);
+        left[b] = c->bus[b].run[0].cycles;
+    }
+    r.s = ptm_hash(p->seed, probe->endpoint, 1000, block);
+    tags = p->tags_free >= 0 ? (unsigned)p->tags_free
+                             : rng_range(&r, 0, MIN(geo->tag_capacity, 0x7FF));
+    words = p->stfifo_free >= 0 ? (unsigned)p->stfifo_free
+                                : rng_range(&r, 0, geo->stfifo_capacity);
+    for (unsigned k = 0; k < PTM_BRAKES; k++) {
+        brake_on[k] = period * rng_range(&r, 0, p->brake_percent) / 100;
+    }
+
+    /* merge the buses' runs into segments of the whole probe */
+    ch->nseg = 0;
+    ch->repeat = 1;
+    while (t < period && ch->nseg < PTM_CHUNK_SEGMENTS) {
+        PtmSegment *s = &ch->seg[ch->nseg++];
+        uint32_t run = period - t;
+
+        s->brake = 0;
+        for (unsigned k = 0; k < PTM_BRAKES; k++) {
+            if (t < brake_on[k]) {
+                s->brake |= 1u << k;
+                run = MIN(run, brake_on[k] - t);
+            } else if (brake_on[k] > t) {
+                run = MIN(run, brake_on[k] - t);
+            }
+        }
+        s->tag_free = tags;
+        s->stfifo_free = words;
+        s->link_up = p->link_up;
+        for (unsigned b = 0; b < probe->buses; b++) {
+            s->bus[b] = c->bus[b].run[idx[b]].bc;
+            run = MIN(run, left[b]);
+        }
+        s->cycles = run;
+        t += run;
+        for (unsigned b = 0; b < probe->buses; b++) {
+            left[b] -= run;
+            if (left[b] == 0 && idx[b] + 1 < c->bus[b].n) {
+                idx[b]++;
+                left[b] = c->bus[b].run[idx[b]].cycles;
+            }
+        }
+    }
+    /* too many segments for one chunk: the rest of the period idles */
+    if (t < period) {
+        ch->seg[ch->nseg - 1].cycles += period - t;
+        memset(ch->seg[ch->nseg - 1].bus, 0, sizeof(ch->seg[0].bus));
+    }
+    bp->valid = true;
+    bp->endpoint = probe->endpoint;
+    bp->domain = probe->domain;
+    bp->block = block;
+    bp->params = *p;
+    bp->period = period;
+}
+
+static uint64_t random_fill(const PtmGen *gen, const void *params,
+                            const PtmProbeInfo *probe, uint64_t start,
+                            uint64_t max, PtmChunk *out)
+{
+    PtmGen *g = (PtmGen *)gen;      /* the cache is derived data only */
+    const PtmRandomParams *p = params;
+    uint64_t dp = gen->geo.drain_period;
+    uint64_t block = start / dp, in_block = start % dp;
+    RandomCache *c;
+    BlockPlan *bp;
+    uint64_t phase, n;
+
+    if (!g->cache) {
+        g->cache = g_new0(RandomCache, 1);
+    }
+    c = g->cache;
+    bp = &c->plan[probe->endpoint * 2 + probe->domain];
+    if (!bp->valid || bp->block != block ||
+        memcmp(&bp->params, p, sizeof(*p))) {
+        make_plan(gen, p, probe, block, c, bp);
+    }
+    max = MIN(max, dp - in_block);
+    phase = in_block % bp->period;
+    if (phase == 0 && max >= bp->period) {
+        /* whole periods: the cached list, not a copy of it */
+        out->seg = bp->chunk.seg;
+        out->nseg = bp->chunk.nseg;
+        out->repeat = max / bp->period;
+        return out->repeat * bp->period;
+    }
+    /* a piece of a period: cached segments that fit whole, else one cut */
+    out->repeat = 1;
+    for (unsigned i = 0, t = 0; i < bp->chunk.nseg; i++) {
+        const PtmSegment *s = &bp->chunk.seg[i];
+        uint64_t end = t + s->cycles;
+
+        if (end > phase) {
+            unsigned j = i;
+
+            n = 0;
+            if (t == phase) {
+                while (j < bp->chunk.nseg &&
+                       n + bp->chunk.seg[j].cycles <= max) {
+                    n += bp->chunk.seg[j++].cycles;
+                }
+            }
+            if (j > i) {
+                out->seg = &bp->chunk.seg[i];
+                out->nseg = j - i;
+                return n;
+            }
+            out->seg[0] = *s;
+            out->seg[0].cycles = MIN(end - phase, max);
+            out->nseg = 1;
+            return out->seg[0].cycles;
+        }
+        t = end;
+    }
+    g_assert_not_reached();
+}
+
+static void random_cache_free(void *cache)
+{
+    g_free(cache);
+}
+
+#define OFF(f) offsetof(PtmRandomParams, f)
+#define BUSP(nm, k)                                                         \
+    { #nm "-load", PTM_PARAM_U32, OFF(bus[k].load), 0, 100,                  \
+      "percent of cycles the " #nm " source offers words" },                 \
+    { #nm "-min-bytes", PTM_PARAM_U32, OFF(bus[k].min_bytes), 1, 65536,      \
+      "shortest frame on the " #nm " bus" },                                 \
+    { #nm "-max-bytes", PTM_PARAM_U32, OFF(bus[k].max_bytes), 1, 65536,      \
+      "longest frame on the " #nm " bus" },                                  \
+    { #nm "-stall", PTM_PARAM_U32, OFF(bus[k].stall), 0, 100,                \
+      "percent of words that wait a cycle on the " #nm " bus" }
+
+static const PtmParamDesc random_params[] = {
+    { "seed", PTM_PARAM_U32, OFF(seed), 0, UINT32_MAX, "random seed" },
+    { "link-up", PTM_PARAM_BOOL, OFF(link_up), 0, 1, "PCIe link up" },
+    { "tags-free", PTM_PARAM_I32, OFF(tags_free), -1, 2047,
+      "free PCIe tags (-1: random per drain period)" },
+    { "stfifo-free", PTM_PARAM_I32, OFF(stfifo_free), -1, 65535,
+      "free storage FIFO words (-1: random per drain period)" },
+    { "brake-percent", PTM_PARAM_U32, OFF(brake_percent), 0, 100,
+      "each BRAKE bit is active for up to this share of the cycles" },
+    { "up-read-percent", PTM_PARAM_U32, OFF(up_read_percent), 0, 100,
+      "percent of UP requests that are reads (MVB header only)" },
+    BUSP(rq, PTM_BUS_RQ),
+    BUSP(rc, PTM_BUS_RC),
+    BUSP(up, PTM_BUS_UP),
+    BUSP(down, PTM_BUS_DOWN),
+};
+#undef OFF
+
+static void random_defaults(void *params)
+{
+    ptm_random_params_default(params);
+}
+
+const PtmGenModel ptm_model_random = {
+    .name = "random",
+    .summary = "seeded random frames within the bus rules",
+    .params_size = sizeof(PtmRandomParams),
+    .params = random_params,
+    .nparams = G_N_ELEMENTS(random_params),
+    .defaults = random_defaults,
+    .check = random_check,
+    .fill = random_fill,
+    .cache_free = random_cache_free,
+};
