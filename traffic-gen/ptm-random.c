@@ -7,7 +7,7 @@
  *
  * Time is cut into blocks of DRAIN_PERIOD cycles counted from cycle 0. In
  * each block every bus draws a fresh random schedule for a period of P
- * cycles (P a power of two, at least four of the longest frames) from the
+ * cycles (P a power of two, at least 64 and two of the longest frames) from the
  * seed, the probe, the bus and the block number, and plays it DRAIN_PERIOD
  * / P times. Frames never cross a period's end. So the traffic changes from
  * block to block while one block costs a few dozen segments, and the same
@@ -148,9 +148,16 @@ static void plan_bus(const PtmRandomParams *p, const PtmGeometry *geo,
             used = 1;
         } else {
             words = frame_words(bytes, ib, ipr, regions, &items, &nreg);
-            /* worst case every word stalls once */
+            /* worst case every word stalls once; near the period's end a
+             * shorter frame is drawn, if the shortest one still fits */
             if (t + 2 * words > period) {
-                break;
+                uint32_t fit = (period - t) / 2 * regions * ipr * ib;
+
+                if (fit < b->min_bytes) {
+                    break;
+                }
+                bytes = rng_range(r, b->min_bytes, MIN(fit, b->max_bytes));
+                words = frame_words(bytes, ib, ipr, regions, &items, &nreg);
             }
             for (uint32_t j = 0; j < words; j++) {
                 uint32_t first = j * regions;
@@ -221,7 +228,7 @@ static uint32_t period_for(const PtmRandomParams *p, const PtmGeometry *geo,
                                  &items, &nreg);
         longest = MAX(longest, 2 * w + 1);
     }
-    while (period < 4 * longest && period < geo->drain_period) {
+    while (period < 2 * longest && period < geo->drain_period) {
         period *= 2;
     }
     return MIN(period, geo->drain_period);

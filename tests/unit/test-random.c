@@ -310,10 +310,10 @@ static void test_load(void)
     rc = (double)(cnt[9] + cnt[10]) / cnt[0];
     g_test_message("offered: RQ %.3f (load 0.70), RC %.3f (load 0.45)",
                    rq, rc);
-    g_assert_cmpfloat(rq, >, 0.55);
-    g_assert_cmpfloat(rq, <, 0.80);
-    g_assert_cmpfloat(rc, >, 0.33);
-    g_assert_cmpfloat(rc, <, 0.55);
+    g_assert_cmpfloat(rq, >, 0.63);
+    g_assert_cmpfloat(rq, <, 0.77);
+    g_assert_cmpfloat(rc, >, 0.40);
+    g_assert_cmpfloat(rc, <, 0.50);
 }
 
 int main(int argc, char **argv)
