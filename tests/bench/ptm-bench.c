@@ -22,7 +22,7 @@ static double cpu_now(void)
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Every bus at full rate with short frames: the most segments per window. */
+/* Every bus busy with short frames, all BRAKE bits, low resources. */
 static void busiest(PtmPatternParams *par)
 {
     ptm_pattern_params_default(par);
@@ -108,7 +108,26 @@ int main(int argc, char **argv)
     ptm_config_default(&cfg);
     printf("virtual time per run: %.2f s, advanced in 1 ms steps\n", vsec);
     run("default card, idle", &cfg, NULL, vsec);
-    run("default card, pattern at its busiest", &cfg, &par, vsec);
+    run("default card, pattern, all buses busy", &cfg, &par, vsec);
+    {
+        /* periods 257 and 514 on the PCIe side, 2 and 3 on the DMA side:
+         * no joint period fits a chunk, the slowest pattern */
+        PtmPatternParams worst;
+
+        ptm_pattern_params_default(&worst);
+        worst.bus[PTM_BUS_RQ].frame_bytes = 64;
+        worst.bus[PTM_BUS_RQ].stall = 1;
+        worst.bus[PTM_BUS_UP].frame_bytes = 64;
+        worst.bus[PTM_BUS_UP].stall = 1;
+        worst.bus[PTM_BUS_RC].frame_bytes = 64;
+        worst.bus[PTM_BUS_RC].stall = 1;
+        worst.bus[PTM_BUS_RC].gap = 255;
+        worst.bus[PTM_BUS_DOWN].frame_bytes = 64;
+        worst.bus[PTM_BUS_DOWN].stall = 1;
+        worst.bus[PTM_BUS_DOWN].gap = 255;
+        run("default card, pattern, worst case periods", &cfg, &worst,
+            vsec / 10);
+    }
     cfg.drain_period = 64;
     run("default card, pattern, DRAIN_PERIOD 64", &cfg, &par, vsec / 10);
     ptm_config_default(&cfg);
