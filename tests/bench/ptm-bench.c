@@ -72,28 +72,13 @@ static void run_gen(const char *name, const PtmConfig *cfg,
 static void run(const char *name, const PtmConfig *cfg,
                 const PtmPatternParams *par, double vsec)
 {
-    PtmCore *core = ptm_core_new(cfg);
-    PtmPattern pat;
-    PtmGeometry geo;
-    uint64_t end = (uint64_t)(vsec * 1e9), step = 1000000;  /* 1 ms */
-    double t0;
+    PtmPatternParams idle;
 
-    if (par) {
-        ptm_core_geometry(core, &geo);
-        ptm_pattern_init(&pat, par, &geo);
-        ptm_core_set_source(core, &ptm_pattern_ops, &pat);
+    if (!par) {
+        ptm_pattern_params_default(&idle);
+        par = &idle;
     }
-    ptm_core_power_on(core, 0);
-    t0 = cpu_now();
-    for (uint64_t t = step; t <= end; t += step) {
-        ptm_core_advance(core, t);
-    }
-    t0 = cpu_now() - t0;
-    printf("%-44s %8.3f s CPU per virtual s  (%.1fx real time, "
-           "%" G_GUINT64_FORMAT " deltas, %" G_GUINT64_FORMAT " lost)\n",
-           name, t0 / vsec, vsec / t0, ptm_core_applied_deltas(core),
-           ptm_core_lost_deltas(core));
-    ptm_core_free(core);
+    run_gen(name, cfg, &ptm_model_pattern, par, vsec);
 }
 
 int main(int argc, char **argv)
