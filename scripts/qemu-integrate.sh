@@ -42,4 +42,4 @@ fi
 
 # -object and object-add accept only the types of the QAPI schema.
 /usr/bin/python3 "$repo/scripts/qemu-qapi-patch.py" "$src/qapi/qom.json" \
-    "$repo/qemu-device/qapi-telemetry.json"
+    "$repo"/qemu-device/qapi/*.json

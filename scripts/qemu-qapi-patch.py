@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Add the traffic object types of qemu-device/qapi-telemetry.json to
+"""Add the traffic object types of qemu-device/qapi/*.json to
 QEMU's qapi/qom.json: the struct definitions as a marked block at the end,
 one line per type in the ObjectType enum and in the ObjectOptions union.
 Rewrites the file only when its content changes, so a rerun rebuilds
@@ -11,10 +11,13 @@ import sys
 MARK = '# ndk-pcie-telemetry'
 
 
-def main(qom_path, fragment_path):
-    frag = open(fragment_path).read()
-    frag = ''.join(l for l in frag.splitlines(True)
-                   if not l.startswith('# SPDX'))
+def main(qom_path, *fragment_paths):
+    frag = ''
+    for path in sorted(fragment_paths):
+        text = open(path).read()
+        # the file's own header comment stays out; definitions start at ##
+        frag += text[text.index('##\n'):] + '\n'
+    frag = frag.strip('\n') + '\n'
     models = re.findall(r"'struct': 'TelemetryTraffic(\w+)Properties'", frag)
     old = open(qom_path).read()
     # drop what an earlier run added
@@ -51,4 +54,4 @@ def main(qom_path, fragment_path):
 
 
 if __name__ == '__main__':
-    main(sys.argv[1], sys.argv[2])
+    main(sys.argv[1], *sys.argv[2:])

@@ -53,9 +53,26 @@ int64_t ptm_param_get(const PtmParamDesc *d, const void *params)
         return *(const bool *)p;
     case PTM_PARAM_U32:
         return *(const uint32_t *)p;
-    default:
+    case PTM_PARAM_I32:
         return *(const int32_t *)p;
+    default:
+        return 0;
     }
+}
+
+const char *ptm_param_get_str(const PtmParamDesc *d, const void *params)
+{
+    return (const char *)params + d->offset;
+}
+
+char *ptm_param_set_str(const PtmParamDesc *d, void *params, const char *s)
+{
+    if (strlen(s) >= PTM_PARAM_STR_LEN) {
+        return g_strdup_printf("%s is longer than %d characters", d->name,
+                               PTM_PARAM_STR_LEN - 1);
+    }
+    g_strlcpy((char *)params + d->offset, s, PTM_PARAM_STR_LEN);
+    return NULL;
 }
 
 void ptm_param_set(const PtmParamDesc *d, void *params, int64_t v)
@@ -69,15 +86,17 @@ void ptm_param_set(const PtmParamDesc *d, void *params, int64_t v)
     case PTM_PARAM_U32:
         *(uint32_t *)p = (uint32_t)v;
         break;
-    default:
+    case PTM_PARAM_I32:
         *(int32_t *)p = (int32_t)v;
+        break;
+    default:
         break;
     }
 }
 
 char *ptm_param_check(const PtmParamDesc *d, int64_t v)
 {
-    if (v < d->min || v > d->max) {
+    if (d->type != PTM_PARAM_STR && (v < d->min || v > d->max)) {
         return g_strdup_printf("%s is %" G_GINT64_FORMAT ", allowed: %"
                                G_GINT64_FORMAT " to %" G_GINT64_FORMAT,
                                d->name, v, d->min, d->max);
@@ -271,7 +290,19 @@ void *ptm_gen_save(const PtmGen *g, size_t *len)
     for (unsigned i = 0; i < g->nver; i++) {
         put64(b, g->from_ns[i]);
         for (unsigned k = 0; k < m->nparams; k++) {
-            put64(b, (uint64_t)ptm_param_get(&m->params[k], g->params[i]));
+            const PtmParamDesc *d = &m->params[k];
+
+            if (d->type == PTM_PARAM_STR) {
+                const char *s = ptm_param_get_str(d, g->params[i]);
+                size_t n = strlen(s);
+                static const uint8_t zero[8];
+
+                put64(b, n);
+                g_byte_array_append(b, (const uint8_t *)s, n);
+                g_byte_array_append(b, zero, (8 - n % 8) % 8);
+                continue;
+            }
+            put64(b, (uint64_t)ptm_param_get(d, g->params[i]));
         }
     }
     *len = b->len;
@@ -302,6 +333,18 @@ char *ptm_gen_load(PtmGen *g, const void *buf, size_t len)
         for (unsigned k = 0; k < m->nparams && !err; k++) {
             if (!get64(&p, &len, &v)) {
                 err = g_strdup("traffic state: truncated");
+            } else if (m->params[k].type == PTM_PARAM_STR) {
+                size_t padded = (v + 7) / 8 * 8;
+                g_autofree char *s = NULL;
+
+                if (v >= PTM_PARAM_STR_LEN || padded > len) {
+                    err = g_strdup("traffic state: bad string");
+                    break;
+                }
+                s = g_strndup((const char *)p, v);
+                p += padded;
+                len -= padded;
+                err = ptm_param_set_str(&m->params[k], params[i], s);
             } else {
                 err = ptm_param_check(&m->params[k], (int64_t)v);
                 ptm_param_set(&m->params[k], params[i], (int64_t)v);

@@ -27,7 +27,10 @@ typedef enum PtmParamType {
     PTM_PARAM_BOOL,                 /* bool */
     PTM_PARAM_U32,                  /* uint32_t */
     PTM_PARAM_I32,                  /* int32_t */
+    PTM_PARAM_STR,                  /* char[PTM_PARAM_STR_LEN], NUL ended */
 } PtmParamType;
+
+#define PTM_PARAM_STR_LEN 256
 
 typedef struct PtmParamDesc {
     const char *name;               /* as the QOM property is named */
@@ -74,10 +77,16 @@ struct PtmGen {
 extern const PtmGenModel *const ptm_gen_models[];
 const PtmGenModel *ptm_gen_model_find(const char *name);
 
-/* Range check of one parameter value; NULL or a message to g_free(). */
+/*
+ * Range check of one numeric parameter value; NULL or a message to
+ * g_free(). Strings are checked by the model's check function.
+ */
 char *ptm_param_check(const PtmParamDesc *d, int64_t v);
 int64_t ptm_param_get(const PtmParamDesc *d, const void *params);
 void ptm_param_set(const PtmParamDesc *d, void *params, int64_t v);
+const char *ptm_param_get_str(const PtmParamDesc *d, const void *params);
+/* NULL, or a message to g_free() if s is too long (nothing changed). */
+char *ptm_param_set_str(const PtmParamDesc *d, void *params, const char *s);
 
 /* A generator with the given parameters; NULL and *err if they do not fit. */
 PtmGen *ptm_gen_new(const PtmGenModel *m, const void *params,

@@ -80,8 +80,13 @@ static void traffic_prop_get(Object *obj, Visitor *v, const char *name,
     bool b = val;
     uint32_t u = val;
     int32_t i = val;
+    char *str;
 
     switch (d->type) {
+    case PTM_PARAM_STR:
+        str = (char *)ptm_param_get_str(d, params);
+        visit_type_str(v, name, &str, errp);
+        break;
     case PTM_PARAM_BOOL:
         visit_type_bool(v, name, &b, errp);
         break;
@@ -103,12 +108,18 @@ static void traffic_prop_set(Object *obj, Visitor *v, const char *name,
     g_autofree char *err = NULL;
     g_autofree void *copy = NULL;
     uint64_t now, from;
+    g_autofree char *str = NULL;
     int64_t val = 0;
     bool b;
     uint32_t u;
     int32_t i;
 
     switch (d->type) {
+    case PTM_PARAM_STR:
+        if (!visit_type_str(v, name, &str, errp)) {
+            return;
+        }
+        break;
     case PTM_PARAM_BOOL:
         if (!visit_type_bool(v, name, &b, errp)) {
             return;
@@ -133,13 +144,22 @@ static void traffic_prop_set(Object *obj, Visitor *v, const char *name,
         error_setg(errp, "%s: %s", object_get_typename(obj), err);
         return;
     }
+    copy = g_memdup2(t->gen ? ptm_gen_params(t->gen) : t->params,
+                     m->params_size);
+    if (d->type == PTM_PARAM_STR) {
+        err = ptm_param_set_str(d, copy, str);
+        if (err) {
+            error_setg(errp, "%s: %s", object_get_typename(obj), err);
+            return;
+        }
+    } else {
+        ptm_param_set(d, copy, val);
+    }
     if (!t->gen) {
-        ptm_param_set(d, t->params, val);
+        memcpy(t->params, copy, m->params_size);
         return;
     }
     /* live: from the card's next PCIe drain window on */
-    copy = g_memdup2(ptm_gen_params(t->gen), m->params_size);
-    ptm_param_set(d, copy, val);
     t->sync(t->card, &now, &from);
     err = ptm_gen_set_params(t->gen, copy, from, now);
     if (err) {
@@ -168,7 +188,9 @@ static void traffic_model_class_init(ObjectClass *oc, void *data)
 {
     TelemetryTrafficClass *tc = TELEMETRY_TRAFFIC_CLASS(oc);
     const PtmGenModel *m = data;
-    static const char *const type_name[] = { "bool", "uint32", "int32" };
+    static const char *const type_name[] = {
+        "bool", "uint32", "int32", "string",
+    };
 
     tc->model = m;
     for (unsigned i = 0; i < m->nparams; i++) {

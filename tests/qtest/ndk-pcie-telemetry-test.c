@@ -384,12 +384,14 @@ static unsigned band(unsigned v, unsigned c)
     return v <= c / 2 ? 2 : 3;
 }
 
-/* Count the absolute cycles [start, end) of a probe, from its reset. */
-static void sim_count(const SimProbe *p, uint64_t start, uint64_t end,
-                      uint64_t *acc)
+/*
+ * Count the absolute cycles [start, end) of a probe into acc. open[b] says
+ * whether a frame of bus b is open after its last moving word; it carries
+ * over from one span to the next (false at the probe's reset).
+ */
+static void sim_count_open(const SimProbe *p, uint64_t start, uint64_t end,
+                           bool *open, uint64_t *acc)
 {
-    bool open[2] = { false, false };
-
     for (uint64_t t = start; t < end; t++) {
         acc[0]++;
         for (unsigned b = 0; b < p->nbus; b++) {
@@ -435,6 +437,36 @@ static void sim_count(const SimProbe *p, uint64_t start, uint64_t end,
             }
             acc[base + 6 + band(p->tags_free, p->tag_capacity)]++;
             acc[base + 10 + band(p->stfifo_free, p->stfifo_capacity)]++;
+        }
+    }
+}
+
+/* Count the absolute cycles [start, end) of a probe, from its reset. */
+static void sim_count(const SimProbe *p, uint64_t start, uint64_t end,
+                      uint64_t *acc)
+{
+    bool open[2] = { false, false };
+
+    sim_count_open(p, start, end, open, acc);
+}
+
+/*
+ * The same when the traffic changes: version i describes the cycles from
+ * from[i] (absolute, ascending) to from[i + 1]. The bus state (an open
+ * frame) goes on across a change, as on a real bus whose source changes.
+ */
+static void sim_count_versions(const SimProbe *ver, const uint64_t *from,
+                               unsigned nver, uint64_t start, uint64_t end,
+                               uint64_t *acc)
+{
+    bool open[2] = { false, false };
+
+    for (unsigned i = 0; i < nver; i++) {
+        uint64_t s = MAX(start, from[i]);
+        uint64_t e = i + 1 < nver ? MIN(end, from[i + 1]) : end;
+
+        if (s < e) {
+            sim_count_open(&ver[i], s, e, open, acc);
         }
     }
 }
@@ -1412,6 +1444,46 @@ static void wait_migration(QTestState *qts)
     g_assert_not_reached();
 }
 
+/* Stop A, migrate it into the file at uri and quit it. */
+static void migrate_out(Ndk *a, const char *uri)
+{
+    qtest_qmp_assert_success(a->qts, "{ 'execute': 'stop' }");
+    qtest_qmp_assert_success(a->qts, "{ 'execute': 'migrate', "
+                             "'arguments': { 'uri': %s } }", uri);
+    wait_migration(a->qts);
+    ndk_close(a);
+}
+
+/*
+ * Start B with the same command line as A, load the file at uri, continue
+ * it at t1 and find the card (its BAR and enable came with the state). The
+ * qtest accelerator's virtual clock is not part of the migration stream:
+ * bring B's clock to t1 (a no-op if it arrived with the state).
+ */
+static void migrate_in(Ndk *b, const char *machine, const char *args,
+                       const char *uri, int64_t t0, int64_t t1)
+{
+    uint32_t bar0;
+
+    memset(b, 0, sizeof(*b));
+    b->qts = qtest_initf("-machine %s -nodefaults %s -incoming defer",
+                         machine, args);
+    qtest_qmp_assert_success(b->qts, "{ 'execute': 'migrate-incoming', "
+                             "'arguments': { 'uri': %s } }", uri);
+    wait_migration(b->qts);
+    qtest_qmp_assert_success(b->qts, "{ 'execute': 'cont' }");
+    b->bus = qpci_new_pc(b->qts, NULL);
+    b->dev = find_device(b->bus, NDK_VENDOR_ID, NDK_DEVICE_ID);
+    bar0 = qpci_config_readl(b->dev, PCI_BASE_ADDRESS_0);
+    g_assert_cmphex(qpci_config_readw(b->dev, PCI_COMMAND) &
+                    PCI_COMMAND_MEMORY, ==, PCI_COMMAND_MEMORY);
+    b->bar.addr = bar0 & PCI_BASE_ADDRESS_MEM_MASK;
+    b->bar.is_io = false;
+    b->t0 = t0;
+    b->now = qtest_clock_set(b->qts, t1);
+    g_assert_cmpint(b->now, ==, t1);
+}
+
 static void test_migration(void)
 {
     g_autofree char *dir = g_dir_make_tmp("ndk-ptm-mig-XXXXXX", NULL);
@@ -1420,7 +1492,6 @@ static void test_migration(void)
     MigResult *rb = g_new0(MigResult, 1), *rc = g_new0(MigResult, 1);
     uint64_t exp[DEF_ENTRIES];
     int64_t t0, t1, t2;
-    uint32_t bar0;
     Ndk a, b, c;
 
     g_assert(dir);
@@ -1431,35 +1502,10 @@ static void test_migration(void)
     t1 = t0 + 30000 + 1000;
     t2 = t0 + 24 * 10240 + 5120;
     mig_phase1(&a, t1);
-    qtest_qmp_assert_success(a.qts, "{ 'execute': 'stop' }");
-    qtest_qmp_assert_success(a.qts, "{ 'execute': 'migrate', "
-                             "'arguments': { 'uri': %s } }", uri);
-    wait_migration(a.qts);
-    ndk_close(&a);
+    migrate_out(&a, uri);
 
     /* B: load it, continue at T1 and run to T2 */
-    memset(&b, 0, sizeof(b));
-    b.qts = qtest_initf("-machine q35 -nodefaults " MIG_ARGS
-                        " -incoming defer");
-    qtest_qmp_assert_success(b.qts, "{ 'execute': 'migrate-incoming', "
-                             "'arguments': { 'uri': %s } }", uri);
-    wait_migration(b.qts);
-    qtest_qmp_assert_success(b.qts, "{ 'execute': 'cont' }");
-    b.bus = qpci_new_pc(b.qts, NULL);
-    b.dev = find_device(b.bus, NDK_VENDOR_ID, NDK_DEVICE_ID);
-    /* the BAR and its enable came with the state */
-    bar0 = qpci_config_readl(b.dev, PCI_BASE_ADDRESS_0);
-    g_assert_cmphex(qpci_config_readw(b.dev, PCI_COMMAND) &
-                    PCI_COMMAND_MEMORY, ==, PCI_COMMAND_MEMORY);
-    b.bar.addr = bar0 & PCI_BASE_ADDRESS_MEM_MASK;
-    b.bar.is_io = false;
-    b.t0 = t0;
-    /*
-     * The qtest accelerator's virtual clock is not part of the migration
-     * stream: bring B's clock to T1 (a no-op if it arrived with the state).
-     */
-    b.now = qtest_clock_set(b.qts, t1);
-    g_assert_cmpint(b.now, ==, t1);
+    migrate_in(&b, "q35", MIG_ARGS, uri, t0, t1);
     g_assert_cmphex(rd(&b, REG_STATUS), ==, STATUS_BUSY);
     mig_phase2(&b, t2, rb);
     ndk_close(&b);

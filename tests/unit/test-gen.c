@@ -56,7 +56,7 @@ static void test_models(void)
         const PtmGenModel *m = ptm_gen_models[i];
         void *p = g_malloc0(m->params_size);
 
-        /* defaults are in range */
+        /* defaults are in range (strings are the model's to check) */
         m->defaults(p);
         for (unsigned k = 0; k < m->nparams; k++) {
             char *err = ptm_param_check(&m->params[k],
@@ -191,6 +191,49 @@ static void test_live_change(void)
     ptm_gen_free(g);
 }
 
+/*
+ * -object accepts only what QEMU's QAPI schema lists: every model's QAPI
+ * struct (qemu-device/qapi/<model>.json) must name exactly its parameters,
+ * with the matching types.
+ */
+static void test_qapi_matches_tables(void)
+{
+    const char *root = g_getenv("PTM_SOURCE_ROOT");
+    static const char *const qapi_type[] = {
+        "bool", "uint32", "int32", "str",
+    };
+
+    g_assert_nonnull(root);
+    for (unsigned i = 0; ptm_gen_models[i]; i++) {
+        const PtmGenModel *m = ptm_gen_models[i];
+        g_autofree char *path = g_strdup_printf("%s/qemu-device/qapi/%s.json",
+                                                root, m->name);
+        g_autofree char *text = NULL;
+        g_autoptr(GRegex) re = g_regex_new("'\\*([a-z0-9-]+)': '([a-z0-9]+)'",
+                                           0, 0, NULL);
+        g_autoptr(GMatchInfo) mi = NULL;
+        unsigned found = 0;
+
+        if (!g_file_get_contents(path, &text, NULL, NULL)) {
+            g_error("model %s has no QAPI file %s", m->name, path);
+        }
+        g_regex_match(re, text, 0, &mi);
+        while (g_match_info_matches(mi)) {
+            g_autofree char *name = g_match_info_fetch(mi, 1);
+            g_autofree char *type = g_match_info_fetch(mi, 2);
+            const PtmParamDesc *d = param(m, name);
+
+            g_assert_cmpstr(type, ==, qapi_type[d->type]);
+            found++;
+            g_match_info_next(mi, NULL);
+        }
+        if (found != m->nparams) {
+            g_error("%s: %u members in %s, %u parameters", m->name, found,
+                    path, m->nparams);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -199,5 +242,6 @@ int main(int argc, char **argv)
     g_test_add_func("/gen/fill-cut-at-change", test_fill_cut_at_change);
     g_test_add_func("/gen/save-load", test_save_load);
     g_test_add_func("/gen/live-change", test_live_change);
+    g_test_add_func("/gen/qapi-matches-tables", test_qapi_matches_tables);
     return g_test_run();
 }
