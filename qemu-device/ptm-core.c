@@ -487,6 +487,8 @@ static uint64_t chunk_cycles(const PtmChunk *ch)
 static void probe_count_span(PtmCore *core, PtmProbe *p, uint64_t start,
                              uint64_t end)
 {
+    /* what the function negotiated; a source may model traffic by it */
+    p->sh.info.settings = core->settings[p->sh.info.endpoint];
     while (start < end) {
         uint64_t max = end - start, n = 0;
 

@@ -84,6 +84,15 @@ typedef struct PtmChunk {
 PtmChunk *ptm_chunk_new(void);
 void ptm_chunk_free(PtmChunk *ch);
 
+/* Settings negotiated with the host, as PCIE_STATUS reports them. */
+typedef struct PtmSettings {
+    uint8_t mps;                    /* Device Control encoding: 128 << mps */
+    uint8_t mrrs;                   /* 128 << mrrs */
+    bool ext_tag;
+    bool tag_10bit;
+    bool rcb_128;                   /* read completion boundary 128 B */
+} PtmSettings;
+
 /* The card as a source sees it. */
 typedef struct PtmGeometry {
     unsigned endpoints;
@@ -107,16 +116,8 @@ typedef struct PtmProbeInfo {
     unsigned bus_regions[PTM_MAX_BUSES];    /* regions the bus really has */
     unsigned bus_items[PTM_MAX_BUSES];      /* items per region */
     uint64_t hz;
+    PtmSettings settings;           /* the endpoint's, as the card has them */
 } PtmProbeInfo;
-
-/* Settings negotiated with the host, as PCIE_STATUS reports them. */
-typedef struct PtmSettings {
-    uint8_t mps;                    /* Device Control encoding: 128 << mps */
-    uint8_t mrrs;                   /* 128 << mrrs */
-    bool ext_tag;
-    bool tag_10bit;
-    bool rcb_128;                   /* read completion boundary 128 B */
-} PtmSettings;
 
 typedef struct PtmSourceOps {
     /*
