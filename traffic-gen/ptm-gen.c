@@ -15,6 +15,47 @@ uint64_t ptm_cycle_ns(uint64_t c, uint64_t hz)
     return (uint64_t)((u128)c * 1000000000ull / hz);
 }
 
+uint64_t ptm_serve_periodic(const PtmSegment *seg, unsigned nseg,
+                            uint64_t period, uint64_t phase, uint64_t max,
+                            PtmChunk *out)
+{
+    uint64_t t = 0;
+
+    if (phase == 0 && max >= period) {
+        out->seg = (PtmSegment *)seg;
+        out->nseg = nseg;
+        out->repeat = max / period;
+        return out->repeat * period;
+    }
+    out->repeat = 1;
+    for (unsigned i = 0; i < nseg; i++) {
+        uint64_t end = t + seg[i].cycles;
+
+        if (end > phase) {
+            unsigned j = i;
+            uint64_t n = 0;
+
+            if (t == phase) {
+                while (j < nseg && n + seg[j].cycles <= max) {
+                    n += seg[j++].cycles;
+                }
+            }
+            if (j > i) {
+                out->seg = (PtmSegment *)&seg[i];
+                out->nseg = j - i;
+                return n;
+            }
+            out->seg = out->scratch;
+            out->seg[0] = seg[i];
+            out->seg[0].cycles = MIN(end - phase, max);
+            out->nseg = 1;
+            return out->seg[0].cycles;
+        }
+        t = end;
+    }
+    g_assert_not_reached();
+}
+
 /* splitmix64 finaliser over a running sum of the words */
 static uint64_t mix(uint64_t x)
 {

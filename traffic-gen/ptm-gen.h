@@ -111,6 +111,17 @@ extern const PtmSourceOps ptm_gen_source_ops;
 void *ptm_gen_save(const PtmGen *g, size_t *len);
 char *ptm_gen_load(PtmGen *g, const void *buf, size_t len);
 
+/*
+ * Serve a span from a cached description of one period of `period` cycles
+ * that repeats (its segments stay valid until the next call): whole
+ * periods point at the cache with a repeat count; a piece of a period is
+ * the cached segments that fit whole, or one cut segment in out's scratch.
+ * phase is the span's start within the period; returns the cycles served.
+ */
+uint64_t ptm_serve_periodic(const PtmSegment *seg, unsigned nseg,
+                            uint64_t period, uint64_t phase, uint64_t max,
+                            PtmChunk *out);
+
 /* Time of cycle c of a clock of hz Hz, rounded down to whole ns. */
 uint64_t ptm_cycle_ns(uint64_t c, uint64_t hz);
 

@@ -324,7 +324,6 @@ static uint64_t random_fill(const PtmGen *gen, const void *params,
     uint64_t block = start / dp, in_block = start % dp;
     RandomCache *c;
     BlockPlan *bp;
-    uint64_t phase, n;
 
     if (!g->cache) {
         g->cache = g_new0(RandomCache, 1);
@@ -336,43 +335,8 @@ static uint64_t random_fill(const PtmGen *gen, const void *params,
         make_plan(gen, p, probe, block, c, bp);
     }
     max = MIN(max, dp - in_block);
-    phase = in_block % bp->period;
-    if (phase == 0 && max >= bp->period) {
-        /* whole periods: the cached list, not a copy of it */
-        out->seg = bp->chunk.seg;
-        out->nseg = bp->chunk.nseg;
-        out->repeat = max / bp->period;
-        return out->repeat * bp->period;
-    }
-    /* a piece of a period: cached segments that fit whole, else one cut */
-    out->repeat = 1;
-    for (unsigned i = 0, t = 0; i < bp->chunk.nseg; i++) {
-        const PtmSegment *s = &bp->chunk.seg[i];
-        uint64_t end = t + s->cycles;
-
-        if (end > phase) {
-            unsigned j = i;
-
-            n = 0;
-            if (t == phase) {
-                while (j < bp->chunk.nseg &&
-                       n + bp->chunk.seg[j].cycles <= max) {
-                    n += bp->chunk.seg[j++].cycles;
-                }
-            }
-            if (j > i) {
-                out->seg = &bp->chunk.seg[i];
-                out->nseg = j - i;
-                return n;
-            }
-            out->seg[0] = *s;
-            out->seg[0].cycles = MIN(end - phase, max);
-            out->nseg = 1;
-            return out->seg[0].cycles;
-        }
-        t = end;
-    }
-    g_assert_not_reached();
+    return ptm_serve_periodic(bp->chunk.seg, bp->chunk.nseg, bp->period,
+                              in_block % bp->period, max, out);
 }
 
 static void random_cache_free(void *cache)
