@@ -259,7 +259,7 @@ static void ndk_telemetry_traffic_sync(void *card, uint64_t *now,
 
     *now = now_ns();
     ptm_core_advance(s->core, *now);
-    *from = ptm_core_next_pcie_window_ns(s->core, *now);
+    *from = ptm_core_next_pcie_window(s->core, *now);
 }
 
 static void ndk_telemetry_realize(PCIDevice *pdev, Error **errp)

@@ -287,7 +287,7 @@ uint64_t ptm_core_mi_cycle(const PtmCore *core, uint64_t now_ns)
     return cycles_at_ns(now_ns, core->cfg.mi_clk_hz);
 }
 
-uint64_t ptm_core_next_pcie_window_ns(const PtmCore *core, uint64_t now_ns)
+uint64_t ptm_core_next_pcie_window(const PtmCore *core, uint64_t now_ns)
 {
     const PtmProbe *p = &core->probe[0];
     uint64_t hz = p->sh.info.hz, dp = core->cfg.drain_period;
@@ -298,7 +298,7 @@ uint64_t ptm_core_next_pcie_window_ns(const PtmCore *core, uint64_t now_ns)
         w = (c + 1 - p->origin) / dp + 1;
     }
     start = p->origin + w * dp - 1;
-    return (uint64_t)((u128)start * NS_PER_S / hz);
+    return start;
 }
 
 /* ------------------------------------------------------------------ */

@@ -195,11 +195,11 @@ void ptm_core_write(PtmCore *core, uint64_t now_ns, uint32_t addr,
                     uint64_t val, unsigned size);
 
 /*
- * Virtual time (ns, rounded down) at which endpoint 0's PCIe probe starts
- * its next drain window after now_ns: where a live change of the traffic
- * takes effect.
+ * The PCIe cycle (since virtual time 0) with which endpoint 0's PCIe probe
+ * starts its next drain window after now_ns: where a live change of the
+ * traffic takes effect.
  */
-uint64_t ptm_core_next_pcie_window_ns(const PtmCore *core, uint64_t now_ns);
+uint64_t ptm_core_next_pcie_window(const PtmCore *core, uint64_t now_ns);
 
 /* MI cycle of a moment, and the BUSY window of the last command. */
 uint64_t ptm_core_mi_cycle(const PtmCore *core, uint64_t now_ns);

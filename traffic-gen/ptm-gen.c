@@ -171,7 +171,7 @@ PtmGen *ptm_gen_new(const PtmGenModel *m, const void *params,
     g->model = m;
     g->geo = *geo;
     g->nver = 1;
-    g->from_ns[0] = 0;
+    g->from[0] = 0;
     g->params[0] = g_memdup2(params, m->params_size);
     return g;
 }
@@ -190,12 +190,12 @@ void ptm_gen_free(PtmGen *g)
     g_free(g);
 }
 
-/* Longest drain window of the card, in ns, rounded up. */
-static uint64_t longest_window_ns(const PtmGeometry *geo)
+/* Longest drain window of the card, in PCIe cycles, rounded up. */
+static uint64_t longest_window(const PtmGeometry *geo)
 {
     uint64_t slow = MIN(geo->pcie_hz, geo->dma_hz);
 
-    return ptm_cycle_ns(geo->drain_period, slow) + 1;
+    return (uint64_t)((u128)geo->drain_period * geo->pcie_hz / slow) + 1;
 }
 
 static void drop_version(PtmGen *g, unsigned i)
@@ -203,47 +203,51 @@ static void drop_version(PtmGen *g, unsigned i)
     g_free(g->params[i]);
     memmove(&g->params[i], &g->params[i + 1],
             (g->nver - i - 1) * sizeof(g->params[0]));
-    memmove(&g->from_ns[i], &g->from_ns[i + 1],
-            (g->nver - i - 1) * sizeof(g->from_ns[0]));
+    memmove(&g->from[i], &g->from[i + 1],
+            (g->nver - i - 1) * sizeof(g->from[0]));
     g->nver--;
 }
 
-char *ptm_gen_set_params(PtmGen *g, const void *params, uint64_t from_ns,
+char *ptm_gen_set_params(PtmGen *g, const void *params, uint64_t from,
                          uint64_t now_ns)
 {
     /* a window not yet counted started at most two windows ago */
-    uint64_t horizon = 2 * longest_window_ns(&g->geo);
-    uint64_t oldest = now_ns > horizon ? now_ns - horizon : 0;
+    uint64_t horizon = 2 * longest_window(&g->geo);
+    uint64_t now = (uint64_t)((u128)now_ns * g->geo.pcie_hz / 1000000000ull);
+    uint64_t oldest = now > horizon ? now - horizon : 0;
     char *err = check_all(g->model, params, &g->geo);
 
     if (err) {
         return err;
     }
-    /* versions that would start at or after from_ns are replaced */
-    while (g->nver > 1 && g->from_ns[g->nver - 1] >= from_ns) {
+    /* versions that would start at or after from are replaced */
+    while (g->nver > 1 && g->from[g->nver - 1] >= from) {
         drop_version(g, g->nver - 1);
     }
-    if (g->nver == 1 && g->from_ns[0] >= from_ns) {
+    if (g->nver == 1 && g->from[0] >= from) {
         drop_version(g, 0);
     }
     /* versions superseded before anything still needed */
-    while (g->nver > 1 && g->from_ns[1] <= oldest) {
+    while (g->nver > 1 && g->from[1] <= oldest) {
         drop_version(g, 0);
     }
     if (g->nver == PTM_GEN_HISTORY) {
-        drop_version(g, 0);
+        /* every version may still be needed: keep them, refuse this */
+        return g_strdup_printf("%d changes within two drain windows are "
+                               "the most; try again later",
+                               PTM_GEN_HISTORY - 1);
     }
-    g->from_ns[g->nver] = g->nver ? from_ns : 0;
+    g->from[g->nver] = g->nver ? from : 0;
     g->params[g->nver] = g_memdup2(params, g->model->params_size);
     g->nver++;
     return NULL;
 }
 
-const void *ptm_gen_params_at(const PtmGen *g, uint64_t ns)
+const void *ptm_gen_params_at(const PtmGen *g, uint64_t c)
 {
     unsigned i = g->nver - 1;
 
-    while (i > 0 && g->from_ns[i] > ns) {
+    while (i > 0 && g->from[i] > c) {
         i--;
     }
     return g->params[i];
@@ -258,16 +262,17 @@ static uint64_t gen_fill(void *opaque, const PtmProbeInfo *probe,
                          uint64_t start, uint64_t max, PtmChunk *out)
 {
     const PtmGen *g = opaque;
-    uint64_t t = ptm_cycle_ns(start, probe->hz);
+    uint64_t pcie = g->geo.pcie_hz;
     unsigned i = g->nver - 1;
 
-    while (i > 0 && g->from_ns[i] > t) {
+    /* the version whose first moment is at or before this cycle's */
+    while (i > 0 && (u128)g->from[i] * probe->hz > (u128)start * pcie) {
         i--;
     }
     /* a span never straddles a change: cut it where the next one starts */
     if (i + 1 < g->nver) {
-        uint64_t lim = (uint64_t)(((u128)g->from_ns[i + 1] * probe->hz +
-                                   999999999ull) / 1000000000ull);
+        uint64_t lim = (uint64_t)(((u128)g->from[i + 1] * probe->hz +
+                                   pcie - 1) / pcie);
         if (lim > start && lim - start < max) {
             max = lim - start;
         }
@@ -281,9 +286,7 @@ static void gen_settings(void *opaque, unsigned e, uint64_t cycle,
     const PtmGen *g = opaque;
 
     if (g->model->settings) {
-        const void *p = ptm_gen_params_at(g, ptm_cycle_ns(cycle,
-                                                          g->geo.pcie_hz));
-        g->model->settings(g, p, e, cycle, set);
+        g->model->settings(g, ptm_gen_params_at(g, cycle), e, cycle, set);
     }
 }
 
@@ -329,7 +332,7 @@ void *ptm_gen_save(const PtmGen *g, size_t *len)
     put64(b, m->nparams);
     put64(b, g->nver);
     for (unsigned i = 0; i < g->nver; i++) {
-        put64(b, g->from_ns[i]);
+        put64(b, g->from[i]);
         for (unsigned k = 0; k < m->nparams; k++) {
             const PtmParamDesc *d = &m->params[k];
 
@@ -408,7 +411,7 @@ char *ptm_gen_load(PtmGen *g, const void *buf, size_t len)
         g_free(g->params[i]);
     }
     g->nver = nver;
-    memcpy(g->from_ns, from, nver * sizeof(from[0]));
+    memcpy(g->from, from, nver * sizeof(from[0]));
     memcpy(g->params, params, nver * sizeof(params[0]));
     return NULL;
 }

@@ -8,10 +8,11 @@
  * function that describes a probe's cycles as the core's signal interface
  * asks (ptm-signals.h). A generator is a model bound to one card: its
  * geometry, a seed, and its parameters over time. A parameter change made
- * while the card runs takes effect from a moment the caller gives (the next
- * PCIe drain); windows that started before it keep the old values, so the
- * description stays a pure function of (probe, cycle) for every cycle the
- * core may still ask about. Models keep no other state: whatever varies
+ * while the card runs takes effect from a moment the caller gives, as a
+ * cycle of the PCIe clock (the start of the next PCIe drain window): PCIe
+ * windows that started before keep the old values, DMA-clock cycles switch
+ * at that same moment, and the description stays a pure function of
+ * (probe, cycle) for every cycle the core may still ask about. Models keep no other state: whatever varies
  * (random choices, jitter) is derived from the seed, the probe and the
  * cycle, so a generator is saved for migration as its parameter history
  * alone. Models that draw random numbers have a `seed` parameter.
@@ -62,13 +63,13 @@ typedef struct PtmGenModel {
     void (*cache_free)(void *cache);
 } PtmGenModel;
 
-#define PTM_GEN_HISTORY 8
+#define PTM_GEN_HISTORY 64
 
 struct PtmGen {
     const PtmGenModel *model;
     PtmGeometry geo;
     unsigned nver;
-    uint64_t from_ns[PTM_GEN_HISTORY];  /* ascending; from_ns[0] = 0 */
+    uint64_t from[PTM_GEN_HISTORY];     /* PCIe cycles, ascending; [0] = 0 */
     void *params[PTM_GEN_HISTORY];
     void *cache;        /* the model's, derived data only, not migrated */
 };
@@ -93,14 +94,15 @@ PtmGen *ptm_gen_new(const PtmGenModel *m, const void *params,
                     const PtmGeometry *geo, char **err);
 void ptm_gen_free(PtmGen *g);
 /*
- * New parameters from virtual time from_ns on. Refused (message returned,
- * nothing changed) if they do not fit the card. now_ns is the present:
+ * New parameters from PCIe cycle `from` on (cycles since virtual time 0).
+ * Refused (message returned, nothing changed) if they do not fit the card,
+ * or if too many changes wait to take effect. now_ns is the present:
  * versions no window can need any more are dropped.
  */
-char *ptm_gen_set_params(PtmGen *g, const void *params, uint64_t from_ns,
+char *ptm_gen_set_params(PtmGen *g, const void *params, uint64_t from,
                          uint64_t now_ns);
-/* The parameters in force at virtual time ns. */
-const void *ptm_gen_params_at(const PtmGen *g, uint64_t ns);
+/* The parameters in force at PCIe cycle c. */
+const void *ptm_gen_params_at(const PtmGen *g, uint64_t c);
 /* The newest parameters. */
 const void *ptm_gen_params(const PtmGen *g);
 

@@ -4,11 +4,13 @@
 
 #include "ptm-gen.h"
 #include "ptm-pattern.h"
+#include "ptm-ptc.h"
 #include "ptm-random.h"
 
 const PtmGenModel *const ptm_gen_models[] = {
     &ptm_model_idle,
     &ptm_model_pattern,
     &ptm_model_random,
+    &ptm_model_ptc,
     NULL,
 };

@@ -17,10 +17,10 @@ OBJECT_DECLARE_TYPE(TelemetryTraffic, TelemetryTrafficClass, TELEMETRY_TRAFFIC)
 /*
  * Called by a generator before a live parameter change: the card brings
  * its model up to the present (*now_ns) and says from when the change
- * applies (*from_ns, the start of its next PCIe drain window).
+ * applies (*from, the PCIe cycle that starts its next PCIe drain window).
  */
 typedef void TelemetryTrafficSync(void *card, uint64_t *now_ns,
-                                  uint64_t *from_ns);
+                                  uint64_t *from);
 
 struct TelemetryTraffic {
     Object parent_obj;

@@ -1752,6 +1752,734 @@ static void test_conventional_pci(void)
     ndk_close(&n);
 }
 
+/* ------------------------------------------------------------------ */
+/* Live changes of the traffic (qom-set)                                */
+
+static QDict *qom_set_int(QTestState *qts, const char *path,
+                          const char *prop, int64_t val)
+{
+    return qtest_qmp(qts, "{ 'execute': 'qom-set', 'arguments': "
+                     "{ 'path': %s, 'property': %s, 'value': %" PRId64
+                     " } }", path, prop, val);
+}
+
+static void qom_set_ok(QTestState *qts, const char *path, const char *prop,
+                       int64_t val)
+{
+    QDict *rsp = qom_set_int(qts, path, prop, val);
+
+    if (qdict_haskey(rsp, "error")) {
+        g_test_message("qom-set %s %s %" PRId64 ": %s", path, prop, val,
+                       qdict_get_str(qdict_get_qdict(rsp, "error"),
+                                     "desc"));
+    }
+    g_assert_false(qdict_haskey(rsp, "error"));
+    qobject_unref(rsp);
+}
+
+/* INT64_MIN if qom-get fails */
+static int64_t qom_get_int(QTestState *qts, const char *path,
+                           const char *prop)
+{
+    QDict *rsp = qtest_qmp(qts, "{ 'execute': 'qom-get', 'arguments': "
+                           "{ 'path': %s, 'property': %s } }", path, prop);
+    int64_t v = INT64_MIN;
+
+    g_assert_true(qdict_haskey(rsp, "return"));
+    if (qdict_haskey(rsp, "return")) {
+        v = qdict_get_int(rsp, "return");
+    }
+    qobject_unref(rsp);
+    return v;
+}
+
+/*
+ * The PCIe probe of a card whose only traffic is RQ frames of rq_bytes,
+ * back to back; all tags and FIFO words free (band 3 of both).
+ */
+static SimProbe rq_probe(uint32_t rq_bytes)
+{
+    return (SimProbe) {
+        .hz = PCIE_HZ, .regions = 2, .nbus = 2,
+        .bus = {
+            { .frame_bytes = rq_bytes, .regions = 2, .ipr = 8 },
+            { .frame_bytes = 0, .regions = 2, .ipr = 8 },
+        },
+        .pcie = true, .tags_free = 256, .tag_capacity = 256,
+        .stfifo_free = 1024, .stfifo_capacity = 1024,
+    };
+}
+
+#define LIVE_ARGS \
+    "-object telemetry-traffic-pattern,id=t0,rq-frame-bytes=256 " \
+    "-device ndk-pcie-telemetry,addr=04.0,traffic=t0"
+
+/*
+ * A qom-set while the card runs applies from the card's next PCIe drain
+ * window: windows that started before it keep the old value.
+ */
+static void test_live_qom_set(void)
+{
+    uint64_t got[DEF_ENTRIES], exp[DEF_ENTRIES];
+    uint64_t origin, od, from[3];
+    SimProbe ver[3];
+    g_autofree char *out = NULL;
+    const char *desc = "";
+    QDict *rsp;
+    Ndk n;
+
+    ndk_open(&n, "q35", LIVE_ARGS);
+    origin = first_cycle(n.t0, PCIE_HZ);
+    od = first_cycle(n.t0, DMA_HZ);
+    g_assert_cmpint(qom_get_int(n.qts, "/objects/t0", "rq-frame-bytes"), ==,
+                    256);
+
+    /*
+     * 15 us after the reset: PCIe cycle origin + 6000, inside window 1 =
+     * [origin + 4095, origin + 8191). RQ frames of 256 bytes are 64 items
+     * in 8 regions = 4 words, back to back: a word in every cycle. The
+     * change applies from window 2, which starts at origin + 8191
+     * (20.4775 us when the card starts at 0).
+     */
+    step_to(&n, n.t0 + 15000);
+    g_assert_cmpuint(windows_by(n.now, origin, PCIE_HZ, DP), ==, 1);
+    qom_set_ok(n.qts, "/objects/t0", "rq-frame-bytes", 0);
+    g_assert_cmpint(qom_get_int(n.qts, "/objects/t0", "rq-frame-bytes"), ==,
+                    0);
+
+    /*
+     * 35 us: window 2 = [8191, 12287) was drained at 30.72 us, its deltas
+     * are in the live copy, window 3 ends at 40.96 us. RQ moved a word in
+     * every cycle of windows 0 and 1 (4095 + 4096) and none in window 2.
+     */
+    step_to(&n, n.t0 + 35000);
+    g_assert_cmpuint(windows_by(n.now, origin, PCIE_HZ, DP), ==, 3);
+    wr(&n, REG_READ_SEL, 1);
+    g_assert_cmpuint(cnt(&n, 0), ==, 4095 + 2 * 4096);
+    g_assert_cmpuint(cnt(&n, 1 + CH_WORDS), ==, 4095 + 4096);
+    g_assert_cmpuint(cnt(&n, 1 + CH_ITEMS), ==, 16 * (4095 + 4096));
+
+    /* every counter: the simulator over the two versions */
+    ver[0] = rq_probe(256);
+    from[0] = origin;
+    ver[1] = rq_probe(0);
+    from[1] = drain_cycle(origin, DP, 1);
+    g_assert_cmpuint(from[1], ==, origin + 8191);
+    memset(exp, 0, sizeof(exp));
+    sim_count_versions(ver, from, 2, origin, origin + 3 * DP - 1, exp);
+    g_assert_cmpuint(exp[1 + CH_WORDS], ==, 4095 + 4096);
+    /* the DMA buses stay idle: only their cycles, window 0 */
+    g_assert_cmpuint(windows_by(n.now, od, DMA_HZ, DP), ==, 1);
+    exp[31] = DP - 1;
+    read_counters(&n, DEF_ENTRIES, got);
+    check_counters("live, rq-frame-bytes 256 -> 0", got, exp, DEF_ENTRIES);
+
+    /*
+     * Out of range (0 to 65536): refused with a message that names the
+     * property; the value stays.
+     */
+    rsp = qom_set_int(n.qts, "/objects/t0", "rq-frame-bytes", 70000);
+    g_assert_true(qdict_haskey(rsp, "error"));
+    if (qdict_haskey(rsp, "error")) {
+        desc = qdict_get_str(qdict_get_qdict(rsp, "error"), "desc");
+    }
+    g_test_message("qom-set rq-frame-bytes 70000: %s", desc);
+    g_assert_nonnull(strstr(desc, "rq-frame-bytes"));
+    qobject_unref(rsp);
+    g_assert_cmpint(qom_get_int(n.qts, "/objects/t0", "rq-frame-bytes"), ==,
+                    0);
+
+    /*
+     * Through HMP at 35 us (cycle 14000, window 3 = [12287, 16383)):
+     * 128-byte frames (32 items in 4 regions = 2 words, back to back)
+     * from window 4 = [16383, 20479) on.
+     */
+    out = qtest_hmp(n.qts, "qom-set /objects/t0 rq-frame-bytes 128");
+    g_test_message("HMP qom-set: '%s'", out);
+    g_assert_null(strstr(out, "rror"));
+    g_assert_cmpint(qom_get_int(n.qts, "/objects/t0", "rq-frame-bytes"), ==,
+                    128);
+
+    /*
+     * 55 us: PCIe windows 0..4, DMA windows 0 and 1. Words: 4095 + 4096
+     * (windows 0, 1) + 4096 (window 4). SOF: one every 4 cycles in
+     * windows 0 and 1 (cycles 0, 4, ..., 8188: 2048), one every 2 in
+     * window 4 (16384, ..., 20478: 2048). Items: 16 per word, also for
+     * word 1 of the frame that window 4 begins with: the 256-byte frame
+     * cut after its word 2 at cycle 8190 was still open.
+     */
+    step_to(&n, n.t0 + 55000);
+    g_assert_cmpuint(windows_by(n.now, origin, PCIE_HZ, DP), ==, 5);
+    g_assert_cmpuint(windows_by(n.now, od, DMA_HZ, DP), ==, 2);
+    ver[2] = rq_probe(128);
+    from[2] = drain_cycle(origin, DP, 3);
+    g_assert_cmpuint(from[2], ==, origin + 16383);
+    memset(exp, 0, sizeof(exp));
+    sim_count_versions(ver, from, 3, origin, origin + 5 * DP - 1, exp);
+    exp[31] = 2 * DP - 1;
+    g_assert_cmpuint(exp[0], ==, 5 * 4096 - 1);
+    g_assert_cmpuint(exp[1 + CH_WORDS], ==, 4095 + 2 * 4096);
+    g_assert_cmpuint(exp[1 + CH_SOF], ==, 2048 + 2048);
+    g_assert_cmpuint(exp[1 + CH_ITEMS], ==, 16 * (4095 + 2 * 4096));
+    read_counters(&n, DEF_ENTRIES, got);
+    check_counters("live, rq-frame-bytes 0 -> 128", got, exp, DEF_ENTRIES);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
+    ndk_close(&n);
+}
+
+/*
+ * The same rule at a PCIe clock of 4 GHz (the highest allowed), where four
+ * cycles share each ns. DRAIN_PERIOD 32768: window k >= 1 starts at cycle
+ * origin + 32768 k - 1. At 12 us (cycle 48000, window 1 = [32767, 65535))
+ * the change applies from window 2 (cycle 65535, 16383.75 ns): windows 0
+ * and 1 keep the 256-byte frames, a word in every one of their 32767 +
+ * 32768 cycles and a SOF every 4 cycles (0, 4, ..., 65532: 16384).
+ */
+static void test_live_qom_set_4ghz(void)
+{
+    const uint64_t hz = 4000000000ull, dp = 32768;
+    uint64_t origin;
+    Ndk n;
+
+    ndk_open(&n, "q35",
+             "-object telemetry-traffic-pattern,id=t0,rq-frame-bytes=256 "
+             "-device ndk-pcie-telemetry,addr=04.0,traffic=t0,"
+             "pcie-clk-freq=4000000000,drain-period=32768");
+    origin = first_cycle(n.t0, hz);
+    g_assert_cmpuint(origin % 4, ==, 0);
+    step_to(&n, n.t0 + 12000);
+    g_assert_cmpuint(windows_by(n.now, origin, hz, dp), ==, 1);
+    qom_set_ok(n.qts, "/objects/t0", "rq-frame-bytes", 0);
+
+    /* 28.672 us: window 2 drained at 24.576 us; window 3 ends at 32.768 us */
+    step_to(&n, n.t0 + 28672);
+    g_assert_cmpuint(windows_by(n.now, origin, hz, dp), ==, 3);
+    wr(&n, REG_READ_SEL, 1);
+    g_assert_cmpuint(cnt(&n, 0), ==, 3 * dp - 1);
+    g_assert_cmpuint(cnt(&n, 1 + CH_WORDS), ==, 2 * dp - 1);
+    g_assert_cmpuint(cnt(&n, 1 + CH_SOF), ==, 2 * dp / 4);
+    g_assert_cmpuint(cnt(&n, 1 + CH_ITEMS), ==, 16 * (2 * dp - 1));
+    ndk_close(&n);
+}
+
+/*
+ * Many changes while a slow DMA window is open. With dma-clk-freq=25 MHz
+ * a DMA window lasts 4096 x 40 ns = 163.84 us, 16 PCIe windows; DMA
+ * window 1 is [163.8 us, 327.64 us). At 168.84 us (PCIe window 16) UP goes
+ * idle (up-frame-bytes 0), from PCIe window 17 (174.0775 us) on; then in
+ * each of the PCIe windows 17 .. 16 + nbrake a change of `brake` alone (a
+ * signal of the PCIe probe only), each from the PCIe window after it.
+ */
+#define MANY_ARGS \
+    "-object telemetry-traffic-pattern,id=t0,up-frame-bytes=100,up-gap=3," \
+    "up-stall=2 " \
+    "-device ndk-pcie-telemetry,addr=04.0,traffic=t0,dma-clk-freq=25000000"
+#define SLOW_DMA_HZ 25000000ull
+
+static void many_changes(Ndk *n, unsigned nbrake, uint64_t *dma)
+{
+    uint64_t od = first_cycle(n->t0, SLOW_DMA_HZ);
+
+    step_to(n, n->t0 + 16 * 10240 + 5000);
+    qom_set_ok(n->qts, "/objects/t0", "up-frame-bytes", 0);
+    for (unsigned k = 1; k <= nbrake; k++) {
+        step_to(n, n->t0 + (16 + k) * 10240 + 5000);
+        qom_set_ok(n->qts, "/objects/t0", "brake", k);
+    }
+    g_assert_cmpint(qom_get_int(n->qts, "/objects/t0", "up-frame-bytes"),
+                    ==, 0);
+    g_assert_cmpint(qom_get_int(n->qts, "/objects/t0", "brake"), ==, nbrake);
+    /* 340 us: DMA windows 0 and 1 are in the live copy */
+    step_to(n, n->t0 + 340000);
+    g_assert_cmpuint(windows_by(n->now, od, SLOW_DMA_HZ, DP), ==, 2);
+    wr(n, REG_READ_SEL, 1);
+    for (unsigned e = 0; e < 17; e++) {
+        dma[e] = cnt(n, 31 + e);
+    }
+}
+
+static void test_live_many_changes(void)
+{
+    uint64_t x[17], y[17];
+    Ndk n;
+
+    /*
+     * X: the UP change and 7 BRAKE changes, all within 2 DMA windows
+     * (2 x 163.84 us) of each other: with the starting values 9 versions
+     * of the parameters that DMA window 1 may need. Y: the UP change only.
+     */
+    ndk_open(&n, "q35", MANY_ARGS);
+    many_changes(&n, 7, x);
+    ndk_close(&n);
+    ndk_open(&n, "q35", MANY_ARGS);
+    many_changes(&n, 0, y);
+    ndk_close(&n);
+
+    /* BRAKE does not reach the DMA probe: both count the same */
+    check_counters("DMA probe (entry 31 + i), 8 changes vs 1", x, y, 17);
+    /*
+     * UP period 2 stalled + 2 words + 3 idle = 7 cycles. DMA window 0
+     * (4095 = 585 x 7 cycles): 1170 words. Window 1 had the old frames at
+     * least until the change's moment, DMA cycle ceil(174077.5 / 40) =
+     * 4352: cycles 4095 .. 4351, 257 = 36 x 7 + 5 from a period's start,
+     * 36 x 2 + 2 words. So at least 1170 + 74 UP words.
+     */
+    g_assert_cmpuint(x[1 + CH_WORDS], >=, 1170 + 74);
+    g_assert_cmpuint(y[1 + CH_WORDS], >=, 1170 + 74);
+    g_assert_cmpuint(x[0], ==, 2 * 4096 - 1);
+}
+
+/*
+ * Migration with a change still pending: A makes it at 30.9 us, inside
+ * PCIe window 3 = [12287, 16383) (cycle 12360), so it applies from window
+ * 4 (cycle 16383, 40.9575 us), after the migration point T1 = 31 us.
+ */
+static void live_change_phase1(Ndk *n, int64_t t1)
+{
+    step_to(n, n->t0 + 3000);
+    wr(n, REG_READ_SEL, 1);
+    step_to(n, n->t0 + 15000);
+    snapshot(n, DEF_ENTRIES);
+    step_to(n, n->t0 + 30900);
+    qom_set_ok(n->qts, "/objects/tp0", "rq-frame-bytes", 128);
+    qom_set_ok(n->qts, "/objects/tp0", "tags-free", 20);
+    qom_set_ok(n->qts, "/objects/tp0", "brake", 2);
+    step_to(n, t1);
+}
+
+static void check_changed_values(QTestState *qts)
+{
+    g_assert_cmpint(qom_get_int(qts, "/objects/tp0", "rq-frame-bytes"), ==,
+                    128);
+    g_assert_cmpint(qom_get_int(qts, "/objects/tp0", "tags-free"), ==, 20);
+    g_assert_cmpint(qom_get_int(qts, "/objects/tp0", "brake"), ==, 2);
+    /* untouched ones keep the command line's */
+    g_assert_cmpint(qom_get_int(qts, "/objects/tp0", "up-frame-bytes"), ==,
+                    100);
+}
+
+static void test_live_migration(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("ndk-ptm-mig-XXXXXX", NULL);
+    g_autofree char *file = g_build_filename(dir, "state.mig", NULL);
+    g_autofree char *uri = g_strdup_printf("file:%s", file);
+    MigResult *rb = g_new0(MigResult, 1), *rc = g_new0(MigResult, 1);
+    uint64_t exp[DEF_ENTRIES] = { 0 };
+    uint64_t op, od, wp, wd, from[2];
+    SimProbe ver[2], dp;
+    int64_t t0, t1, t2;
+    Ndk a, b, c;
+
+    g_assert(dir);
+
+    ndk_open(&a, "q35", MIG_ARGS);
+    t0 = a.t0;
+    t1 = t0 + 31000;
+    t2 = t0 + 24 * 10240 + 5120;
+    live_change_phase1(&a, t1);
+    migrate_out(&a, uri);
+
+    /* B starts with the old values on its command line */
+    migrate_in(&b, "q35", MIG_ARGS, uri, t0, t1);
+    check_changed_values(b.qts);
+    mig_phase2(&b, t2, rb);
+    ndk_close(&b);
+    unlink(file);
+    rmdir(dir);
+
+    ndk_open(&c, "q35", MIG_ARGS);
+    g_assert_cmpint(c.t0, ==, t0);
+    live_change_phase1(&c, t1);
+    check_changed_values(c.qts);
+    mig_phase2(&c, t2, rc);
+    ndk_close(&c);
+
+    g_assert_cmphex(rb->status, ==, rc->status);
+    g_assert_cmphex(rb->read_sel, ==, rc->read_sel);
+    g_assert_cmphex(rb->tags, ==, rc->tags);
+    g_assert_cmphex(rb->stfifo, ==, rc->stfifo);
+    g_assert_cmphex(rb->pcie_status, ==, rc->pcie_status);
+    check_counters("B vs C, live", rb->live, rc->live, DEF_ENTRIES);
+    check_counters("B vs C, snapshot before T1", rb->snap1, rc->snap1,
+                   DEF_ENTRIES);
+    check_counters("B vs C, snapshot at T2", rb->snap2, rc->snap2,
+                   DEF_ENTRIES);
+
+    /*
+     * The prediction at T2: PCIe windows 0..23, the change from window 4
+     * on (128-byte RQ frames, 20 free tags: band 1 of 256, BRAKE bit 1
+     * instead of bits 0 and 2); the DMA side (windows 0..11) keeps its
+     * traffic. PCIE_TAGS: 20 now, lowest min(100, 20).
+     */
+    op = first_cycle(t0, PCIE_HZ);
+    od = first_cycle(t0, DMA_HZ);
+    wp = windows_by(t2, op, PCIE_HZ, DP);
+    wd = windows_by(t2, od, DMA_HZ, DP);
+    g_assert_cmpuint(wp, ==, 24);
+    g_assert_cmpuint(wd, ==, 12);
+    pattern_probes(&ver[0], &dp);
+    ver[1] = ver[0];
+    ver[1].bus[0].frame_bytes = 128;
+    ver[1].tags_free = 20;
+    ver[1].brake = 2;
+    from[0] = op;
+    from[1] = drain_cycle(op, DP, 3);
+    sim_count_versions(ver, from, 2, op, op + wp * DP - 1, exp);
+    sim_count(&dp, od, od + wd * DP - 1, exp + 31);
+    /* BRAKE 0 and 2 in windows 0..3 only, BRAKE 1 from window 4 on */
+    g_assert_cmpuint(exp[17], ==, 4 * 4096 - 1);
+    g_assert_cmpuint(exp[18], ==, 20 * 4096);
+    g_assert_cmpuint(exp[19], ==, 4 * 4096 - 1);
+    g_assert_cmpuint(exp[23 + 1], ==, 20 * 4096);
+    check_counters("B, live", rb->live, exp, DEF_ENTRIES);
+    check_counters("B, snapshot at T2", rb->snap2, exp, DEF_ENTRIES);
+    check_counters("C, live", rc->live, exp, DEF_ENTRIES);
+    g_assert_cmphex(rb->tags, ==, 20 | 20 << 16);
+    g_free(rb);
+    g_free(rc);
+}
+
+/* ------------------------------------------------------------------ */
+/* Random traffic                                                       */
+
+static char *random_args(const char *props)
+{
+    return g_strdup_printf("-object telemetry-traffic-random,id=t0%s%s "
+                           "-device ndk-pcie-telemetry,addr=04.0,traffic=t0",
+                           *props ? "," : "", props);
+}
+
+/* Exact cycle counters of a card reset at t0, read at t (mid-window) */
+static void check_cycles(const char *what, const uint64_t *c, int64_t t0,
+                         int64_t t)
+{
+    uint64_t wp = windows_by(t, first_cycle(t0, PCIE_HZ), PCIE_HZ, DP);
+    uint64_t wd = windows_by(t, first_cycle(t0, DMA_HZ), DMA_HZ, DP);
+
+    g_test_message("%s: %" PRIu64 " PCIe, %" PRIu64 " DMA windows", what,
+                   wp, wd);
+    g_assert_cmpuint(c[0], ==, wp ? wp * DP - 1 : 0);
+    g_assert_cmpuint(c[31], ==, wd ? wd * DP - 1 : 0);
+}
+
+static void test_random_migration(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("ndk-ptm-mig-XXXXXX", NULL);
+    g_autofree char *file = g_build_filename(dir, "state.mig", NULL);
+    g_autofree char *uri = g_strdup_printf("file:%s", file);
+    g_autofree char *args = random_args("seed=7");
+    uint64_t lb[DEF_ENTRIES], lc[DEF_ENTRIES];
+    uint64_t sb[DEF_ENTRIES], sc[DEF_ENTRIES];
+    uint32_t regs_b[4], regs_c[4];
+    int64_t t0, t1, t2;
+    Ndk a, b, c;
+
+    g_assert(dir);
+
+    /*
+     * A to T1: 200 ns after the drain of PCIe window 49, its deltas on
+     * their way to the live copy. T2: half a window after the drain of
+     * PCIe window 99 (and of DMA window 49).
+     */
+    ndk_open(&a, "q35", args);
+    t0 = a.t0;
+    t1 = cycle_ns(drain_cycle(first_cycle(t0, PCIE_HZ), DP, 49), PCIE_HZ) +
+         200;
+    t2 = t0 + 100 * 10240 + 5120;
+    step_to(&a, t1);
+    migrate_out(&a, uri);
+
+    migrate_in(&b, "q35", args, uri, t0, t1);
+    g_assert_cmpint(qom_get_int(b.qts, "/objects/t0", "seed"), ==, 7);
+    step_to(&b, t2);
+    wr(&b, REG_READ_SEL, 1);
+    read_counters(&b, DEF_ENTRIES, lb);
+    regs_b[0] = rd(&b, REG_STATUS);
+    regs_b[1] = rd(&b, REG_PCIE_STATUS(0));
+    regs_b[2] = rd(&b, REG_PCIE_TAGS(0));
+    regs_b[3] = rd(&b, REG_PCIE_STFIFO(0));
+    snapshot(&b, DEF_ENTRIES);
+    wr(&b, REG_READ_SEL, 0);
+    read_counters(&b, DEF_ENTRIES, sb);
+    ndk_close(&b);
+    unlink(file);
+    rmdir(dir);
+
+    /* C: straight to T2 */
+    ndk_open(&c, "q35", args);
+    g_assert_cmpint(c.t0, ==, t0);
+    step_to(&c, t2);
+    wr(&c, REG_READ_SEL, 1);
+    read_counters(&c, DEF_ENTRIES, lc);
+    regs_c[0] = rd(&c, REG_STATUS);
+    regs_c[1] = rd(&c, REG_PCIE_STATUS(0));
+    regs_c[2] = rd(&c, REG_PCIE_TAGS(0));
+    regs_c[3] = rd(&c, REG_PCIE_STFIFO(0));
+    snapshot(&c, DEF_ENTRIES);
+    wr(&c, REG_READ_SEL, 0);
+    read_counters(&c, DEF_ENTRIES, sc);
+    ndk_close(&c);
+
+    check_counters("random, B vs C, live", lb, lc, DEF_ENTRIES);
+    check_counters("random, B vs C, snapshot", sb, sc, DEF_ENTRIES);
+    for (unsigned i = 0; i < 4; i++) {
+        g_assert_cmphex(regs_b[i], ==, regs_c[i]);
+    }
+    g_assert_cmphex(regs_b[0], ==, 0);
+    check_cycles("random, B", lb, t0, t2);
+    /* traffic flowed on all four buses (default loads 70, 45, 60, 45 %) */
+    g_assert_cmpuint(lb[1 + CH_WORDS], >, 0);
+    g_assert_cmpuint(lb[1 + 8 + CH_WORDS], >, 0);
+    g_assert_cmpuint(lb[32 + CH_WORDS], >, 0);
+    g_assert_cmpuint(lb[32 + 8 + CH_WORDS], >, 0);
+}
+
+/* Run a random card for 2 ms and read every counter after a SNAPSHOT. */
+static void random_run(const char *props, uint64_t *c)
+{
+    g_autofree char *args = random_args(props);
+    Ndk n;
+
+    ndk_open(&n, "q35", args);
+    step_to(&n, n.t0 + 2000000);
+    snapshot(&n, DEF_ENTRIES);
+    read_counters(&n, DEF_ENTRIES, c);
+    /* accumulator load 0.46: nothing lost */
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
+    /* the snapshot holds what the live copy had at 2 ms */
+    check_cycles(props, c, n.t0, n.t0 + 2000000);
+    ndk_close(&n);
+}
+
+static void check_le(const char *what, const char *rel, unsigned e,
+                     uint64_t a, uint64_t b)
+{
+    if (a > b) {
+        g_test_message("%s: entry %u: %s: %" PRIu64 " > %" PRIu64, what, e,
+                       rel, a, b);
+    }
+    g_assert_cmpuint(a, <=, b);
+}
+
+/*
+ * The invariants of the channel definitions, per probe (R = 2 regions,
+ * 8 items per region on every bus of the defaults):
+ *   words + stall <= cycles, SOF <= words x R, each region-used <= words,
+ *   items <= (sum of region-used) x 8;
+ *   PCIe probe: MVB and MVB stall 0, each BRAKE <= cycles, each
+ *   histogram's 4 bands sum to the cycles;
+ *   DMA probe: every frame has one MVB item with its SOF word, UP reads
+ *   have one without: MVB items >= SOF on UP, = SOF on DOWN.
+ */
+static void check_random_invariants(const char *what, const uint64_t *c,
+                                    bool brakes)
+{
+    static const unsigned base[2] = { 0, 31 };
+    uint64_t sum;
+
+    for (unsigned p = 0; p < 2; p++) {
+        uint64_t cyc = c[base[p]];
+
+        for (unsigned b = 0; b < 2; b++) {
+            unsigned o = base[p] + 1 + b * 8;
+            uint64_t words = c[o + CH_WORDS], used = 0;
+
+            g_assert_cmpuint(words, >, 0);
+            check_le(what, "words + stall <= cycles", o,
+                     words + c[o + CH_STALL], cyc);
+            check_le(what, "SOF <= words x regions", o + CH_SOF,
+                     c[o + CH_SOF], 2 * words);
+            for (unsigned r = 0; r < 2; r++) {
+                check_le(what, "region-used <= words", o + CH_REGION0 + r,
+                         c[o + CH_REGION0 + r], words);
+                used += c[o + CH_REGION0 + r];
+            }
+            check_le(what, "items <= region-used x 8", o + CH_ITEMS,
+                     c[o + CH_ITEMS], 8 * used);
+            if (p == 0) {
+                g_assert_cmpuint(c[o + CH_MVB], ==, 0);
+                g_assert_cmpuint(c[o + CH_MVB_STALL], ==, 0);
+            } else if (b == 0) {
+                check_le(what, "SOF <= MVB items (UP)", o + CH_MVB,
+                         c[o + CH_SOF], c[o + CH_MVB]);
+            } else {
+                g_assert_cmpuint(c[o + CH_MVB], ==, c[o + CH_SOF]);
+            }
+            if (p == 1) {
+                check_le(what, "MVB stall <= cycles", o + CH_MVB_STALL,
+                         c[o + CH_MVB_STALL], cyc);
+            }
+        }
+    }
+
+    sum = 0;
+    for (unsigned k = 0; k < 6; k++) {
+        check_le(what, "BRAKE <= cycles", 17 + k, c[17 + k], c[0]);
+        sum += c[17 + k];
+    }
+    if (brakes) {
+        g_assert_cmpuint(sum, >, 0);
+    } else {
+        /* brake-percent 0: never */
+        g_assert_cmpuint(sum, ==, 0);
+    }
+    for (unsigned h = 0; h < 2; h++) {
+        sum = 0;
+        for (unsigned j = 0; j < 4; j++) {
+            sum += c[23 + 4 * h + j];
+        }
+        if (sum != c[0]) {
+            g_test_message("%s: histogram %u sums to %" PRIu64, what, h, sum);
+        }
+        g_assert_cmpuint(sum, ==, c[0]);
+    }
+    for (unsigned e = 48; e < DEF_ENTRIES; e++) {
+        g_assert_cmpuint(c[e], ==, 0);
+    }
+}
+
+#define RANDOM_S3 "seed=3,rq-load=90,up-read-percent=20,brake-percent=30"
+#define RANDOM_S4 "seed=4,rq-load=90,up-read-percent=20,brake-percent=30"
+
+static void test_random_invariants(void)
+{
+    uint64_t def[DEF_ENTRIES], s3[DEF_ENTRIES], s3b[DEF_ENTRIES];
+    uint64_t s4[DEF_ENTRIES];
+    unsigned differ = 0;
+
+    random_run("", def);
+    check_random_invariants("random, defaults", def, false);
+    random_run(RANDOM_S3, s3);
+    check_random_invariants("random, seed 3", s3, true);
+    /* UP: 20 % of the requests are reads, so more MVB items than SOFs */
+    g_assert_cmpuint(s3[32 + CH_MVB], >, s3[32 + CH_SOF]);
+
+    /* the same seed again: the same counts */
+    random_run(RANDOM_S3, s3b);
+    check_counters("random, seed 3 twice", s3b, s3, DEF_ENTRIES);
+
+    /* another seed: other counts */
+    random_run(RANDOM_S4, s4);
+    check_random_invariants("random, seed 4", s4, true);
+    for (unsigned e = 0; e < DEF_ENTRIES; e++) {
+        differ += s4[e] != s3[e];
+    }
+    g_test_message("seed 3 vs seed 4: %u counters differ", differ);
+    g_assert_cmpuint(differ, >, 0);
+    /* only the cycles and the unused entries must agree */
+    g_assert_cmpuint(s4[0], ==, s3[0]);
+    g_assert_cmpuint(s4[31], ==, s3[31]);
+}
+
+/* ------------------------------------------------------------------ */
+/* PCIe capability: what the card supports                              */
+
+#define EXP_DEVCAP2_10BIT_TAG_COMP 0x00010000
+
+static void check_pcie_caps(const char *props, bool ext_tag, bool tag10)
+{
+    g_autofree char *args = g_strdup_printf(
+        "-device ndk-pcie-telemetry,addr=04.0%s", props);
+    uint32_t devcap, devcap2;
+    uint16_t devctl;
+    uint64_t origin;
+    uint8_t exp;
+    Ndk n;
+
+    g_test_message("PCIe capability with '%s'", props);
+    ndk_open(&n, "q35", args);
+    exp = qpci_find_capability(n.dev, PCI_CAP_ID_EXP, 0);
+    g_assert_cmphex(exp, ==, 0x80);
+    devcap = qpci_config_readl(n.dev, exp + PCI_EXP_DEVCAP);
+    devcap2 = qpci_config_readl(n.dev, exp + PCI_EXP_DEVCAP2);
+    /* Max_Payload_Size Supported: 512 = 128 << 2 (max-payload-size) */
+    g_assert_cmphex(devcap & PCI_EXP_DEVCAP_PAYLOAD, ==, 2);
+    /* Extended Tag Field Supported, bit 5 */
+    g_assert_cmphex(devcap & PCI_EXP_DEVCAP_EXT_TAG, ==,
+                    ext_tag ? PCI_EXP_DEVCAP_EXT_TAG : 0);
+    /* 10-Bit Tag Completer (16) and Requester (17) Supported */
+    g_assert_cmphex(devcap2 & (EXP_DEVCAP2_10BIT_TAG_COMP |
+                               EXP_DEVCAP2_10BIT_TAG), ==,
+                    tag10 ? EXP_DEVCAP2_10BIT_TAG_COMP |
+                            EXP_DEVCAP2_10BIT_TAG : 0);
+    /*
+     * At power-on extended tags are enabled where supported, 10-bit tags
+     * are off; PCIE_STATUS shows that after the first drain
+     */
+    devctl = qpci_config_readw(n.dev, exp + PCI_EXP_DEVCTL);
+    g_assert_cmphex(devctl & PCI_EXP_DEVCTL_EXT_TAG, ==,
+                    ext_tag ? PCI_EXP_DEVCTL_EXT_TAG : 0);
+    origin = first_cycle(n.t0, PCIE_HZ);
+    step_to(&n, cycle_ns(drain_cycle(origin, DP, 0), PCIE_HZ) + MI_NS);
+    g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)) & (3 << 6), ==,
+                    ext_tag ? 1 << 6 : 0);
+    ndk_close(&n);
+}
+
+static void test_pcie_ext_tag_off(void)
+{
+    check_pcie_caps("", true, true);
+    check_pcie_caps(",ext-tag=off,tag-10bit=off", false, false);
+    check_pcie_caps(",ext-tag=off", false, true);
+    check_pcie_caps(",tag-10bit=off", true, false);
+}
+
+/* ------------------------------------------------------------------ */
+/* A card hot-plugged long after the machine started                    */
+
+static void test_hotplug_late(void)
+{
+    uint64_t got[DEF_ENTRIES], exp[DEF_ENTRIES] = { 0 };
+    uint64_t size = 0;
+    Ndk n;
+
+    memset(&n, 0, sizeof(n));
+    n.qts = qtest_init("-machine pc -nodefaults");
+    n.now = qtest_clock_step(n.qts, 20000000);
+    g_assert_cmpint(n.now, ==, 20000000);
+    qtest_qmp_device_add(n.qts, "ndk-pcie-telemetry", "late", "{}");
+    n.t0 = n.now;
+    n.bus = qpci_new_pc(n.qts, NULL);
+    n.dev = find_device(n.bus, NDK_VENDOR_ID, NDK_DEVICE_ID);
+    qpci_device_enable(n.dev);
+    n.bar = qpci_iomap(n.dev, 0, &size);
+    g_assert_cmphex(size, ==, NDK_BAR_SIZE);
+
+    /* the counter memory of a freshly configured FPGA: zeros */
+    g_assert_cmphex(rd(&n, REG_MAGIC), ==, MAGIC);
+    wr(&n, REG_READ_SEL, 1);
+    read_counters(&n, DEF_ENTRIES, got);
+    check_counters("late card, live, at once", got, exp, DEF_ENTRIES);
+    wr(&n, REG_READ_SEL, 0);
+    read_counters(&n, DEF_ENTRIES, got);
+    check_counters("late card, snapshot, at once", got, exp, DEF_ENTRIES);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
+    g_assert_cmphex(rd(&n, REG_PCIE_TAGS(0)), ==, 0x07FF0000);
+
+    /*
+     * Its probes start at its creation: PCIe cycle 0.4 x 20 ms = 8000000.
+     * 15 us later window 0 (4095 cycles, drained 10.24 us after the
+     * creation) is in the live copy: cycles, tag band 3 and FIFO band 3
+     * (idle card, all free); DMA window 0 ends 20.475 us after it.
+     */
+    g_assert_cmpuint(first_cycle(n.t0, PCIE_HZ), ==, 8000000);
+    step_to(&n, n.t0 + 15000);
+    wr(&n, REG_READ_SEL, 1);
+    g_assert_cmpuint(cnt(&n, 0), ==, 4095);
+    exp[0] = exp[26] = exp[30] = 4095;
+    read_counters(&n, DEF_ENTRIES, got);
+    check_counters("late card, live, +15 us", got, exp, DEF_ENTRIES);
+
+    /* +25 us: PCIe windows 0 and 1, DMA window 0 */
+    step_to(&n, n.t0 + 25000);
+    exp[0] = exp[26] = exp[30] = 4095 + 4096;
+    exp[31] = 4095;
+    read_counters(&n, DEF_ENTRIES, got);
+    check_counters("late card, live, +25 us", got, exp, DEF_ENTRIES);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
+    ndk_close(&n);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1791,6 +2519,22 @@ int main(int argc, char **argv)
     g_test_add_func("/ndk-pcie-telemetry/reset/keeps-counters", test_reset);
     g_test_add_func("/ndk-pcie-telemetry/pc/conventional",
                    test_conventional_pci);
+    g_test_add_func("/ndk-pcie-telemetry/live/qom-set-next-window",
+                    test_live_qom_set);
+    g_test_add_func("/ndk-pcie-telemetry/live/qom-set-next-window-4ghz",
+                    test_live_qom_set_4ghz);
+    g_test_add_func("/ndk-pcie-telemetry/live/many-changes-keep-past",
+                    test_live_many_changes);
+    g_test_add_func("/ndk-pcie-telemetry/live/migration-keeps-change",
+                    test_live_migration);
+    g_test_add_func("/ndk-pcie-telemetry/random/migration-continues",
+                    test_random_migration);
+    g_test_add_func("/ndk-pcie-telemetry/random/invariants",
+                    test_random_invariants);
+    g_test_add_func("/ndk-pcie-telemetry/pcie/ext-tag-off",
+                    test_pcie_ext_tag_off);
+    g_test_add_func("/ndk-pcie-telemetry/hotplug/late-starts-from-zero",
+                    test_hotplug_late);
 
     return g_test_run();
 }

@@ -78,6 +78,7 @@ static void test_history(void)
     err = ptm_param_check(d, 70000);
     g_assert_nonnull(err);
     g_free(err);
+    /* changes are at PCIe cycles; "now" is in ns (400 MHz: 2.5 ns) */
     p.bus[PTM_BUS_RQ].frame_bytes = 512;
     g_assert_null(ptm_gen_set_params(g, &p, 20000, 15000));
     g_assert_cmpuint(rq_at(g, 0), ==, 256);
@@ -97,11 +98,23 @@ static void test_history(void)
     /* old versions go once no window can need them */
     p.tags_free = -1;
     for (unsigned i = 0; i < 20; i++) {
+        uint64_t from = 100000 * (i + 1);
+
         p.bus[PTM_BUS_RQ].frame_bytes = 64 + i;
-        g_assert_null(ptm_gen_set_params(g, &p, 100000 * (i + 1),
-                                         100000 * (i + 1) - 5000));
+        g_assert_null(ptm_gen_set_params(g, &p, from,
+                                         (from - 2000) * 5 / 2));
     }
     g_assert_cmpuint(g->nver, <=, 2);
+    g_assert_cmpuint(rq_at(g, 2000000), ==, 64 + 19);
+    /* changes that all may still be needed are kept; past the limit the
+     * next one is refused */
+    for (unsigned i = 0; g->nver < PTM_GEN_HISTORY; i++) {
+        p.bus[PTM_BUS_RQ].frame_bytes = 100 + i % 50;
+        g_assert_null(ptm_gen_set_params(g, &p, 3000000 + i, 2000));
+    }
+    err = ptm_gen_set_params(g, &p, 4000000, 2000);
+    g_assert_nonnull(err);
+    g_free(err);
     g_assert_cmpuint(rq_at(g, 2000000), ==, 64 + 19);
     ptm_gen_free(g);
 }
@@ -118,8 +131,8 @@ static void test_fill_cut_at_change(void)
     uint64_t n;
 
     p.bus[PTM_BUS_RQ].frame_bytes = 0;
-    g_assert_null(ptm_gen_set_params(g, &p, 10000, 5000));
-    /* 10 us = PCIe cycle 4000: a span from 0 stops there */
+    g_assert_null(ptm_gen_set_params(g, &p, 4000, 5000));
+    /* from PCIe cycle 4000: a span from 0 stops there */
     n = ptm_gen_source_ops.fill(g, &probe, 0, 8192, ch);
     g_assert_cmpuint(n, ==, 4000);
     g_assert_cmpuint(ch->seg[0].bus[0].src_rdy, ==, 1);
@@ -178,8 +191,8 @@ static void test_live_change(void)
     /* at 15 us window 1 runs (cycles 4095..8190); window 2 starts at
      * cycle 8191 = 20477.5 ns */
     ptm_core_advance(core, 15000);
-    from = ptm_core_next_pcie_window_ns(core, 15000);
-    g_assert_cmpuint(from, ==, 20477);
+    from = ptm_core_next_pcie_window(core, 15000);
+    g_assert_cmpuint(from, ==, 8191);
     p.bus[PTM_BUS_RQ].frame_bytes = 0;
     g_assert_null(ptm_gen_set_params(g, &p, from, 15000));
     /* by 35 us windows 0..2 are in: 4095 + 4096 words, none in window 2 */
@@ -234,6 +247,43 @@ static void test_qapi_matches_tables(void)
     }
 }
 
+/*
+ * Above 1 GHz several cycles share a ns: the change still starts exactly
+ * with the window (4 GHz, DRAIN_PERIOD 32768: window 2 starts at cycle
+ * 65535 = 16383.75 ns).
+ */
+static void test_live_change_4ghz(void)
+{
+    PtmConfig cfg;
+    PtmCore *core;
+    PtmGeometry geo;
+    PtmPatternParams p;
+    PtmGen *g;
+    char *err = NULL;
+
+    ptm_config_default(&cfg);
+    cfg.pcie_clk_hz = 4000000000ull;
+    cfg.drain_period = 32768;
+    core = ptm_core_new(&cfg);
+    ptm_core_geometry(core, &geo);
+    ptm_pattern_params_default(&p);
+    p.bus[PTM_BUS_RQ].frame_bytes = 256;
+    g = ptm_gen_new(&ptm_model_pattern, &p, &geo, &err);
+    g_assert_null(err);
+    ptm_core_set_source(core, &ptm_gen_source_ops, g);
+    ptm_core_power_on(core, 0);
+    ptm_core_write(core, 0, PTM_REG_READ_SEL, 1, 4);
+    ptm_core_advance(core, 12000);
+    g_assert_cmpuint(ptm_core_next_pcie_window(core, 12000), ==, 65535);
+    p.bus[PTM_BUS_RQ].frame_bytes = 0;
+    g_assert_null(ptm_gen_set_params(g, &p, 65535, 12000));
+    /* windows 0 and 1 fully busy, window 2 idle: 65535 words */
+    g_assert_cmpuint(ptm_core_read(core, 30000, PTM_CNT_BASE + 8, 8), ==,
+                     65535);
+    ptm_core_free(core);
+    ptm_gen_free(g);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -242,6 +292,7 @@ int main(int argc, char **argv)
     g_test_add_func("/gen/fill-cut-at-change", test_fill_cut_at_change);
     g_test_add_func("/gen/save-load", test_save_load);
     g_test_add_func("/gen/live-change", test_live_change);
+    g_test_add_func("/gen/live-change-4ghz", test_live_change_4ghz);
     g_test_add_func("/gen/qapi-matches-tables", test_qapi_matches_tables);
     return g_test_run();
 }

@@ -1,17 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The random generator over many seeds and card geometries: its signals
- * keep the MFB/MVB rules cycle by cycle, the fast counter equals the
- * per-cycle reference on its chunks, the counters keep their invariants,
- * the same seed gives the same counts, and the offered load follows the
- * parameter.
+ * The seeded generators (random, ptc) over many seeds and card geometries:
+ * their signals keep the MFB/MVB rules cycle by cycle, the fast counter
+ * equals the per-cycle reference on their chunks, the counters keep their
+ * invariants, the same seed gives the same counts; and random's offered
+ * load follows its parameter.
  */
 #include <glib.h>
 #include <string.h>
 
 #include "ptm-core.h"
 #include "ptm-gen.h"
+#include "ptm-ptc.h"
 #include "ptm-random.h"
+
+/* The model under test of the shared cases. */
+static const PtmGenModel *model;
 
 typedef struct Geo {
     unsigned endpoints, ports, rq, rc, up, down, rq_bytes, up_bytes;
@@ -47,15 +51,24 @@ static void make_cfg(const Geo *g, PtmConfig *cfg)
 static PtmGen *random_gen(const PtmGeometry *geo, uint32_t seed)
 {
     PtmRandomParams p;
+    PtmPtcParams q;
     char *err = NULL;
     PtmGen *g;
 
-    ptm_random_params_default(&p);
-    p.seed = seed;
-    p.brake_percent = 30;
-    p.bus[PTM_BUS_RQ].max_bytes = 1500;
-    p.bus[PTM_BUS_DOWN].stall = 30;
-    g = ptm_gen_new(&ptm_model_random, &p, geo, &err);
+    if (model == &ptm_model_ptc) {
+        ptm_ptc_params_default(&q);
+        q.seed = seed;
+        q.down_stall = 20;
+        q.rq_stall = 10;
+        g = ptm_gen_new(model, &q, geo, &err);
+    } else {
+        ptm_random_params_default(&p);
+        p.seed = seed;
+        p.brake_percent = 30;
+        p.bus[PTM_BUS_RQ].max_bytes = 1500;
+        p.bus[PTM_BUS_DOWN].stall = 30;
+        g = ptm_gen_new(&ptm_model_random, &p, geo, &err);
+    }
     g_assert_null(err);
     return g;
 }
@@ -316,12 +329,31 @@ static void test_load(void)
     g_assert_cmpfloat(rc, <, 0.50);
 }
 
+static void with_model(gconstpointer data)
+{
+    const void *const *pair = data;
+
+    model = pair[0];
+    ((void (*)(void))pair[1])();
+}
+
 int main(int argc, char **argv)
 {
+    static const void *cases[][3] = {
+        { &ptm_model_random, test_rules_and_fast_path,
+          "/random/rules-and-fast-path" },
+        { &ptm_model_random, test_invariants_and_seeds,
+          "/random/invariants-and-seeds" },
+        { &ptm_model_random, test_load, "/random/load" },
+        { &ptm_model_ptc, test_rules_and_fast_path,
+          "/ptc/rules-and-fast-path" },
+        { &ptm_model_ptc, test_invariants_and_seeds,
+          "/ptc/invariants-and-seeds" },
+    };
+
     g_test_init(&argc, &argv, NULL);
-    g_test_add_func("/random/rules-and-fast-path", test_rules_and_fast_path);
-    g_test_add_func("/random/invariants-and-seeds",
-                    test_invariants_and_seeds);
-    g_test_add_func("/random/load", test_load);
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_test_add_data_func(cases[i][2], cases[i], with_model);
+    }
     return g_test_run();
 }
