@@ -4,13 +4,19 @@
 
 #include "ptm-gen.h"
 #include "ptm-pattern.h"
+#include "ptm-plugin.h"
 #include "ptm-ptc.h"
 #include "ptm-random.h"
+#include "ptm-replay.h"
+#include "ptm-scenario.h"
 
 const PtmGenModel *const ptm_gen_models[] = {
     &ptm_model_idle,
     &ptm_model_pattern,
     &ptm_model_random,
+    &ptm_model_replay,
+    &ptm_model_scenario,
+    &ptm_model_plugin,
     &ptm_model_ptc,
     NULL,
 };

@@ -1,0 +1,504 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The plugin generator with the sample plugin of traffic-gen/plugins,
+ * loaded by the path the build passes in PTM_SAMPLE_PLUGIN: its counts
+ * through the core equal the closed form of its square wave, its settings
+ * reach PCIE_STATUS, the fast counter equals the per-cycle reference on
+ * its chunks, the same arguments give the same counts, and every way a
+ * plugin can be wrong is refused with a message.
+ */
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "ptm-core.h"
+#include "ptm-gen.h"
+#include "ptm-plugin.h"
+#include "ptm-scenario.h"
+
+static char *tmpdir;
+
+/* Channels of endpoint 0 of the default card (2 regions per bus). */
+enum {
+    PCIE_CYCLES = 0,
+    RQ_WORDS = 1, RQ_SOF = 3, RQ_ITEMS = 6,
+    RC_WORDS = 9,
+    BRAKE0 = 17,
+    TAG_BAND1 = 24,
+    DMA_CYCLES = 31,
+    UP_WORDS = 32, UP_SOF = 34, UP_MVB = 35, UP_ITEMS = 37,
+    DOWN_WORDS = 40,
+};
+
+static const char *env_path(const char *var)
+{
+    const char *p = g_getenv(var);
+
+    if (!p) {
+        g_error("%s is not set: run the test with meson test", var);
+    }
+    return p;
+}
+
+static const char *sample(void)
+{
+    return env_path("PTM_SAMPLE_PLUGIN");
+}
+
+static void default_geometry(PtmConfig *cfg, PtmGeometry *geo)
+{
+    PtmCore *core;
+
+    ptm_config_default(cfg);
+    core = ptm_core_new(cfg);
+    ptm_core_geometry(core, geo);
+    ptm_core_free(core);
+}
+
+static PtmGen *plugin_gen(const char *path, const char *args,
+                          const PtmGeometry *geo, char **err)
+{
+    PtmPluginParams p;
+
+    ptm_model_plugin.defaults(&p);
+    g_strlcpy(p.path, path, sizeof(p.path));
+    g_strlcpy(p.args, args, sizeof(p.args));
+    *err = NULL;
+    return ptm_gen_new(&ptm_model_plugin, &p, geo, err);
+}
+
+/* A core of cfg driven by g, advanced to t ns. */
+static PtmCore *run_core(const PtmConfig *cfg, PtmGen *g, uint64_t t)
+{
+    PtmCore *core = ptm_core_new(cfg);
+
+    ptm_core_set_source(core, &ptm_gen_source_ops, g);
+    ptm_core_power_on(core, 0);
+    for (uint64_t s = 0; s <= t; s += 5000) {
+        ptm_core_advance(core, s);
+    }
+    ptm_core_advance(core, t);
+    return core;
+}
+
+static void run_card(const PtmConfig *cfg, const char *args, uint64_t t,
+                     uint64_t *cnt, unsigned ncnt)
+{
+    PtmGeometry geo;
+    PtmCore *core;
+    PtmGen *g;
+    char *err;
+
+    core = ptm_core_new(cfg);
+    ptm_core_geometry(core, &geo);
+    ptm_core_free(core);
+    g = plugin_gen(sample(), args, &geo, &err);
+    if (!g) {
+        g_error("%s", err);
+    }
+    core = run_core(cfg, g, t);
+    g_assert_cmpuint(ncnt, <=, ptm_core_layout(core)->entries);
+    for (unsigned e = 0; e < ncnt; e++) {
+        cnt[e] = ptm_core_counter(core, false, e);
+    }
+    ptm_core_free(core);
+    ptm_gen_free(g);
+}
+
+/*
+ * burst=3, idle=5: frames in cycles 0..2 of every 8. By 35 us the core has
+ * counted PCIe cycles [0, 12287) = 1535 periods + 7 cycles, so 1535 x 3 + 3
+ * frames, and DMA cycles [0, 4095) = 511 periods + 7, so 511 x 3 + 3. A
+ * 40-byte frame is 10 items: region 0 full (8), 2 in region 1.
+ */
+static void test_counts(void)
+{
+    PtmConfig cfg;
+    PtmGeometry geo;
+    uint64_t c[48];
+
+    default_geometry(&cfg, &geo);
+    run_card(&cfg, "burst=3,idle=5,bytes=40,tags=5", 35000, c,
+             G_N_ELEMENTS(c));
+    g_assert_cmpuint(c[PCIE_CYCLES], ==, 12287);
+    g_assert_cmpuint(c[RQ_WORDS], ==, 1535 * 3 + 3);
+    g_assert_cmpuint(c[RQ_SOF], ==, 1535 * 3 + 3);
+    g_assert_cmpuint(c[RQ_ITEMS], ==, 10 * (1535 * 3 + 3));
+    g_assert_cmpuint(c[RC_WORDS], ==, 0);
+    g_assert_cmpuint(c[BRAKE0], ==, 0);
+    /* 5 free tags of 256: band 1 (at most an eighth) every cycle */
+    g_assert_cmpuint(c[TAG_BAND1], ==, 12287);
+    g_assert_cmpuint(c[DMA_CYCLES], ==, 4095);
+    g_assert_cmpuint(c[UP_WORDS], ==, 511 * 3 + 3);
+    g_assert_cmpuint(c[UP_SOF], ==, 511 * 3 + 3);
+    g_assert_cmpuint(c[UP_MVB], ==, 511 * 3 + 3);
+    g_assert_cmpuint(c[UP_ITEMS], ==, 10 * (511 * 3 + 3));
+    g_assert_cmpuint(c[DOWN_WORDS], ==, 0);
+
+    /* the defaults: 64 busy, 64 idle, 64-byte frames of 16 items */
+    run_card(&cfg, "", 35000, c, G_N_ELEMENTS(c));
+    /* 12287 = 95 x 128 + 127 */
+    g_assert_cmpuint(c[RQ_WORDS], ==, 95 * 64 + 64);
+    g_assert_cmpuint(c[RQ_ITEMS], ==, 16 * (95 * 64 + 64));
+}
+
+/* The plugin's settings reach PCIE_STATUS (MPS in bits 2..0). */
+static void test_settings(void)
+{
+    PtmConfig cfg;
+    PtmGeometry geo;
+    PtmCore *core;
+    PtmGen *g;
+    char *err;
+
+    default_geometry(&cfg, &geo);
+    for (unsigned mps = 0; mps <= 5; mps += 5) {
+        g_autofree char *args = g_strdup_printf("mps=%u", mps);
+
+        g = plugin_gen(sample(), args, &geo, &err);
+        g_assert_null(err);
+        core = run_core(&cfg, g, 15000);
+        g_assert_cmpuint(ptm_core_read(core, 15000, PTM_REG_PCIE_STATUS, 4)
+                         & 7, ==, mps);
+        ptm_core_free(core);
+        ptm_gen_free(g);
+    }
+}
+
+static char *write_file(const char *name, const char *text)
+{
+    char *path = g_build_filename(tmpdir, name, NULL);
+
+    g_assert_true(g_file_set_contents(path, text, -1, NULL));
+    return path;
+}
+
+static void expect_refusal(const char *path, const char *args,
+                           const char *want1, const char *want2)
+{
+    PtmConfig cfg;
+    PtmGeometry geo;
+    g_autofree char *err = NULL;
+
+    default_geometry(&cfg, &geo);
+    g_assert_null(plugin_gen(path, args, &geo, &err));
+    g_assert_nonnull(err);
+    g_test_message("%s", err);
+    if (!strstr(err, want1) || (want2 && !strstr(err, want2))) {
+        g_error("'%s' lacks '%s' or '%s'", err, want1, want2);
+    }
+}
+
+static void test_refusals(void)
+{
+    g_autofree char *missing = g_build_filename(tmpdir, "none.so", NULL);
+    g_autofree char *text = write_file("text.so", "not an ELF file\n");
+
+    expect_refusal("", "", "path is empty", NULL);
+    expect_refusal(missing, "", missing, "no such file");
+    expect_refusal(tmpdir, "", tmpdir, "not a regular file");
+    expect_refusal(text, "", text, "not a shared object");
+    expect_refusal(env_path("PTM_NO_ENTRY_PLUGIN"), "",
+                   "no symbol ptm_plugin_entry", "not a telemetry traffic");
+    expect_refusal(env_path("PTM_BAD_ABI_PLUGIN"), "", "ABI version 1001",
+                   "takes version 1");
+    /* create() refuses: the plugin's own message, with its name */
+    expect_refusal(sample(), "bytes=1000", "(sample)", "bytes=1000");
+    expect_refusal(sample(), "burst=3,foo=1", "unknown argument 'foo=1'",
+                   NULL);
+    expect_refusal(sample(), "burst=x", "burst=x", NULL);
+    expect_refusal(sample(), "burst=0,idle=0", "both 0", NULL);
+}
+
+/* A live change to bad arguments is refused; nothing changes. */
+static void test_live_refusal(void)
+{
+    PtmConfig cfg;
+    PtmGeometry geo;
+    PtmPluginParams p;
+    PtmGen *g;
+    char *err;
+
+    default_geometry(&cfg, &geo);
+    g = plugin_gen(sample(), "burst=1", &geo, &err);
+    g_assert_null(err);
+    p = *(const PtmPluginParams *)ptm_gen_params(g);
+    g_strlcpy(p.args, "burst=1,tags=9999", sizeof(p.args));
+    err = ptm_gen_set_params(g, &p, 1000, 0);
+    g_assert_nonnull(err);
+    g_assert_nonnull(strstr(err, "tags=9999"));
+    g_free(err);
+    g_assert_cmpuint(g->nver, ==, 1);
+    g_assert_cmpstr(((const PtmPluginParams *)ptm_gen_params(g))->args, ==,
+                    "burst=1");
+    ptm_gen_free(g);
+}
+
+static const PtmProbeInfo pcie_probe = {
+    .domain = PTM_DOMAIN_PCIE, .buses = 2, .regions = 2,
+    .bus_regions = { 2, 2 }, .bus_items = { 8, 8 }, .hz = 400000000,
+};
+
+/* Whether RQ moves in cycle c, by a fill of that cycle alone. */
+static bool rq_moves(PtmGen *g, uint64_t c)
+{
+    PtmChunk *ch = ptm_chunk_new();
+    bool moves;
+
+    g_assert_cmpuint(ptm_gen_source_ops.fill(g, &pcie_probe, c, 1, ch), ==,
+                     1);
+    moves = ch->seg[0].bus[0].src_rdy && ch->seg[0].bus[0].dst_rdy;
+    ptm_chunk_free(ch);
+    return moves;
+}
+
+/*
+ * Two versions of the arguments live at once, each with its instance; two
+ * generators share the loaded object, and freeing one leaves the other
+ * working. A relative path is from the current directory at loading.
+ */
+static void test_versions_and_sharing(void)
+{
+    PtmConfig cfg;
+    PtmGeometry geo;
+    PtmPluginParams p;
+    g_autofree char *dir = g_path_get_dirname(sample());
+    g_autofree char *base = g_path_get_basename(sample());
+    g_autofree char *cwd = g_get_current_dir();
+    PtmGen *a, *b;
+    char *err;
+
+    default_geometry(&cfg, &geo);
+    a = plugin_gen(sample(), "burst=0,idle=1", &geo, &err);
+    g_assert_null(err);
+    p = *(const PtmPluginParams *)ptm_gen_params(a);
+    g_strlcpy(p.args, "burst=1,idle=0", sizeof(p.args));
+    g_assert_null(ptm_gen_set_params(a, &p, 1000, 0));
+    g_assert_false(rq_moves(a, 0));
+    g_assert_true(rq_moves(a, 100000));
+    g_assert_false(rq_moves(a, 1));
+
+    /* loaded (by check and by the first fill) while the directory is
+     * current; once loaded, the instance stays */
+    g_assert_cmpint(g_chdir(dir), ==, 0);
+    b = plugin_gen(base, "burst=1,idle=0", &geo, &err);
+    g_assert_null(err);
+    g_assert_true(rq_moves(b, 5));
+    g_assert_cmpint(g_chdir(cwd), ==, 0);
+    ptm_gen_free(a);
+    g_assert_true(rq_moves(b, 6));
+    ptm_gen_free(b);
+}
+
+/* A plugin as a phase of a scenario, with its settings delegated. */
+static void test_in_scenario(void)
+{
+    g_autofree char *text = g_strdup_printf(
+        "[phase plugin]\nmodel=plugin\nduration=10us\npath=%s\n"
+        "args=burst=1,idle=0,mps=3\n"
+        "[phase idle]\nmodel=idle\nduration=10us\n", sample());
+    g_autofree char *file = write_file("plugin.ini", text);
+    PtmScenarioParams p;
+    PtmConfig cfg;
+    PtmGeometry geo;
+    PtmSettings set = { .mps = 1 };
+    PtmGen *g;
+    char *err = NULL;
+
+    default_geometry(&cfg, &geo);
+    ptm_model_scenario.defaults(&p);
+    g_strlcpy(p.file, file, sizeof(p.file));
+    g = ptm_gen_new(&ptm_model_scenario, &p, &geo, &err);
+    if (!g) {
+        g_error("%s", err);
+    }
+    /* 10 us = PCIe cycle 4000 */
+    g_assert_true(rq_moves(g, 3999));
+    g_assert_false(rq_moves(g, 4000));
+    ptm_gen_source_ops.settings(g, 0, 3999, &set);
+    g_assert_cmpuint(set.mps, ==, 3);
+    set.mps = 1;
+    ptm_gen_source_ops.settings(g, 0, 4000, &set);
+    g_assert_cmpuint(set.mps, ==, 1);
+    ptm_gen_free(g);
+}
+
+/* ----------------------------------------- fast path and same counts */
+
+typedef struct Geo {
+    unsigned endpoints, ports, rq, rc, up, down, rq_bytes, up_bytes;
+} Geo;
+
+static const Geo geos[] = {
+    { 1, 1, 2, 2, 2, 2, 32, 32 },
+    { 2, 2, 4, 2, 2, 2, 32, 32 },
+    { 1, 3, 1, 2, 4, 1, 64, 16 },
+};
+
+static void make_cfg(const Geo *g, PtmConfig *cfg)
+{
+    unsigned ib = 4, pcie_items, dma_items;
+
+    ptm_config_default(cfg);
+    cfg->pcie_endpoints = g->endpoints;
+    cfg->dma_ports = g->ports;
+    cfg->pcie_rq_mfb_regions = g->rq;
+    cfg->pcie_rc_mfb_regions = g->rc;
+    cfg->dma_up_mfb_regions = g->up;
+    cfg->dma_down_mfb_regions = g->down;
+    cfg->pcie_rq_mfb_region_bytes = g->rq_bytes;
+    cfg->dma_up_mfb_region_bytes = g->up_bytes;
+    pcie_items = MAX(g->rq_bytes, 32u) / ib;
+    dma_items = MAX(g->up_bytes, 32u) / ib;
+    cfg->pcie_eof_pos_width = g_bit_storage(pcie_items - 1);
+    cfg->dma_eof_pos_width = g_bit_storage(dma_items - 1);
+    g_assert_null(ptm_config_check(cfg));
+}
+
+static void probe_info(const PtmConfig *cfg, unsigned e, PtmDomain d,
+                       PtmProbeInfo *pi)
+{
+    memset(pi, 0, sizeof(*pi));
+    pi->endpoint = e;
+    pi->domain = d;
+    if (d == PTM_DOMAIN_PCIE) {
+        pi->buses = 2;
+        pi->regions = MAX(cfg->pcie_rq_mfb_regions, cfg->pcie_rc_mfb_regions);
+        pi->bus_regions[0] = cfg->pcie_rq_mfb_regions;
+        pi->bus_regions[1] = cfg->pcie_rc_mfb_regions;
+        pi->bus_items[0] = cfg->pcie_rq_mfb_region_bytes / 4;
+        pi->bus_items[1] = cfg->pcie_rc_mfb_region_bytes / 4;
+        pi->hz = cfg->pcie_clk_hz;
+    } else {
+        pi->buses = 2 * cfg->dma_ports;
+        pi->regions = MAX(cfg->dma_up_mfb_regions, cfg->dma_down_mfb_regions);
+        for (unsigned b = 0; b < pi->buses; b++) {
+            pi->bus_regions[b] = (b & 1) ? cfg->dma_down_mfb_regions
+                                         : cfg->dma_up_mfb_regions;
+            pi->bus_items[b] = ((b & 1) ? cfg->dma_down_mfb_region_bytes
+                                        : cfg->dma_up_mfb_region_bytes) / 4;
+        }
+        pi->hz = cfg->dma_clk_hz;
+    }
+}
+
+static void check_fast_path(PtmGen *g, const PtmConfig *cfg,
+                            const PtmProbeInfo *pi, uint64_t start,
+                            uint64_t end)
+{
+    PtmChunk *ch = ptm_chunk_new();
+    PtmProbeShape sh = { .info = *pi };
+    PtmCountState a = { 0 }, b = { 0 };
+    uint64_t ref[256] = { 0 }, fast[256] = { 0 };
+    uint64_t t = start;
+
+    sh.channels = pi->domain == PTM_DOMAIN_PCIE
+        ? 1 + 2 * (6 + pi->regions) + 14 : 1 + pi->buses * (6 + pi->regions);
+    sh.brakes = pi->domain == PTM_DOMAIN_PCIE ? 14 : 0;
+    sh.eof_pos_mask = 0xFF;
+    sh.tag_capacity = cfg->tag_capacity;
+    sh.stfifo_capacity = cfg->stfifo_capacity;
+    ptm_count_state_window_start(&a);
+    ptm_count_state_window_start(&b);
+    while (t < end) {
+        /* pieces of odd sizes, so spans start inside runs too */
+        uint64_t max = MIN(end - t, 1 + (t * 13 + 77) % 3001), n;
+
+        ch->seg = ch->scratch;
+        n = ptm_gen_source_ops.fill(g, pi, t, max, ch);
+        g_assert_cmpuint(n, >=, 1);
+        g_assert_cmpuint(n, <=, max);
+        ptm_count_chunk_reference(&sh, &a, ch, ref);
+        ptm_count_chunk(&sh, &b, ch, fast);
+        t += n;
+    }
+    g_assert_cmpmem(ref, sizeof(ref), fast, sizeof(fast));
+    g_assert_cmpuint(ref[0], ==, end - start);
+    ptm_chunk_free(ch);
+}
+
+static void test_fast_path(void)
+{
+    static const char *const args[] = {
+        "burst=3,idle=5,bytes=40", "burst=1,idle=0,bytes=64",
+        "burst=0,idle=7", "burst=100,idle=1,bytes=1,tags=0",
+    };
+
+    for (unsigned gi = 0; gi < G_N_ELEMENTS(geos); gi++) {
+        PtmConfig cfg;
+        PtmCore *core;
+        PtmGeometry geo;
+
+        make_cfg(&geos[gi], &cfg);
+        core = ptm_core_new(&cfg);
+        ptm_core_geometry(core, &geo);
+        ptm_core_free(core);
+        for (unsigned ai = 0; ai < G_N_ELEMENTS(args); ai++) {
+            char *err;
+            PtmGen *g = plugin_gen(sample(), args[ai], &geo, &err);
+
+            if (!g) {
+                g_error("%s", err);
+            }
+            for (unsigned e = 0; e < cfg.pcie_endpoints; e++) {
+                for (int d = 0; d < 2; d++) {
+                    PtmProbeInfo pi;
+
+                    probe_info(&cfg, e, d ? PTM_DOMAIN_DMA : PTM_DOMAIN_PCIE,
+                               &pi);
+                    check_fast_path(g, &cfg, &pi, 0, 30000);
+                    check_fast_path(g, &cfg, &pi, 12345, 12345 + 9000);
+                }
+            }
+            ptm_gen_free(g);
+        }
+    }
+}
+
+static void test_same_counts(void)
+{
+    PtmConfig cfg;
+    uint64_t a[64], b[64], c[64];
+
+    make_cfg(&geos[1], &cfg);
+    run_card(&cfg, "burst=7,idle=2,bytes=33", 100000, a, G_N_ELEMENTS(a));
+    run_card(&cfg, "burst=7,idle=2,bytes=33", 100000, b, G_N_ELEMENTS(b));
+    g_assert_cmpmem(a, sizeof(a), b, sizeof(b));
+    run_card(&cfg, "burst=7,idle=3,bytes=33", 100000, c, G_N_ELEMENTS(c));
+    g_assert_cmpint(memcmp(a, c, sizeof(a)), !=, 0);
+}
+
+static void remove_tmpdir(void)
+{
+    g_autoptr(GDir) d = g_dir_open(tmpdir, 0, NULL);
+    const char *name;
+
+    while (d && (name = g_dir_read_name(d))) {
+        g_autofree char *path = g_build_filename(tmpdir, name, NULL);
+
+        g_unlink(path);
+    }
+    g_rmdir(tmpdir);
+    g_free(tmpdir);
+}
+
+int main(int argc, char **argv)
+{
+    int ret;
+
+    g_test_init(&argc, &argv, NULL);
+    tmpdir = g_dir_make_tmp("test-plugin-XXXXXX", NULL);
+    g_assert_nonnull(tmpdir);
+    g_test_add_func("/plugin/counts", test_counts);
+    g_test_add_func("/plugin/settings", test_settings);
+    g_test_add_func("/plugin/refusals", test_refusals);
+    g_test_add_func("/plugin/live-refusal", test_live_refusal);
+    g_test_add_func("/plugin/versions-and-sharing",
+                    test_versions_and_sharing);
+    g_test_add_func("/plugin/in-scenario", test_in_scenario);
+    g_test_add_func("/plugin/fast-path", test_fast_path);
+    g_test_add_func("/plugin/same-counts", test_same_counts);
+    ret = g_test_run();
+    remove_tmpdir();
+    return ret;
+}

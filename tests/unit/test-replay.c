@@ -1,0 +1,1466 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The replay generator: a hand-written VCD and a hand-written text trace
+ * replay to counts worked out by hand (through the fills and through the
+ * core); random traces written as VCD (x and z wherever they must not
+ * matter) and as text replay exactly the signals they were written from,
+ * in every end mode, with the fast counter equal to the per-cycle
+ * reference; the name forms simulators write; x/z read as 0 where it
+ * matters; bad files refused with their file and line; a live change that
+ * restarts the trace; the replay rate; and, when tests/replay/ghdl-vcd.sh
+ * runs this with the VCD GHDL writes from tests/replay/tb_replay.vhd, the
+ * counts that testbench implies.
+ */
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "ptm-core.h"
+#include "ptm-gen.h"
+#include "ptm-replay.h"
+
+/* ------------------------------------------------------------ helpers */
+
+static char *tmp_file(const char *suffix, const char *text)
+{
+    g_autofree char *tmpl = g_strdup_printf("ptm-replay-XXXXXX%s", suffix);
+    GError *err = NULL;
+    char *path;
+    int fd = g_file_open_tmp(tmpl, &path, &err);
+
+    g_assert_no_error(err);
+    g_close(fd, NULL);
+    g_assert_true(g_file_set_contents(path, text, -1, NULL));
+    return path;
+}
+
+static void card_geometry(const PtmConfig *cfg, PtmGeometry *geo)
+{
+    PtmCore *core = ptm_core_new(cfg);
+
+    ptm_core_geometry(core, geo);
+    ptm_core_free(core);
+}
+
+/* The probe as the core describes it to sources and counters. */
+static void probe_shape(const PtmConfig *cfg, unsigned e, PtmDomain d,
+                        PtmProbeShape *sh)
+{
+    PtmProbeInfo *pi = &sh->info;
+    unsigned ib = cfg->mfb_item_bytes;
+
+    memset(sh, 0, sizeof(*sh));
+    pi->endpoint = e;
+    pi->domain = d;
+    if (d == PTM_DOMAIN_PCIE) {
+        pi->buses = 2;
+        pi->regions = MAX(cfg->pcie_rq_mfb_regions, cfg->pcie_rc_mfb_regions);
+        pi->bus_regions[0] = cfg->pcie_rq_mfb_regions;
+        pi->bus_regions[1] = cfg->pcie_rc_mfb_regions;
+        pi->bus_items[0] = cfg->pcie_rq_mfb_region_bytes / ib;
+        pi->bus_items[1] = cfg->pcie_rc_mfb_region_bytes / ib;
+        pi->hz = cfg->pcie_clk_hz;
+        sh->channels = 1 + 2 * (6 + pi->regions) + 14;
+        sh->brakes = 14;
+        sh->eof_pos_mask = (1u << cfg->pcie_eof_pos_width) - 1;
+    } else {
+        pi->buses = 2 * cfg->dma_ports;
+        pi->regions = MAX(cfg->dma_up_mfb_regions, cfg->dma_down_mfb_regions);
+        for (unsigned b = 0; b < pi->buses; b++) {
+            bool up = !(b & 1);
+
+            pi->bus_regions[b] = up ? cfg->dma_up_mfb_regions
+                                    : cfg->dma_down_mfb_regions;
+            pi->bus_items[b] = (up ? cfg->dma_up_mfb_region_bytes
+                                   : cfg->dma_down_mfb_region_bytes) / ib;
+        }
+        pi->hz = cfg->dma_clk_hz;
+        sh->channels = 1 + pi->buses * (6 + pi->regions);
+        sh->eof_pos_mask = (1u << cfg->dma_eof_pos_width) - 1;
+    }
+    sh->tag_capacity = cfg->tag_capacity;
+    sh->stfifo_capacity = cfg->stfifo_capacity;
+}
+
+static PtmGen *replay_gen(const PtmGeometry *geo, const char *file,
+                          const char *scope, const char *end, char **err)
+{
+    PtmReplayParams p;
+
+    ptm_replay_params_default(&p);
+    g_strlcpy(p.file, file, sizeof(p.file));
+    g_strlcpy(p.scope, scope, sizeof(p.scope));
+    g_strlcpy(p.end, end, sizeof(p.end));
+    *err = NULL;
+    return ptm_gen_new(&ptm_model_replay, &p, geo, err);
+}
+
+static PtmGen *replay_ok(const PtmGeometry *geo, const char *file,
+                         const char *scope, const char *end)
+{
+    char *err;
+    PtmGen *g = replay_gen(geo, file, scope, end, &err);
+
+    if (!g) {
+        g_error("%s", err);
+    }
+    return g;
+}
+
+/*
+ * Counts of the cycles [start, start + n) of a probe as the generator
+ * describes them, in fills of at most `step` cycles: the per-cycle
+ * reference, asserted equal to the fast path.
+ */
+static void count_span(PtmGen *g, const PtmProbeShape *sh, uint64_t start,
+                       uint64_t n, uint64_t step, uint64_t *acc)
+{
+    PtmChunk *ch = ptm_chunk_new();
+    PtmCountState a = { 0 }, b = { 0 };
+    uint64_t ref[256] = { 0 }, fast[256] = { 0 };
+    uint64_t end = start + n;
+
+    ptm_count_state_window_start(&a);
+    ptm_count_state_window_start(&b);
+    while (start < end) {
+        uint64_t max = MIN(end - start, step), got, sum = 0;
+
+        ch->seg = ch->scratch;
+        ch->nseg = 0;
+        ch->repeat = 1;
+        got = ptm_gen_source_ops.fill(g, &sh->info, start, max, ch);
+        g_assert_cmpuint(got, >=, 1);
+        g_assert_cmpuint(got, <=, max);
+        g_assert_cmpuint(ch->nseg, >=, 1);
+        g_assert_cmpuint(ch->nseg, <=, PTM_CHUNK_SEGMENTS);
+        for (unsigned i = 0; i < ch->nseg; i++) {
+            g_assert_cmpuint(ch->seg[i].cycles, >=, 1);
+            sum += ch->seg[i].cycles;
+        }
+        g_assert_cmpuint(sum * ch->repeat, ==, got);
+        ptm_count_chunk_reference(sh, &a, ch, ref);
+        ptm_count_chunk(sh, &b, ch, fast);
+        start += got;
+    }
+    g_assert_cmpmem(ref, sh->channels * sizeof(ref[0]),
+                    fast, sh->channels * sizeof(fast[0]));
+    g_assert_cmpuint(a.open, ==, b.open);
+    memcpy(acc, ref, sh->channels * sizeof(ref[0]));
+    ptm_chunk_free(ch);
+}
+
+/* Channels of bus b of a probe of R regions (two regions assumed). */
+static void expect_bus(uint64_t *exp, unsigned R, unsigned b, uint64_t words,
+                       uint64_t stall, uint64_t sof, uint64_t mvb,
+                       uint64_t mvb_stall, uint64_t items, uint64_t r0,
+                       uint64_t r1)
+{
+    uint64_t *x = exp + ptm_ch_bus(R, b, 0);
+
+    x[PTM_CH_WORDS] = words;
+    x[PTM_CH_STALL] = stall;
+    x[PTM_CH_SOF] = sof;
+    x[PTM_CH_MVB] = mvb;
+    x[PTM_CH_MVB_STALL] = mvb_stall;
+    x[PTM_CH_ITEMS] = items;
+    x[PTM_CH_REGION0] = r0;
+    x[PTM_CH_REGION0 + 1] = r1;
+}
+
+/* BRAKE channels of a PCIe probe of R regions: reasons, tag and FIFO bands */
+static uint64_t *brakes_of(uint64_t *c, unsigned R)
+{
+    return c + 1 + 2 * (6 + R);
+}
+
+static void assert_counts(const uint64_t *got, const uint64_t *exp,
+                          unsigned n)
+{
+    for (unsigned c = 0; c < n; c++) {
+        if (got[c] != exp[c]) {
+            g_error("channel %u: %" G_GUINT64_FORMAT ", expected %"
+                    G_GUINT64_FORMAT, c, got[c], exp[c]);
+        }
+    }
+}
+
+/* ------------------------------------------------- hand-written traces */
+
+/*
+ * The default card: 1 endpoint, 1 DMA port, 2 regions of 8 items on every
+ * bus, 3-bit EOF_POS fields. PCIE_CLK rises at 5, 15, ..., 55 (6 cycles),
+ * DMA_CLK at 5, 25, 45 (3 cycles). Values change at the rising edges, so
+ * each edge samples what the previous one set. The names use the forms
+ * simulators write: any case, name(0) with a range, name[0], a plain
+ * vector, bits one by one, a [0:0] vector; tb.dut is the only scope with
+ * ports. x and z appear only where SRC_RDY (MVB SRC_RDY) is low.
+ *
+ * PCIe cycles:
+ *   0  idle                                           tags 200 (band 3)
+ *   1  RQ word: SOF r0, no EOF: 8 + 8 items           tags 200
+ *   2  RQ held: SRC_RDY, no DST_RDY: one stall        tags 200
+ *   3  RQ word: r0 open 8, EOF r1 at 5: 6 items;      tags 200
+ *      RC word: SOF and EOF in r0 at 3: 4 items
+ *   4  idle (SOF/EOF x)                               tags 10 (band 1)
+ *   5  idle                                           tags 10
+ * RQ: 2 words, 1 stall, 1 SOF, 30 items, r0 2, r1 2.
+ * RC: 1 word, 1 SOF, 4 items, r0 1, r1 0. Tags: band 3 x 4, band 1 x 2;
+ * no PCIE_STFIFO_FREE: the capacity, band 3 x 6. PCIE_MPS 1.
+ * DMA cycles:
+ *   0  idle
+ *   1  UP word: SOF r0, EOF r1 at 7: 16 items; MVB item r0 with handshake
+ *   2  MVB alone: two items (r0, r1), handshake
+ * UP: 1 word, 1 SOF, 16 items, r0 1, r1 1, MVB 3.
+ */
+static const char hand_vcd[] =
+    "$date today $end\n"
+    "$version by hand $end\n"
+    "$timescale 1ns $end\n"
+    "$scope module tb $end\n"
+    "$var wire 1 ! clk $end\n"
+    "$scope module dut $end\n"
+    "$var wire 1 ! PCIE_CLK $end\n"
+    "$var wire 4 \" pcie_mfb_sof(0) [3:0] $end\n"
+    "$var wire 4 # Pcie_Mfb_Eof[0] $end\n"
+    "$var wire 12 $ pcie_mfb_eof_pos [11:0] $end\n"
+    "$var wire 2 % PCIE_MFB_SRC_RDY $end\n"
+    "$var wire 1 & pcie_mfb_dst_rdy(0)[0] $end\n"
+    "$var wire 1 ' pcie_mfb_dst_rdy(0)[1] $end\n"
+    "$var wire 11 ( pcie_tag_free [10:0] $end\n"
+    "$var wire 1 ) pcie_link_up [0:0] $end\n"
+    "$var wire 3 * PCIE_MPS $end\n"
+    "$var wire 1 + dma_clk $end\n"
+    "$var wire 4 , DMA_MFB_SOF[0] $end\n"
+    "$var wire 4 - dma_mfb_eof $end\n"
+    "$var wire 12 . dma_mfb_eof_pos $end\n"
+    "$var wire 2 / dma_mfb_src_rdy [1:0] $end\n"
+    "$var wire 2 0 dma_mfb_dst_rdy [1:0] $end\n"
+    "$var wire 4 1 dma_mvb_vld $end\n"
+    "$var wire 2 2 dma_mvb_src_rdy $end\n"
+    "$var wire 2 3 dma_mvb_dst_rdy $end\n"
+    "$var wire 8 4 unrelated [7:0] $end\n"
+    "$var real 64 5 temperature $end\n"
+    "$upscope $end\n"
+    "$upscope $end\n"
+    "$enddefinitions $end\n"
+    "#0\n"
+    "$dumpvars\n"
+    "0!\n" "b0000 \"\n" "b0000 #\n" "bxxxxxxxxxxxx $\n" "b00 %\n"
+    "x&\n" "x'\n" "b11001000 (\n" "1)\n" "b1 *\n"
+    "0+\n" "bxxxx ,\n" "bxxxx -\n" "bx .\n" "b00 /\n" "bzz 0\n" "b0 1\n"
+    "b0 2\n" "b0 3\n" "b10101010 4\n" "r36.6 5\n"
+    "$end\n"
+    "#5\n"
+    "1!\n" "1+\n"
+    "b0001 \"\n" "b01 %\n" "1&\n"
+    "b0001 ,\n" "b0010 -\n" "b000000111000 .\n" "b01 /\n" "b01 0\n"
+    "b0001 1\n" "b01 2\n" "b01 3\n"
+    "#10\n"
+    "0!\n"
+    "#15\n"
+    "1!\n" "0+\n"
+    "b0000 \"\n" "b0010 #\n" "b000000101000 $\n" "0&\n"
+    "#20\n"
+    "0!\n"
+    "$comment the RC word joins the RQ one $end\n"
+    "#25\n"
+    "1!\n" "1+\n"
+    "1&\n" "b0100 \"\n" "b0110 #\n" "b000011101000 $\n" "b11 %\n" "1'\n"
+    "b00 /\n" "b0011 1\n"
+    "#30\n"
+    "0!\n"
+    "#35\n"
+    "1!\n" "0+\n"
+    "b00 %\n" "bxxxx \"\n" "bzzzz #\n" "x&\n" "x'\n" "b1010 (\n"
+    "#40\n"
+    "0!\n"
+    "#45\n"
+    "1!\n" "1+\n"
+    "b00 2\n" "b1111 1\n" "b11110000 4\n"
+    "#50\n"
+    "0!\n"
+    "#55\n"
+    "1!\n" "0+\n"
+    "#60\n"
+    "0!\n";
+
+/*
+ * The same traffic as a text trace, plus: BRAKE bits 0 and 5 in the stall
+ * cycle, 100 free FIFO words (band 1) in cycles 4 and 5, MRRS 3 from
+ * cycle 3. Absent fields are idle; tags absent in cycle 0 read as the
+ * capacity, 256, band 3 like 200.
+ */
+static const char hand_text[] =
+    "# hand-written trace of the replay test\n"
+    "pcie0                                      # cycle 0: idle\n"
+    "pcie0 rq.src=1 rq.dst=1 rq.sof=1 tags=200 mps=1\n"
+    "PCIE0 rq.src=1 rq.eof=0b10 rq.pos1=5 tags=200 brake=0x21 mps=1\n"
+    "dma0\n"
+    "pcie0 rq.src=1 rq.dst=1 rq.eof=2 rq.pos1=5 rc.src=1 rc.dst=1 "
+    "rc.sof=1 rc.eof=1 rc.pos0=3 tags=200 mps=1 mrrs=3\n"
+    "dma0 up.src=1 up.dst=1 up.sof=1 up.eof=2 up.pos1=7 up.vld=1 "
+    "up.msrc=1 up.mdst=1\n"
+    "pcie0 cycles=2 tags=10 stfifo=100 mps=1 mrrs=3\n"
+    "dma up0.vld=3 up0.msrc=1 up0.mdst=1   # endpoint 0 by default\n"
+    "pcie1 rq.src=1                         # no endpoint 1: skipped\n";
+
+static void hand_expect(uint64_t *pcie, uint64_t *dma, bool text)
+{
+    uint64_t *k = brakes_of(pcie, 2);
+
+    memset(pcie, 0, 31 * sizeof(pcie[0]));
+    memset(dma, 0, 17 * sizeof(dma[0]));
+    pcie[0] = 6;
+    expect_bus(pcie, 2, 0, 2, 1, 1, 0, 0, 30, 2, 2);
+    expect_bus(pcie, 2, 1, 1, 0, 1, 0, 0, 4, 1, 0);
+    k[PTM_BRAKES + 3] = 4;      /* tags 200 (or 256) */
+    k[PTM_BRAKES + 1] = 2;      /* tags 10 */
+    if (text) {
+        k[0] = k[5] = 1;
+        k[PTM_BRAKES + 4 + 3] = 4;
+        k[PTM_BRAKES + 4 + 1] = 2;
+    } else {
+        k[PTM_BRAKES + 4 + 3] = 6;
+    }
+    dma[0] = 3;
+    expect_bus(dma, 2, 0, 1, 0, 1, 3, 0, 16, 1, 1);
+}
+
+static void check_hand(const char *suffix, const char *text, bool is_text)
+{
+    g_autofree char *path = tmp_file(suffix, text);
+    PtmConfig cfg;
+    PtmGeometry geo;
+    PtmProbeShape ps, ds;
+    uint64_t got[256], exp_p[31], exp_d[17];
+    PtmReplayTrace *t;
+    PtmSettings set = { .mps = 0, .mrrs = 2 };
+    char *err;
+    PtmGen *g;
+
+    ptm_config_default(&cfg);
+    card_geometry(&cfg, &geo);
+    probe_shape(&cfg, 0, PTM_DOMAIN_PCIE, &ps);
+    probe_shape(&cfg, 0, PTM_DOMAIN_DMA, &ds);
+    hand_expect(exp_p, exp_d, is_text);
+
+    t = ptm_replay_load(path, "", &geo, &err);
+    g_assert_null(err);
+    g_assert_cmpuint(ptm_replay_cycles(t, 0, PTM_DOMAIN_PCIE), ==, 6);
+    g_assert_cmpuint(ptm_replay_cycles(t, 0, PTM_DOMAIN_DMA), ==, 3);
+    g_assert_cmpuint(ptm_replay_runs(t, 0, PTM_DOMAIN_PCIE), ==, 5);
+    g_assert_cmpuint(ptm_replay_xz_cycles(t), ==, 0);
+    ptm_replay_unref(t);
+
+    g = replay_ok(&geo, path, "", "idle");
+    for (uint64_t step = 1; step <= 8; step *= 2) {
+        count_span(g, &ps, 0, 6, step, got);
+        assert_counts(got, exp_p, 31);
+        count_span(g, &ds, 0, 3, step, got);
+        assert_counts(got, exp_d, 17);
+    }
+    /* PCIE_MPS is reported; MRRS only where the trace has it */
+    ptm_gen_source_ops.settings(g, 0, 3, &set);
+    g_assert_cmpuint(set.mps, ==, 1);
+    g_assert_cmpuint(set.mrrs, ==, 2);
+    ptm_gen_source_ops.settings(g, 0, 5, &set);
+    g_assert_cmpuint(set.mrrs, ==, is_text ? 3 : 2);
+    /* after the end, idle: the card's own settings again */
+    set.mps = 0;
+    ptm_gen_source_ops.settings(g, 0, 100, &set);
+    g_assert_cmpuint(set.mps, ==, 0);
+    ptm_gen_free(g);
+
+    /*
+     * Through the core: by 60 us both probes have drained the windows
+     * holding the trace; the buses count exactly the trace, the bands the
+     * rest of the drained PCIe cycles as idle (all free: band 3).
+     */
+    {
+        PtmCore *core = ptm_core_new(&cfg);
+        const PtmLayout *lay = ptm_core_layout(core);
+        uint64_t c[64], pcycles;
+        uint64_t *k = brakes_of(c, 2);
+
+        g = replay_ok(&geo, path, "", "idle");
+        ptm_core_set_source(core, &ptm_gen_source_ops, g);
+        ptm_core_power_on(core, 0);
+        ptm_core_advance(core, 60000);
+        for (unsigned i = 0; i < lay->entries; i++) {
+            c[i] = ptm_core_counter(core, false, i);
+        }
+        pcycles = c[0];
+        g_assert_cmpuint(pcycles, >=, 4095);
+        g_assert_cmpuint(c[lay->pcie_channels], >=, 4095);
+        assert_counts(c + 1, exp_p + 1, 2 * (6 + 2) + PTM_BRAKES);
+        assert_counts(c + lay->pcie_channels + 1, exp_d + 1, 16);
+        g_assert_cmpuint(k[PTM_BRAKES + 1], ==, 2);
+        g_assert_cmpuint(k[PTM_BRAKES + 3], ==, pcycles - 2);
+        if (is_text) {
+            g_assert_cmpuint(k[PTM_BRAKES + 4 + 1], ==, 2);
+            g_assert_cmpuint(k[PTM_BRAKES + 4 + 3], ==, pcycles - 2);
+        } else {
+            g_assert_cmpuint(k[PTM_BRAKES + 4 + 3], ==, pcycles);
+        }
+        ptm_core_free(core);
+        ptm_gen_free(g);
+    }
+    g_unlink(path);
+}
+
+static void test_hand_vcd(void)
+{
+    check_hand(".vcd", hand_vcd, false);
+}
+
+static void test_hand_text(void)
+{
+    check_hand(".txt", hand_text, true);
+}
+
+/* The scope: found by itself, named with dots or slashes, or missing. */
+static void test_scope(void)
+{
+    g_autofree char *path = tmp_file(".vcd", hand_vcd);
+    PtmConfig cfg;
+    PtmGeometry geo;
+    char *err;
+    PtmGen *g;
+
+    ptm_config_default(&cfg);
+    card_geometry(&cfg, &geo);
+    g = replay_ok(&geo, path, "TB/DUT", "idle");
+    ptm_gen_free(g);
+    g = replay_ok(&geo, path, "tb.dut", "idle");
+    ptm_gen_free(g);
+    /* tb holds only clk, no port name */
+    g_assert_null(replay_gen(&geo, path, "tb", "idle", &err));
+    g_assert_nonnull(strstr(err, "no port"));
+    g_free(err);
+    g_assert_null(replay_gen(&geo, path, "tb.nothere", "idle", &err));
+    g_assert_nonnull(strstr(err, "no scope 'tb.nothere'"));
+    g_assert_nonnull(strstr(err, "tb.dut"));
+    g_free(err);
+    g_unlink(path);
+}
+
+/* ------------------------------------------------------ end modes */
+
+static void test_end_modes(void)
+{
+    g_autofree char *path = tmp_file(".txt", hand_text);
+    PtmConfig cfg;
+    PtmGeometry geo;
+    PtmProbeShape ps;
+    PtmChunk *ch = ptm_chunk_new();
+    uint64_t got[256], once[256], exp_p[31], exp_d[17], n;
+    PtmGen *g;
+
+    ptm_config_default(&cfg);
+    card_geometry(&cfg, &geo);
+    probe_shape(&cfg, 0, PTM_DOMAIN_PCIE, &ps);
+    hand_expect(exp_p, exp_d, true);
+
+    /* idle: one idle segment from the end on, link up, all free */
+    g = replay_ok(&geo, path, "", "idle");
+    n = ptm_gen_source_ops.fill(g, &ps.info, 6, 100, ch);
+    g_assert_cmpuint(n, ==, 100);
+    g_assert_cmpuint(ch->nseg, ==, 1);
+    g_assert_cmpuint(ch->seg[0].bus[0].src_rdy, ==, 0);
+    g_assert_cmpuint(ch->seg[0].link_up, ==, 1);
+    g_assert_cmpuint(ch->seg[0].tag_free, ==, 256);
+    g_assert_cmpuint(ch->seg[0].stfifo_free, ==, 1024);
+    /* a span across the end: the rest of the trace, then idle */
+    ch->seg = ch->scratch;
+    n = ptm_gen_source_ops.fill(g, &ps.info, 3, 100, ch);
+    g_assert_cmpuint(n, ==, 100);
+    g_assert_cmpuint(ch->seg[ch->nseg - 1].cycles, ==, 97);
+    count_span(g, &ps, 0, 1000, 4096, got);
+    g_assert_cmpuint(got[ptm_ch_bus(2, 0, PTM_CH_WORDS)], ==, 2);
+    g_assert_cmpuint(brakes_of(got, 2)[PTM_BRAKES + 3], ==, 1000 - 2);
+    ptm_gen_free(g);
+
+    /* hold: the last cycle forever (tags 10, FIFO 100, no traffic) */
+    g = replay_ok(&geo, path, "", "hold");
+    ch->seg = ch->scratch;
+    n = ptm_gen_source_ops.fill(g, &ps.info, 50, 100, ch);
+    g_assert_cmpuint(n, ==, 100);
+    g_assert_cmpuint(ch->nseg, ==, 1);
+    g_assert_cmpuint(ch->seg[0].tag_free, ==, 10);
+    g_assert_cmpuint(ch->seg[0].stfifo_free, ==, 100);
+    count_span(g, &ps, 0, 1000, 7, got);
+    g_assert_cmpuint(brakes_of(got, 2)[PTM_BRAKES + 1], ==, 1000 - 4);
+    ptm_gen_free(g);
+
+    /* loop: whole turns with the chunk's repeat, from any phase */
+    g = replay_ok(&geo, path, "", "loop");
+    ch->seg = ch->scratch;
+    n = ptm_gen_source_ops.fill(g, &ps.info, 0, 1000, ch);
+    g_assert_cmpuint(ch->repeat, ==, 1000 / 6);
+    g_assert_cmpuint(n, ==, 1000 / 6 * 6);
+    g_assert_cmpuint(ch->nseg, <=, 6);
+    ch->seg = ch->scratch;
+    n = ptm_gen_source_ops.fill(g, &ps.info, 6 * 1000 + 2, 1000, ch);
+    g_assert_cmpuint(ch->repeat, ==, 1000 / 6);
+    g_assert_cmpuint(n, ==, 1000 / 6 * 6);
+    count_span(g, &ps, 0, 6, 4096, once);
+    assert_counts(once, exp_p, 31);
+    for (uint64_t step = 5; step <= 5000; step *= 10) {
+        count_span(g, &ps, 0, 6 * 1234, step, got);
+        for (unsigned c = 0; c < ps.channels; c++) {
+            g_assert_cmpuint(got[c], ==, 1234 * once[c]);
+        }
+    }
+    ptm_gen_free(g);
+
+    ptm_chunk_free(ch);
+    g_unlink(path);
+}
+
+/* ------------------------------------------------------ random traces */
+
+typedef struct Rng {
+    uint64_t s;
+} Rng;
+
+static uint32_t rnd(Rng *r, uint32_t n)
+{
+    uint64_t x = (r->s += 0x9e3779b97f4a7c15ull);
+
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return (uint32_t)((x ^ (x >> 31)) % n);
+}
+
+/* Any signals at all: the counters, not the MFB rules, are the point. */
+static void random_cycle(Rng *r, const PtmProbeShape *sh, unsigned W,
+                         PtmSegment *s)
+{
+    static const uint16_t tags[] = { 0, 5, 30, 100, 256 };
+    static const uint16_t words[] = { 0, 100, 300, 900, 1024 };
+    unsigned R = sh->info.regions, all = 1u << R;
+
+    memset(s, 0, sizeof(*s));
+    s->cycles = 1;
+    for (unsigned b = 0; b < sh->info.buses; b++) {
+        PtmBusCycle *bc = &s->bus[b];
+
+        bc->src_rdy = rnd(r, 3) != 0;
+        bc->dst_rdy = rnd(r, 4) != 0;
+        bc->sof = rnd(r, all);
+        bc->eof = rnd(r, all);
+        for (unsigned k = 0; k < R; k++) {
+            bc->eof_pos[k] = rnd(r, 1u << W);
+        }
+        if (sh->info.domain == PTM_DOMAIN_DMA) {
+            bc->mvb_src_rdy = rnd(r, 2);
+            bc->mvb_dst_rdy = rnd(r, 3) != 0;
+            bc->mvb_vld = rnd(r, all);
+        }
+    }
+    if (sh->info.domain == PTM_DOMAIN_PCIE) {
+        s->brake = rnd(r, 4) ? 0 : rnd(r, 64);
+        s->tag_free = tags[rnd(r, 5)];
+        s->stfifo_free = words[rnd(r, 5)];
+        s->link_up = rnd(r, 8) != 0;
+    }
+}
+
+/* A card with 2 endpoints of different geometry on each side. */
+static void random_card(PtmConfig *cfg)
+{
+    ptm_config_default(cfg);
+    cfg->pcie_endpoints = 2;
+    cfg->dma_ports = 2;
+    cfg->pcie_rq_mfb_regions = 4;
+    cfg->pcie_rc_mfb_regions = 2;
+    cfg->dma_up_mfb_regions = 2;
+    cfg->dma_down_mfb_regions = 1;
+    cfg->dma_up_mfb_region_bytes = 64;
+    cfg->dma_eof_pos_width = 4;
+    g_assert_null(ptm_config_check(cfg));
+}
+
+#define NPROBES 4       /* (endpoint, domain) = 2e + d */
+
+typedef struct Trace {
+    PtmConfig cfg;
+    PtmProbeShape sh[NPROBES];
+    unsigned width[2];              /* EOF_POS bits */
+    GArray *cyc[NPROBES];           /* PtmSegment per sampled cycle */
+} Trace;
+
+/* The value of one port element, most significant bit first. */
+typedef struct Port {
+    const char *name;
+    unsigned width;
+} Port;
+
+enum {
+    P_SOF, P_EOF, P_POS, P_SRC, P_DST, P_BRAKE, P_TAG, P_FIFO, P_LINK,
+    P_DSOF, P_DEOF, P_DPOS, P_DSRC, P_DDST, P_VLD, P_MSRC, P_MDST, NP
+};
+
+static const char *const port_names[NP] = {
+    "pcie_mfb_sof", "pcie_mfb_eof", "pcie_mfb_eof_pos", "pcie_mfb_src_rdy",
+    "pcie_mfb_dst_rdy", "pcie_ptc_brake", "pcie_tag_free",
+    "pcie_stfifo_free", "pcie_link_up",
+    "dma_mfb_sof", "dma_mfb_eof", "dma_mfb_eof_pos", "dma_mfb_src_rdy",
+    "dma_mfb_dst_rdy", "dma_mvb_vld", "dma_mvb_src_rdy", "dma_mvb_dst_rdy",
+};
+
+static unsigned port_width(const Trace *t, unsigned p)
+{
+    PtmDomain d = p >= P_DSOF;
+    unsigned B = t->sh[d].info.buses, R = t->sh[d].info.regions;
+
+    switch (p) {
+    case P_SOF: case P_EOF: case P_DSOF: case P_DEOF: case P_VLD:
+        return B * R;
+    case P_POS: case P_DPOS:
+        return B * R * t->width[d];
+    case P_BRAKE:
+        return 6;
+    case P_TAG:
+        return 11;
+    case P_FIFO:
+        return 16;
+    case P_LINK:
+        return 1;
+    default:
+        return B;
+    }
+}
+
+/* Bit i of a port of a cycle; 'x' or 'z' where SRC_RDY says it is unread. */
+static char port_bit(const Trace *t, unsigned p, const PtmSegment *s,
+                     unsigned i)
+{
+    PtmDomain d = p >= P_DSOF;
+    unsigned R = t->sh[d].info.regions, W = t->width[d];
+    unsigned b = i / R, r = i % R;
+    const PtmBusCycle *bc;
+
+    switch (p) {
+    case P_SOF: case P_EOF: case P_DSOF: case P_DEOF:
+        bc = &s->bus[b];
+        if (!bc->src_rdy) {
+            return (i & 1) ? 'x' : 'z';
+        }
+        return '0' + ((p == P_SOF || p == P_DSOF ? bc->sof : bc->eof) >> r
+                      & 1);
+    case P_POS: case P_DPOS:
+        bc = &s->bus[i / W / R];
+        if (!bc->src_rdy) {
+            return 'x';
+        }
+        return '0' + (bc->eof_pos[i / W % R] >> (i % W) & 1);
+    case P_SRC: case P_DSRC:
+        return '0' + s->bus[i].src_rdy;
+    case P_DST: case P_DDST:
+        return s->bus[i].src_rdy ? '0' + s->bus[i].dst_rdy : 'x';
+    case P_VLD:
+        bc = &s->bus[b];
+        return bc->mvb_src_rdy ? '0' + (bc->mvb_vld >> r & 1) : 'z';
+    case P_MSRC:
+        return '0' + s->bus[i].mvb_src_rdy;
+    case P_MDST:
+        return s->bus[i].mvb_src_rdy ? '0' + s->bus[i].mvb_dst_rdy : 'x';
+    case P_BRAKE:
+        return '0' + (s->brake >> i & 1);
+    case P_TAG:
+        return '0' + (s->tag_free >> i & 1);
+    case P_FIFO:
+        return '0' + (s->stfifo_free >> i & 1);
+    default:
+        return '0' + s->link_up;
+    }
+}
+
+static void vcd_value(GString *out, const Trace *t, unsigned p, unsigned e,
+                      const PtmSegment *s)
+{
+    unsigned w = port_width(t, p);
+
+    g_string_append_c(out, 'b');
+    for (unsigned i = w; i-- > 0;) {
+        g_string_append_c(out, port_bit(t, p, s, i));
+    }
+    g_string_append_printf(out, " v%u_%u\n", p, e);
+}
+
+static void probe_values(GString *out, const Trace *t, unsigned e,
+                         PtmDomain d, const PtmSegment *s)
+{
+    for (unsigned p = d ? P_DSOF : 0; p < (d ? NP : P_DSOF); p++) {
+        vcd_value(out, t, p, e, s);
+    }
+}
+
+/*
+ * Random signals for every probe, as a VCD with PCIE_CLK(0) rising every
+ * 4 time units, PCIE_CLK(1) every 6 and DMA_CLK every 10, each rising edge
+ * setting the next cycle's values; and the cycles each edge samples.
+ * Runs of equal cycles come from repeating a cycle now and then.
+ */
+static char *random_vcd(Trace *t, uint64_t seed, unsigned T)
+{
+    static const unsigned period[3] = { 4, 6, 10 };    /* pcie0, pcie1, dma */
+    GString *out = g_string_new("$timescale 1ps $end\n$scope module top $end\n");
+    Rng r = { seed };
+    PtmSegment next[NPROBES];
+    bool clk[3] = { false };
+
+    random_card(&t->cfg);
+    t->width[0] = t->cfg.pcie_eof_pos_width;
+    t->width[1] = t->cfg.dma_eof_pos_width;
+    for (unsigned i = 0; i < NPROBES; i++) {
+        probe_shape(&t->cfg, i / 2, i % 2, &t->sh[i]);
+        t->cyc[i] = g_array_new(FALSE, FALSE, sizeof(PtmSegment));
+    }
+    /* name(e) vectors; the link as name(e) bits; clocks: a vector, a bit */
+    g_string_append(out, "$var wire 2 ck PCIE_CLK [1:0] $end\n"
+                         "$var wire 1 dk DMA_CLK $end\n");
+    for (unsigned e = 0; e < 2; e++) {
+        for (unsigned p = 0; p < NP; p++) {
+            g_string_append_printf(out, "$var wire %u v%u_%u %s(%u) $end\n",
+                                   port_width(t, p), p, e, port_names[p], e);
+        }
+    }
+    g_string_append(out, "$upscope $end\n$enddefinitions $end\n#0\n"
+                         "$dumpvars\nb00 ck\n0dk\n");
+    for (unsigned i = 0; i < NPROBES; i++) {
+        random_cycle(&r, &t->sh[i], t->width[i % 2], &next[i]);
+        g_array_append_val(t->cyc[i], next[i]);
+        probe_values(out, t, i / 2, i % 2, &next[i]);
+    }
+    g_string_append(out, "$end\n");
+    for (unsigned time = 1; time <= T; time++) {
+        bool rise[3], any = false;
+
+        for (unsigned c = 0; c < 3; c++) {
+            rise[c] = time % period[c] == period[c] / 2;
+            if (rise[c] || time % period[c] == 0) {
+                clk[c] = rise[c];
+                any = true;
+            }
+        }
+        if (!any) {
+            continue;
+        }
+        g_string_append_printf(out, "#%u\nb%d%d ck\n%ddk\n", time, clk[1],
+                               clk[0], clk[2]);
+        for (unsigned i = 0; i < NPROBES; i++) {
+            unsigned c = i % 2 ? 2 : i / 2;
+
+            if (!rise[c]) {
+                continue;
+            }
+            /* the edge samples the cycle set before; set the next one */
+            if (rnd(&r, 3)) {
+                random_cycle(&r, &t->sh[i], t->width[i % 2], &next[i]);
+            }
+            g_array_append_val(t->cyc[i], next[i]);
+            probe_values(out, t, i / 2, i % 2, &next[i]);
+        }
+    }
+    /* the values set at the last edge are never sampled */
+    for (unsigned i = 0; i < NPROBES; i++) {
+        g_array_set_size(t->cyc[i], t->cyc[i]->len - 1);
+    }
+    return g_string_free(out, FALSE);
+}
+
+/* The same cycles as a text trace, equal neighbours merged. */
+static char *random_text(const Trace *t)
+{
+    GString *out = g_string_new("# random text trace\n");
+    static const char *const pbus[] = { "rq", "rc" };
+
+    for (unsigned i = 0; i < NPROBES; i++) {
+        const PtmProbeShape *sh = &t->sh[i];
+        unsigned R = sh->info.regions;
+
+        for (unsigned k = 0; k < t->cyc[i]->len;) {
+            const PtmSegment *s = &g_array_index(t->cyc[i], PtmSegment, k);
+            unsigned n = 1;
+
+            while (k + n < t->cyc[i]->len &&
+                   !memcmp(s, &g_array_index(t->cyc[i], PtmSegment, k + n),
+                           sizeof(*s))) {
+                n++;
+            }
+            g_string_append_printf(out, "%s%u cycles=%u", i % 2 ? "dma" : "pcie",
+                                   i / 2, n);
+            for (unsigned b = 0; b < sh->info.buses; b++) {
+                const PtmBusCycle *bc = &s->bus[b];
+                g_autofree char *bn = i % 2 ? g_strdup_printf("%s%u",
+                                                              b & 1 ? "down" : "up",
+                                                              b / 2)
+                                            : g_strdup(pbus[b]);
+
+                g_string_append_printf(out, " %s.src=%u %s.dst=%u %s.sof=%#x "
+                                       "%s.eof=0b", bn, bc->src_rdy, bn,
+                                       bc->dst_rdy, bn, bc->sof, bn);
+                for (unsigned r = R; r-- > 0;) {
+                    g_string_append_c(out, '0' + (bc->eof >> r & 1));
+                }
+                for (unsigned r = 0; r < R; r++) {
+                    g_string_append_printf(out, " %s.pos%u=%u", bn, r,
+                                           bc->eof_pos[r]);
+                }
+                if (i % 2) {
+                    g_string_append_printf(out, " %s.vld=%u %s.msrc=%u "
+                                           "%s.mdst=%u", bn, bc->mvb_vld, bn,
+                                           bc->mvb_src_rdy, bn,
+                                           bc->mvb_dst_rdy);
+                }
+            }
+            if (!(i % 2)) {
+                g_string_append_printf(out, " brake=%u tags=%u stfifo=%u "
+                                       "link=%u", s->brake, s->tag_free,
+                                       s->stfifo_free, s->link_up);
+            }
+            g_string_append_c(out, '\n');
+            k += n;
+        }
+    }
+    return g_string_free(out, FALSE);
+}
+
+static void trace_clear(Trace *t)
+{
+    for (unsigned i = 0; i < NPROBES; i++) {
+        g_array_free(t->cyc[i], TRUE);
+    }
+}
+
+/* What the probe must see in cycle k under an end mode. */
+static void expected_cycle(const Trace *t, unsigned i, const char *end,
+                           uint64_t k, PtmSegment *s)
+{
+    uint64_t n = t->cyc[i]->len;
+
+    if (k < n || !strcmp(end, "loop")) {
+        *s = g_array_index(t->cyc[i], PtmSegment, k % n);
+    } else if (!strcmp(end, "hold")) {
+        *s = g_array_index(t->cyc[i], PtmSegment, n - 1);
+    } else {
+        memset(s, 0, sizeof(*s));
+        s->link_up = 1;
+        s->tag_free = t->cfg.tag_capacity;
+        s->stfifo_free = t->cfg.stfifo_capacity;
+    }
+    s->cycles = 1;
+}
+
+/* Replay = the cycles written, in each end mode, 2.5 turns long. */
+static void check_random(const Trace *t, const char *path)
+{
+    static const char *const ends[] = { "idle", "hold", "loop" };
+    static const uint64_t steps[] = { 1, 13, 300, 4096, 1u << 20 };
+    PtmGeometry geo;
+
+    card_geometry(&t->cfg, &geo);
+    for (unsigned m = 0; m < G_N_ELEMENTS(ends); m++) {
+        PtmGen *g = replay_ok(&geo, path, "", ends[m]);
+
+        for (unsigned i = 0; i < NPROBES; i++) {
+            const PtmProbeShape *sh = &t->sh[i];
+            uint64_t n = t->cyc[i]->len * 5 / 2;
+            uint64_t exp[256] = { 0 }, got[256];
+            PtmCountState st = { 0 };
+
+            ptm_count_state_window_start(&st);
+            for (uint64_t k = 0; k < n; k++) {
+                PtmSegment s;
+
+                expected_cycle(t, i, ends[m], k, &s);
+                ptm_count_cycle(sh, &st, &s, exp);
+            }
+            for (unsigned j = 0; j < G_N_ELEMENTS(steps); j++) {
+                count_span(g, sh, 0, n, steps[j], got);
+                assert_counts(got, exp, sh->channels);
+            }
+        }
+        ptm_gen_free(g);
+    }
+}
+
+static void test_random_vcd(void)
+{
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        Trace t;
+        g_autofree char *vcd = random_vcd(&t, seed, 2400);
+        g_autofree char *path = tmp_file(".vcd", vcd);
+        PtmGeometry geo;
+        PtmReplayTrace *tr;
+        char *err;
+
+        card_geometry(&t.cfg, &geo);
+        tr = ptm_replay_load(path, "", &geo, &err);
+        g_assert_null(err);
+        g_assert_cmpuint(ptm_replay_cycles(tr, 0, PTM_DOMAIN_PCIE), ==, 600);
+        g_assert_cmpuint(ptm_replay_cycles(tr, 1, PTM_DOMAIN_PCIE), ==, 400);
+        g_assert_cmpuint(ptm_replay_cycles(tr, 0, PTM_DOMAIN_DMA), ==, 240);
+        g_assert_cmpuint(ptm_replay_cycles(tr, 1, PTM_DOMAIN_DMA), ==, 240);
+        /* every x and z was where SRC_RDY was low */
+        g_assert_cmpuint(ptm_replay_xz_cycles(tr), ==, 0);
+        ptm_replay_unref(tr);
+        check_random(&t, path);
+        g_unlink(path);
+        trace_clear(&t);
+    }
+}
+
+static void test_random_text(void)
+{
+    for (uint64_t seed = 11; seed <= 14; seed++) {
+        Trace t;
+        g_autofree char *vcd = random_vcd(&t, seed, 2400);
+        g_autofree char *text = random_text(&t);
+        g_autofree char *path = tmp_file(".txt", text);
+
+        check_random(&t, path);
+        g_unlink(path);
+        trace_clear(&t);
+    }
+}
+
+/* ------------------------------------------------- names, x/z, runs */
+
+/*
+ * GHDL's letters (U, -, W, H, L), shortened vector values, an x where
+ * SRC_RDY is high (read as 0 and counted), one where it is low (not
+ * counted), and PCIE_CLK(1) of a second endpoint the card lacks.
+ * PCIe cycles: 0 idle; 1 RQ word, SOF r0 and EOF r0 at 'H0L' = 4, but
+ * DST_RDY 'x': read as 0, a stall; 2 RQ word (H, L), SOF r0 and EOF r1 at
+ * 1: 8 + 2 items, SOF x in region 1 of RC, whose SRC_RDY is low.
+ */
+static const char letters_vcd[] =
+    "$timescale 1 fs $end\n"
+    "$scope module \\tb\\ $end\n"
+    "$var reg 1 a \\PCIE_CLK(0)\\ $end\n"
+    "$var reg 1 b \\pcie_clk(1)\\ $end\n"
+    "$var reg 4 c \\PCIE_MFB_SOF(0)\\[3:0] $end\n"
+    "$var reg 4 d \\pcie_mfb_eof[0]\\[3:0] $end\n"
+    "$var reg 12 e pcie_mfb_eof_pos(0)(11 downto 0) $end\n"
+    "$var reg 2 f pcie_mfb_src_rdy[0:1] $end\n"
+    "$var reg 1 g pcie_mfb_dst_rdy[0] $end\n"
+    "$var reg 1 h pcie_mfb_dst_rdy[1] $end\n"
+    "$var reg 6 i pcie_ptc_brake [5:0] $end\n"
+    "$upscope $end\n"
+    "$enddefinitions $end\n"
+    "#0\n"
+    "0a\n" "0b\n" "bUUUU c\n" "b- d\n" "bWWWWWWWWWWWW e\n" "bLL f\n"
+    "Ug\n" "-h\n" "b0 i\n"
+    "#10\n"
+    "1a\n"
+    "b0001 c\n" "b0001 d\n" "b000000000H0L e\n" "bHL f\n" "xg\n"
+    "#20\n"
+    "0a\n"
+    "#30\n"
+    "1a\n" "1b\n"
+    "b0X01 c\n" "b0010 d\n" "b000000001000 e\n" "Hg\n" "b11 i\n"
+    "#40\n"
+    "0a\n" "0b\n"
+    "#50\n"
+    "1a\n"
+    "b00 f\n"
+    "#60\n"
+    "0a\n";
+
+static void test_letters_and_xz(void)
+{
+    g_autofree char *path = tmp_file(".vcd", letters_vcd);
+    PtmConfig cfg;
+    PtmGeometry geo;
+    PtmProbeShape ps;
+    uint64_t got[256], exp[31] = { 0 };
+    PtmReplayTrace *t;
+    char *err;
+    PtmGen *g;
+
+    ptm_config_default(&cfg);
+    card_geometry(&cfg, &geo);
+    probe_shape(&cfg, 0, PTM_DOMAIN_PCIE, &ps);
+    t = ptm_replay_load(path, "", &geo, &err);
+    g_assert_null(err);
+    g_assert_cmpuint(ptm_replay_cycles(t, 0, PTM_DOMAIN_PCIE), ==, 3);
+    g_assert_cmpuint(ptm_replay_cycles(t, 0, PTM_DOMAIN_DMA), ==, 0);
+    /* cycle 1's DST_RDY; cycle 2's x is in RC, whose SRC_RDY is low */
+    g_assert_cmpuint(ptm_replay_xz_cycles(t), ==, 1);
+    ptm_replay_unref(t);
+
+    /*
+     * src[0:1] is ascending: its left digit is bit 0 (RQ). Cycle 1: RQ
+     * stalls (DST_RDY x read as 0). Cycle 2: RQ word, SOF r0, EOF r1 at
+     * 1: r0 8 items, r1 2 items; BRAKE 0b11 counts the cycle in bits 0, 1.
+     * No tags or FIFO signal: both at capacity, band 3.
+     */
+    g = replay_ok(&geo, path, "", "idle");
+    count_span(g, &ps, 0, 3, 4096, got);
+    exp[0] = 3;
+    expect_bus(exp, 2, 0, 1, 1, 1, 0, 0, 10, 1, 1);
+    brakes_of(exp, 2)[0] = 1;
+    brakes_of(exp, 2)[1] = 1;
+    brakes_of(exp, 2)[PTM_BRAKES + 3] = 3;
+    brakes_of(exp, 2)[PTM_BRAKES + 4 + 3] = 3;
+    assert_counts(got, exp, 31);
+    /* the DMA probe has no clock in the file: idle */
+    {
+        PtmProbeShape ds;
+        uint64_t d[256];
+
+        probe_shape(&cfg, 0, PTM_DOMAIN_DMA, &ds);
+        count_span(g, &ds, 0, 50, 4096, d);
+        g_assert_cmpuint(d[0], ==, 50);
+        for (unsigned c = 1; c < ds.channels; c++) {
+            g_assert_cmpuint(d[c], ==, 0);
+        }
+    }
+    ptm_gen_free(g);
+    g_unlink(path);
+}
+
+/* Long steady stretches cost one run, however long. */
+static void test_runs_compact(void)
+{
+    GString *vcd = g_string_new("$timescale 1ns $end\n$scope module m $end\n"
+                                "$var wire 1 ! pcie_clk $end\n"
+                                "$var wire 2 \" pcie_mfb_src_rdy $end\n"
+                                "$var wire 2 # pcie_mfb_dst_rdy $end\n"
+                                "$var wire 4 $ pcie_mfb_sof $end\n"
+                                "$var wire 4 % pcie_mfb_eof $end\n"
+                                "$var wire 12 & pcie_mfb_eof_pos $end\n"
+                                "$upscope $end\n$enddefinitions $end\n"
+                                "#0\n0!\nb01 \"\nb01 #\nb0001 $\nb0001 %\n"
+                                "b000000000111 &\n");
+    g_autofree char *path = NULL;
+    g_autofree char *tpath = NULL;
+    PtmConfig cfg;
+    PtmGeometry geo;
+    PtmReplayTrace *t;
+    char *err;
+    const unsigned edges = 100000;
+
+    /* a one-word frame (SOF and EOF in region 0) every cycle */
+    for (unsigned k = 0; k < edges; k++) {
+        g_string_append_printf(vcd, "#%u\n1!\n#%u\n0!\n", 10 * k + 5,
+                               10 * k + 10);
+    }
+    path = tmp_file(".vcd", vcd->str);
+    g_string_free(vcd, TRUE);
+    ptm_config_default(&cfg);
+    card_geometry(&cfg, &geo);
+    t = ptm_replay_load(path, "", &geo, &err);
+    g_assert_null(err);
+    g_assert_cmpuint(ptm_replay_cycles(t, 0, PTM_DOMAIN_PCIE), ==, edges);
+    g_assert_cmpuint(ptm_replay_runs(t, 0, PTM_DOMAIN_PCIE), ==, 1);
+    g_assert_cmpuint(ptm_replay_samples(t, 0, PTM_DOMAIN_PCIE), ==, 1);
+    ptm_replay_unref(t);
+    g_unlink(path);
+
+    tpath = tmp_file(".txt", "pcie0 cycles=1000000000 rq.src=1 rq.dst=1\n"
+                             "pcie0 cycles=5\n"
+                             "pcie0 cycles=1000000000 rq.src=1 rq.dst=1\n");
+    t = ptm_replay_load(tpath, "", &geo, &err);
+    g_assert_null(err);
+    g_assert_cmpuint(ptm_replay_cycles(t, 0, PTM_DOMAIN_PCIE), ==,
+                     2000000005ull);
+    g_assert_cmpuint(ptm_replay_runs(t, 0, PTM_DOMAIN_PCIE), ==, 3);
+    g_assert_cmpuint(ptm_replay_samples(t, 0, PTM_DOMAIN_PCIE), ==, 2);
+    ptm_replay_unref(t);
+    g_unlink(tpath);
+}
+
+/* ---------------------------------------------------------- bad files */
+
+typedef struct Bad {
+    const char *suffix;
+    const char *text;
+    const char *msg;            /* part of the message after "file:" */
+} Bad;
+
+#define VCD_HEAD "$timescale 1ns $end\n$scope module m $end\n" \
+    "$var wire 1 ! pcie_clk $end\n"
+#define VCD_DEFS "$upscope $end\n$enddefinitions $end\n"
+
+static const Bad bad_files[] = {
+    { ".vcd", VCD_HEAD VCD_DEFS "#0\n0!\n#5\nbq !\n", ":9: bad value 'q'" },
+    { ".vcd", VCD_HEAD VCD_DEFS "#0\nb101 !\n", ":7: value '101' does not fit "
+      "1 bits" },
+    { ".vcd", VCD_HEAD VCD_DEFS "#10\n1!\n#5\n0!\n", ":8: time goes back" },
+    { ".vcd", VCD_HEAD "$var wire 8 \" pcie_mfb_sof $end\n" VCD_DEFS,
+      ":4: 'pcie_mfb_sof' has 8 bits, but pcie_mfb_sof(0) has 4 on this "
+      "card (2 buses x 2 regions)" },
+    { ".vcd", VCD_HEAD "$var wire 4 \" pcie_mfb_sof(0)[7:4] $end\n" VCD_DEFS,
+      ":4: 'pcie_mfb_sof(0)[7:4]' has bit 4, but pcie_mfb_sof(0) has 4 "
+      "bits" },
+    { ".vcd", "$scope module m $end\n$var wire 2 \" pcie_mfb_src_rdy $end\n"
+      VCD_DEFS, ":2: pcie_mfb_src_rdy(0) has no clock to sample it: the "
+      "file lacks PCIE_CLK" },
+    { ".vcd", "$scope module m $end\n$var wire 4 \" dma_mvb_vld(0) $end\n"
+      "$var wire 1 ! pcie_clk $end\n" VCD_DEFS, "lacks DMA_CLK" },
+    { ".vcd", "$scope module m $end\n$var wire 2 \" foo $end\n" VCD_DEFS,
+      "no port of PCIE_TELEMETRY_MI" },
+    { ".vcd", VCD_HEAD "$var wire 2 \" pcie_mfb_src_rdy(0)(x) $end\n"
+      VCD_DEFS, ":4: cannot read the index" },
+    { ".vcd", VCD_HEAD "$var wire 3 \" pcie_mfb_src_rdy[0][2:0] $end\n"
+      VCD_DEFS, ":4: 'pcie_mfb_src_rdy[0][2:0]' has 3 bits, but "
+      "pcie_mfb_src_rdy(0) has 2 on this card (one bit per bus, 2 buses)" },
+    { ".vcd", VCD_HEAD "$var wire 1 \" pcie_mfb_sof(0)[1] $end\n"
+      "$var wire 2 # pcie_mfb_sof(0)[2:1] $end\n" VCD_DEFS,
+      ":5: bit 1 of pcie_mfb_sof(0) is given twice (also on line 4)" },
+    { ".vcd", VCD_HEAD, "no $enddefinitions" },
+    { ".vcd", VCD_HEAD "$comment PCIE_MFB_SOF is not handled $end\n"
+      VCD_DEFS, ":4: the simulator left out pcie_mfb_sof (GHDL writes no "
+      "arrays of vectors to VCD)" },
+    { ".vcd", VCD_HEAD "$comment pcie_mfb_sof is not handled $end\n"
+      "$var wire 4 \" pcie_mfb_sof $end\n" VCD_DEFS, "" },
+    { ".vcd", VCD_HEAD VCD_DEFS "#0\n1!\n0#\n", "" },   /* not ours: fine */
+    { ".txt", "pcie0 rq.src=1\npcie0 rq.sorf=1\n", ":2: unknown field "
+      "'rq.sorf'" },
+    { ".txt", "pcie0 tags=3000\n", ":1: tags=3000 is above 2047" },
+    { ".txt", "\n\npcie0 rq.pos0=8\n", ":3: rq.pos0=8 is above 7" },
+    { ".txt", "dma0 up1.src=1\n", ":1: bus up1: the card has 1 DMA port" },
+    { ".txt", "dma0 brake=1\n", ":1: unknown field 'brake' on a dma line" },
+    { ".txt", "pci0 rq.src=1\n", ":1: a line starts with pcie<e> or dma<e>" },
+    { ".txt", "pcie0 rq.src\n", ":1: 'rq.src' is not key=value" },
+    { ".txt", "pcie0 rq.sof=4\n", ":1: rq.sof=4 is above 3" },
+    { ".txt", "pcie0 cycles=0\n", ":1: cycles=0" },
+    { ".txt", "pcie0 up.src=1\n", ":1: no bus 'up' on a pcie line" },
+};
+
+static void test_bad_files(void)
+{
+    PtmConfig cfg;
+    PtmGeometry geo;
+    char *err;
+
+    ptm_config_default(&cfg);
+    card_geometry(&cfg, &geo);
+    for (unsigned i = 0; i < G_N_ELEMENTS(bad_files); i++) {
+        const Bad *b = &bad_files[i];
+        g_autofree char *path = tmp_file(b->suffix, b->text);
+        PtmGen *g = replay_gen(&geo, path, "", "idle", &err);
+
+        if (!*b->msg) {
+            g_assert_nonnull(g);
+            ptm_gen_free(g);
+        } else {
+            g_assert_null(g);
+            g_test_message("%s", err);
+            if (!g_str_has_prefix(err, path) || !strstr(err, b->msg)) {
+                g_error("case %u: '%s' lacks '%s'", i, err, b->msg);
+            }
+            g_free(err);
+        }
+        g_unlink(path);
+    }
+
+    /* parameters */
+    g_assert_null(replay_gen(&geo, "", "", "idle", &err));
+    g_assert_nonnull(strstr(err, "file is empty"));
+    g_free(err);
+    g_assert_null(replay_gen(&geo, "/nonexistent/trace.vcd", "", "idle",
+                             &err));
+    g_assert_nonnull(strstr(err, "/nonexistent/trace.vcd: "));
+    g_free(err);
+    {
+        g_autofree char *path = tmp_file(".txt", hand_text);
+
+        g_assert_null(replay_gen(&geo, path, "", "stop", &err));
+        g_assert_cmpstr(err, ==, "end is 'stop', allowed: idle, hold, loop");
+        g_free(err);
+        g_unlink(path);
+    }
+}
+
+/* ---------------------------------------------------------- live change */
+
+/*
+ * A new file from PCIe cycle 1000 on starts at its own cycle 0 there, and
+ * on the DMA side at the same moment: DMA cycle 500.
+ */
+static void test_live_restart(void)
+{
+    g_autofree char *a = tmp_file(".txt", "pcie0 cycles=10\ndma0 cycles=10\n");
+    g_autofree char *b = tmp_file(".txt", "pcie0 rq.src=1\ndma0 up.src=1\n");
+    PtmConfig cfg;
+    PtmGeometry geo;
+    PtmProbeShape ps, ds;
+    PtmReplayParams p;
+    PtmChunk *ch = ptm_chunk_new();
+    PtmGen *g;
+    uint64_t n;
+
+    ptm_config_default(&cfg);
+    card_geometry(&cfg, &geo);
+    probe_shape(&cfg, 0, PTM_DOMAIN_PCIE, &ps);
+    probe_shape(&cfg, 0, PTM_DOMAIN_DMA, &ds);
+    g = replay_ok(&geo, a, "", "idle");
+    p = *(const PtmReplayParams *)ptm_gen_params(g);
+    g_strlcpy(p.file, b, sizeof(p.file));
+    g_assert_null(ptm_gen_set_params(g, &p, 1000, 0));
+
+    n = ptm_gen_source_ops.fill(g, &ps.info, 0, 5000, ch);
+    g_assert_cmpuint(n, ==, 1000);
+    ch->seg = ch->scratch;
+    n = ptm_gen_source_ops.fill(g, &ps.info, 1000, 5000, ch);
+    g_assert_cmpuint(ch->seg[0].bus[0].src_rdy, ==, 1);
+    g_assert_cmpuint(ch->seg[0].cycles, ==, 1);
+    ch->seg = ch->scratch;
+    n = ptm_gen_source_ops.fill(g, &ds.info, 0, 5000, ch);
+    g_assert_cmpuint(n, ==, 500);
+    ch->seg = ch->scratch;
+    n = ptm_gen_source_ops.fill(g, &ds.info, 500, 5000, ch);
+    g_assert_cmpuint(ch->seg[0].bus[0].src_rdy, ==, 1);
+    g_assert_cmpuint(ch->seg[0].cycles, ==, 1);
+    g_assert_cmpuint(n, ==, 5000);
+
+    ptm_chunk_free(ch);
+    ptm_gen_free(g);
+    g_unlink(a);
+    g_unlink(b);
+}
+
+/* ---------------------------------------------------------------- rate */
+
+static double cpu_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Host CPU seconds of a replay of `path` through the default card. */
+static double replay_cpu(const char *path, uint64_t vns)
+{
+    PtmConfig cfg;
+    PtmGeometry geo;
+    PtmCore *core;
+    PtmGen *g;
+    double t0;
+
+    ptm_config_default(&cfg);
+    card_geometry(&cfg, &geo);
+    core = ptm_core_new(&cfg);
+    g = replay_ok(&geo, path, "", "loop");
+    ptm_core_set_source(core, &ptm_gen_source_ops, g);
+    ptm_core_power_on(core, 0);
+    t0 = cpu_now();
+    for (uint64_t ns = 1000000; ns <= vns; ns += 1000000) {
+        ptm_core_advance(core, ns);
+    }
+    t0 = cpu_now() - t0;
+    /* the core saw the traffic: RQ words, UP MVB items */
+    g_assert_cmpuint(ptm_core_counter(core, false, 1), >, 0);
+    g_assert_cmpuint(ptm_core_counter(core, false,
+                                      ptm_core_layout(core)->pcie_channels +
+                                      1 + PTM_CH_MVB), >, 0);
+    ptm_core_free(core);
+    ptm_gen_free(g);
+    return t0;
+}
+
+/*
+ * The rate of a replay through the core, looped for 20 ms of virtual time:
+ * a text trace of 200000 PCIe and 100000 DMA cycles of back-to-back frames
+ * of random length (about 0.4 runs per cycle, each a segment to count),
+ * and the short hand-written trace, played whole with the chunk's repeat.
+ */
+static void test_rate(void)
+{
+    GString *text = g_string_new(NULL);
+    g_autofree char *path = NULL;
+    g_autofree char *short_path = NULL;
+    PtmConfig cfg;
+    PtmGeometry geo;
+    PtmReplayTrace *t;
+    Rng r = { 5 };
+    char *err;
+    double t0;
+    const uint64_t vns = 20000000;
+    const double cycles = vns * 1e-9 * (400e6 + 200e6);
+
+    for (unsigned d = 0; d < 2; d++) {
+        uint64_t cycles = 0, limit = d ? 100000 : 200000;
+
+        while (cycles < limit) {
+            unsigned words = 1 + rnd(&r, 16), gap = rnd(&r, 4);
+            const char *bus = d ? "up" : "rq";
+            const char *probe = d ? "dma0" : "pcie0";
+
+            g_string_append_printf(text, "%s %s.src=1 %s.dst=1 %s.sof=1%s\n",
+                                   probe, bus, bus, bus,
+                                   d ? " up.vld=1 up.msrc=1 up.mdst=1" : "");
+            if (words > 2) {
+                g_string_append_printf(text, "%s cycles=%u %s.src=1 "
+                                       "%s.dst=1\n", probe, words - 2, bus,
+                                       bus);
+            }
+            if (words > 1) {
+                g_string_append_printf(text, "%s %s.src=1 %s.dst=1 %s.eof=2 "
+                                       "%s.pos1=%u\n", probe, bus, bus, bus,
+                                       bus, rnd(&r, 8));
+            }
+            if (gap) {
+                g_string_append_printf(text, "%s cycles=%u\n", probe, gap);
+            }
+            cycles += words + gap;
+        }
+    }
+    path = tmp_file(".txt", text->str);
+    g_string_free(text, TRUE);
+    short_path = tmp_file(".txt", hand_text);
+
+    ptm_config_default(&cfg);
+    card_geometry(&cfg, &geo);
+    t0 = cpu_now();
+    t = ptm_replay_load(path, "", &geo, &err);
+    g_assert_null(err);
+    t0 = cpu_now() - t0;
+    g_test_message("long trace: %" G_GUINT64_FORMAT " PCIe cycles in %"
+                   G_GUINT64_FORMAT " runs of %" G_GUINT64_FORMAT
+                   " samples, read in %.3f s",
+                   ptm_replay_cycles(t, 0, PTM_DOMAIN_PCIE),
+                   ptm_replay_runs(t, 0, PTM_DOMAIN_PCIE),
+                   ptm_replay_samples(t, 0, PTM_DOMAIN_PCIE), t0);
+    ptm_replay_unref(t);
+    for (unsigned i = 0; i < 2; i++) {
+        double cpu = replay_cpu(i ? short_path : path, vns);
+
+        g_test_message("replay rate, %s: %.3g probe cycles per host second "
+                       "(%.2fx real time)", i ? "short trace, repeated"
+                       : "long random trace", cycles / cpu, vns * 1e-9 / cpu);
+    }
+    g_unlink(path);
+    g_unlink(short_path);
+}
+
+/* ------------------------------------------------------------- GHDL */
+
+/*
+ * The VCD GHDL writes from tests/replay/tb_replay.vhd (see there): 400
+ * PCIe and 200 DMA cycles of one endpoint on the default card.
+ *
+ * RQ: 5 frames of 25 items, each a word of 16 (SOF r0, r0 and r1 full)
+ *     and a word of 9 (r0 full, EOF r1 at 0): 10 words, 5 SOF,
+ *     125 items, r0 10, r1 10; frame 2's first word held: 1 stall.
+ * RC: 3 words with SOF and EOF in both regions at 7: 6 SOF, 48 items,
+ *     r0 3, r1 3; a word with only an EOF (no open frame): a word, no
+ *     items: 4 words.
+ * BRAKE: bit 0 10 cycles, bit 5 7, bit 3 3.
+ * Tags (capacity 256: bands 0, 1..32, 33..128, 129..): 200 for 365
+ *     cycles (band 3), 20 for 30 (band 1), 0 for 5 (band 0).
+ * FIFO (capacity 1024: 0, 1..128, 129..512, 513..): 1024 for 335 cycles,
+ *     100 for 40 (band 1), 300 for 25 (band 2).
+ * UP: 4 words of 16 items (SOF r0, EOF r1 at 7), each with an MVB
+ *     header: 4 SOF, 64 items, r0 4, r1 4; 2 more headers alone, the
+ *     first held a cycle: MVB 6 items, 1 MVB stall.
+ * DOWN: 3 words of 9 items (r0 full, EOF r1 at 0), the second held a
+ *     cycle: 3 words, 1 stall, 3 SOF, 27 items, r0 3, r1 3.
+ * Settings: MPS 1, MRRS 2, extended tags on, RCB 128 B; no 10-bit tag
+ * signal, so the card's value stays. No x or z is read anywhere.
+ */
+static void test_ghdl(void)
+{
+    const char *path = g_getenv("PTM_REPLAY_GHDL_VCD");
+    PtmConfig cfg;
+    PtmGeometry geo;
+    PtmProbeShape ps, ds;
+    uint64_t got[256], exp_p[31] = { 0 }, exp_d[17] = { 0 };
+    uint64_t *k = brakes_of(exp_p, 2);
+    PtmSettings set = { .mps = 0, .mrrs = 5, .tag_10bit = true };
+    PtmReplayTrace *t;
+    char *err;
+    PtmGen *g;
+
+    ptm_config_default(&cfg);
+    card_geometry(&cfg, &geo);
+    probe_shape(&cfg, 0, PTM_DOMAIN_PCIE, &ps);
+    probe_shape(&cfg, 0, PTM_DOMAIN_DMA, &ds);
+
+    exp_p[0] = 400;
+    expect_bus(exp_p, 2, 0, 10, 1, 5, 0, 0, 125, 10, 10);
+    expect_bus(exp_p, 2, 1, 4, 0, 6, 0, 0, 48, 3, 3);
+    k[0] = 10;
+    k[3] = 3;
+    k[5] = 7;
+    k[PTM_BRAKES + 0] = 5;
+    k[PTM_BRAKES + 1] = 30;
+    k[PTM_BRAKES + 3] = 365;
+    k[PTM_BRAKES + 4 + 1] = 40;
+    k[PTM_BRAKES + 4 + 2] = 25;
+    k[PTM_BRAKES + 4 + 3] = 335;
+    exp_d[0] = 200;
+    expect_bus(exp_d, 2, 0, 4, 0, 4, 6, 1, 64, 4, 4);
+    expect_bus(exp_d, 2, 1, 3, 1, 3, 0, 0, 27, 3, 3);
+
+    t = ptm_replay_load(path, "", &geo, &err);
+    if (!t) {
+        g_error("%s", err);
+    }
+    g_assert_cmpuint(ptm_replay_cycles(t, 0, PTM_DOMAIN_PCIE), ==, 400);
+    g_assert_cmpuint(ptm_replay_cycles(t, 0, PTM_DOMAIN_DMA), ==, 200);
+    g_assert_cmpuint(ptm_replay_xz_cycles(t), ==, 0);
+    g_test_message("GHDL trace: %" G_GUINT64_FORMAT " and %" G_GUINT64_FORMAT
+                   " runs of PCIe and DMA cycles",
+                   ptm_replay_runs(t, 0, PTM_DOMAIN_PCIE),
+                   ptm_replay_runs(t, 0, PTM_DOMAIN_DMA));
+    ptm_replay_unref(t);
+
+    g = replay_ok(&geo, path, "", "idle");
+    count_span(g, &ps, 0, 400, 4096, got);
+    assert_counts(got, exp_p, 31);
+    count_span(g, &ds, 0, 200, 4096, got);
+    assert_counts(got, exp_d, 17);
+    ptm_gen_source_ops.settings(g, 0, 200, &set);
+    g_assert_cmpuint(set.mps, ==, 1);
+    g_assert_cmpuint(set.mrrs, ==, 2);
+    g_assert_true(set.ext_tag);
+    g_assert_true(set.rcb_128);
+    g_assert_true(set.tag_10bit);
+    ptm_gen_free(g);
+
+    /* looped: every turn the same */
+    g = replay_ok(&geo, path, "", "loop");
+    count_span(g, &ps, 0, 400 * 25, 4096, got);
+    for (unsigned c = 0; c < 31; c++) {
+        g_assert_cmpuint(got[c], ==, 25 * exp_p[c]);
+    }
+    ptm_gen_free(g);
+
+    /* the instance dut has the PCIe buses only: no BRAKE, tags at capacity */
+    g = replay_ok(&geo, path, "tb_replay.dut", "idle");
+    count_span(g, &ps, 0, 400, 4096, got);
+    assert_counts(got, exp_p, 1 + 2 * 8);
+    count_span(g, &ds, 0, 200, 4096, got);
+    g_assert_cmpuint(got[ptm_ch_bus(2, 0, PTM_CH_WORDS)], ==, 0);
+    ptm_gen_free(g);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/replay/hand-vcd", test_hand_vcd);
+    g_test_add_func("/replay/hand-text", test_hand_text);
+    g_test_add_func("/replay/scope", test_scope);
+    g_test_add_func("/replay/end-modes", test_end_modes);
+    g_test_add_func("/replay/random-vcd", test_random_vcd);
+    g_test_add_func("/replay/random-text", test_random_text);
+    g_test_add_func("/replay/letters-and-xz", test_letters_and_xz);
+    g_test_add_func("/replay/runs-compact", test_runs_compact);
+    g_test_add_func("/replay/bad-files", test_bad_files);
+    g_test_add_func("/replay/live-restart", test_live_restart);
+    g_test_add_func("/replay/rate", test_rate);
+    /* run by tests/replay/ghdl-vcd.sh with the VCD GHDL wrote */
+    if (g_getenv("PTM_REPLAY_GHDL_VCD")) {
+        g_test_add_func("/replay/ghdl", test_ghdl);
+    }
+    return g_test_run();
+}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The C ABI of external traffic plugins (telemetry-traffic-plugin).
+ *
+ * A plugin is a shared object that exports one function,
+ *
+ *   const PtmPluginApi *ptm_plugin_entry(void);
+ *
+ * returning a table that stays valid while the object is loaded. The
+ * generator loads the object by path with GModule (dlopen with local
+ * binding, so several plugins may all export the same name), checks
+ * abi_version, then makes one instance per card with create() and asks it
+ * for the signals of the card's probes with fill(), exactly as the core asks
+ * any traffic source (PtmSourceOps in ptm-signals.h):
+ *
+ *  - fill() describes the cycles [start, start + n) of a probe,
+ *    1 <= n <= max, in *out and returns n; out->seg points at
+ *    PTM_CHUNK_SEGMENTS scratch segments, or the plugin points it at
+ *    segments of its own that stay unchanged until its next call. `start`
+ *    counts cycles of the probe's clock from virtual time 0. A chunk with
+ *    repeat > 1 describes repeat x the cycles of its list. A chunk that
+ *    breaks these rules is replaced by idle cycles (with one warning).
+ *  - The signals must be a pure function of (probe, cycle) and of the
+ *    arguments: the card may ask for any span, in pieces, more than once
+ *    and in any order, and the instance is not saved for migration (only
+ *    path and args are; the destination creates a new instance). An
+ *    instance may cache whatever it derives, as long as the answers stay
+ *    the same. Randomness comes from a seed in the arguments.
+ *  - Calls for one instance never overlap; they come from the thread that
+ *    runs the card's model.
+ *
+ * The structures of ptm-signals.h are part of this ABI: build a plugin
+ * against the ptm-signals.h and ptm-plugin-abi.h of the QEMU that loads it.
+ * PTM_PLUGIN_ABI_VERSION changes whenever any of them changes, and a plugin
+ * built for another version is refused.
+ *
+ * A plugin needs no library: it may use GLib, but nothing of QEMU. The
+ * sample in traffic-gen/plugins/ptm-sample-plugin.c shows a complete one;
+ * docs/plugins.md describes the ABI for users.
+ */
+#ifndef PTM_PLUGIN_ABI_H
+#define PTM_PLUGIN_ABI_H
+
+#include <stdint.h>
+
+#include "ptm-signals.h"
+
+#define PTM_PLUGIN_ABI_VERSION 1
+
+/* The name of the exported entry function. */
+#define PTM_PLUGIN_ENTRY "ptm_plugin_entry"
+
+typedef struct PtmPluginApi {
+    /* PTM_PLUGIN_ABI_VERSION; first in every version of this table */
+    uint32_t abi_version;
+    /* a short name for messages, e.g. "sample" */
+    const char *name;
+    /*
+     * A new instance for a card of the given geometry, configured by
+     * `args`, the free text of the object's args property ("" if unset;
+     * the convention is key=value pairs separated by commas). On a refusal
+     * return NULL and set *err to a message allocated with malloc() (the
+     * generator frees it with free()), e.g. "load=200: at most 100".
+     */
+    void *(*create)(const char *args, const PtmGeometry *geo, char **err);
+    /* As PtmSourceOps.fill; see above. */
+    uint64_t (*fill)(void *inst, const PtmProbeInfo *probe, uint64_t start,
+                     uint64_t max, PtmChunk *out);
+    /*
+     * Optional (NULL: the host's settings stand). As PtmSourceOps.settings:
+     * at each drain of endpoint `endpoint`'s PCIe probe (PCIe cycle
+     * `cycle`) *set holds what the card negotiated; change what the
+     * endpoint negotiated otherwise. A pure function of its arguments.
+     */
+    void (*settings)(void *inst, unsigned endpoint, uint64_t cycle,
+                     PtmSettings *set);
+    /* Frees an instance create() made. */
+    void (*destroy)(void *inst);
+} PtmPluginApi;
+
+typedef const PtmPluginApi *(*PtmPluginEntry)(void);
+
+#ifdef __cplusplus
+#define PTM_PLUGIN_EXPORT extern "C" __attribute__((visibility("default")))
+#else
+#define PTM_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+/*
+ * What a plugin defines, e.g.
+ *   const PtmPluginApi *ptm_plugin_entry(void) { return &my_api; }
+ * The declaration keeps it exported even with -fvisibility=hidden.
+ */
+PTM_PLUGIN_EXPORT const PtmPluginApi *ptm_plugin_entry(void);
+
+#endif
