@@ -24,6 +24,7 @@
  * period's end, and every bus stays within its capacity.
  */
 #include <glib.h>
+#include <math.h>
 #include <string.h>
 
 #include "ptm-ptc.h"
@@ -274,6 +275,7 @@ static void make_plan(const PtmGen *gen, const PtmPtcParams *p,
     uint32_t lat, n_max, n, nr, nw, hold, fifo_need, cpl_words = 0;
     uint32_t w_rq_rd, w_rq_wr, w_up, w_down = 0, rq_cur = 0;
     double c_rq, c_rc, c_up, c_down, ask, rdshare = p->read_percent / 100.0;
+    double nf, nrf, nwf;
     Req *req = w->req;
     Cpl *cpl = w->cpl;
     uint32_t ncpl = 0, stretch, ph;
@@ -306,13 +308,13 @@ static void make_plan(const PtmGen *gen, const PtmPtcParams *p,
     /* the RQ also carries the endpoint's stalls */
     ask = P / (c_rq * (1 + p->rq_stall / 100.0) + 1e-9);
     ask = MIN(ask, P / (c_rc + 1e-9));
-    ask = MIN(ask, pd * (1 - p->down_stall / 100.0) / (c_down + 1e-9));
-    ask = MIN(ask, pd / (c_up + 1e-9));
+    /* the DMA side places whole frames around the held stretch: leave
+     * it room to fit them */
+    ask = MIN(ask, 0.9 * pd * (1 - p->down_stall / 100.0) / (c_down + 1e-9));
+    ask = MIN(ask, 0.9 * pd / (c_up + 1e-9));
     n_max = (uint32_t)MIN(ask * 0.97, (double)MAX_REQ);
-    n = (uint32_t)(n_max * MIN(p->load * jitter(&r, p->jitter_percent),
-                               100.0) / 100.0);
-    nr = (uint32_t)(n * rdshare + 0.5);
-    nw = n - nr;
+    nf = n_max * MIN(p->load * jitter(&r, p->jitter_percent), 100.0) / 100.0;
+    nrf = nf * rdshare;
 
     /*
      * A read TLP holds its tag from its issue to the end of its last
@@ -322,21 +324,23 @@ static void make_plan(const PtmGen *gen, const PtmPtcParams *p,
     hold = lat + cpl_words / kr + 2;
     fifo_need = (MIN(rd_bytes, mrrs) + fifo_word - 1) / fifo_word;
     pl->sum.tag_limited = false;
-    if ((uint64_t)nr * kr * hold > (uint64_t)tag_limit * P) {
-        nr = (uint32_t)((uint64_t)tag_limit * P / hold / kr);
+    if (nrf * kr * hold > (double)tag_limit * P) {
+        nrf = (double)tag_limit * P / hold / kr;
         pl->sum.tag_limited = true;
     }
-    if ((uint64_t)nr * kr * (hold + 8) * fifo_need >
-        (uint64_t)geo->stfifo_capacity * P) {
-        nr = (uint32_t)((uint64_t)geo->stfifo_capacity * P /
-                        ((hold + 8) * fifo_need) / kr);
+    nrf = MIN(nrf, (double)geo->stfifo_capacity * P /
+                   ((hold + 8.0) * fifo_need * kr));
+    if (p->cplh_credits) {
+        nrf = MIN(nrf, (double)p->cplh_credits * P /
+                       ((double)hold * ncpl_tlp * kr));
     }
-    if (p->cplh_credits &&
-        (uint64_t)nr * kr * hold * ncpl_tlp > (uint64_t)p->cplh_credits * P) {
-        nr = (uint32_t)((uint64_t)p->cplh_credits * P /
-                        (hold * ncpl_tlp) / kr);
-    }
-    n = nr + nw;
+    /* requests leave the DMA side in order: writes wait behind reads */
+    nf = rdshare > 0 ? MIN(nf, nrf / rdshare) : nf;
+    nwf = nf - (rdshare > 0 ? nrf : 0);
+    /* whole requests per period; the fractions carry from block to block */
+    nr = (uint32_t)(floor(nrf * (block + 1)) - floor(nrf * block));
+    nw = (uint32_t)(floor(nwf * (block + 1)) - floor(nwf * block));
+    n = MIN(nr + nw, MAX_REQ);
 
     /* RQ: the DMA requests in order, spread over the period */
     for (uint32_t g = 0, k = 0; g < P + 2 * MAX_TLP; g++) {
@@ -346,7 +350,8 @@ static void make_plan(const PtmGen *gen, const PtmPtcParams *p,
         k++;
     }
     for (uint32_t i = 0; i < n; i++) {
-        bool read = (uint64_t)(i + 1) * nr / n > (uint64_t)i * nr / n;
+        bool read = (uint64_t)(i + 1) * MIN(nr, n) / n >
+                    (uint64_t)i * MIN(nr, n) / n;
         uint32_t target = (uint64_t)i * P / n, k = read ? kr : kw;
 
         req[i] = (Req) { .read = read, .port = i % ports };
