@@ -25,8 +25,23 @@ typedef struct PtmDelta {
     uint32_t channel;
 } PtmDelta;
 
+/* The counts of one pass of a segment list a source marked with an id. */
+#define PTM_MEMO_SLOTS 16
+
+typedef struct PtmMemo {
+    bool valid;
+    uint64_t used;                  /* for replacing the least recent */
+    uint64_t id;
+    uint32_t open_in, open_out;
+    uint16_t tag_min, stfifo_min, tag_last, stfifo_last;
+    uint8_t link_last;
+    uint64_t *d;
+} PtmMemo;
+
 typedef struct PtmProbe {
     PtmProbeShape sh;
+    PtmMemo memo[PTM_MEMO_SLOTS];
+    uint64_t memo_clock;
     unsigned base;          /* first counter entry */
     unsigned fifo_depth;
 
@@ -65,6 +80,7 @@ struct PtmCore {
     uint32_t pcie_tags[PTM_MAX_ENDPOINTS];
     uint32_t pcie_stfifo[PTM_MAX_ENDPOINTS];
     uint64_t n_lost, n_applied;
+    bool memo_off;
 };
 
 /* ------------------------------------------------------------------ */
@@ -349,6 +365,9 @@ static void probe_init(PtmCore *core, PtmProbe *p, unsigned e, PtmDomain d)
     p->sh.stfifo_capacity = cfg->stfifo_capacity;
     p->pend = g_new0(uint32_t, p->sh.channels);
     p->fifo = g_new0(PtmDelta, p->fifo_depth);
+    for (unsigned k = 0; k < PTM_MEMO_SLOTS; k++) {
+        p->memo[k].d = g_new0(uint64_t, p->sh.channels);
+    }
 }
 
 PtmCore *ptm_core_new(const PtmConfig *cfg)
@@ -384,6 +403,9 @@ void ptm_core_free(PtmCore *core)
     for (unsigned i = 0; i < core->nprobes; i++) {
         g_free(core->probe[i].pend);
         g_free(core->probe[i].fifo);
+        for (unsigned k = 0; k < PTM_MEMO_SLOTS; k++) {
+            g_free(core->probe[i].memo[k].d);
+        }
     }
     g_free(core->probe);
     g_free(core->live);
@@ -453,6 +475,7 @@ static uint64_t idle_fill(const PtmCore *core, uint64_t max, PtmChunk *ch)
 {
     PtmSegment *s;
 
+    ch->id = 0;
     ch->seg = ch->scratch;
     s = &ch->seg[0];
 
@@ -483,6 +506,66 @@ static uint64_t chunk_cycles(const PtmChunk *ch)
     return sum * ch->repeat;
 }
 
+void ptm_core_set_memo(PtmCore *core, bool on)
+{
+    core->memo_off = !on;
+}
+
+/*
+ * Count a chunk the source marked with an id from the counts of one pass
+ * kept from before; false if that does not apply (the pass would not end
+ * in the state it started from, so passes differ).
+ */
+static bool count_memo(PtmCore *core, PtmProbe *p, const PtmChunk *ch)
+{
+    PtmCountState *st = &p->cs;
+    PtmMemo *m = NULL;
+
+    for (unsigned k = 0; k < PTM_MEMO_SLOTS; k++) {
+        if (p->memo[k].valid && p->memo[k].id == ch->id &&
+            p->memo[k].open_in == st->open) {
+            m = &p->memo[k];
+            break;
+        }
+    }
+    if (!m) {
+        PtmCountState one = *st;
+
+        m = &p->memo[0];
+        for (unsigned k = 1; k < PTM_MEMO_SLOTS; k++) {
+            if (p->memo[k].used < m->used) {
+                m = &p->memo[k];
+            }
+        }
+        one.tag_min = one.stfifo_min = 0xFFFF;
+        memset(m->d, 0, p->sh.channels * sizeof(m->d[0]));
+        ptm_count_pass(&p->sh, &one, ch, m->d);
+        m->valid = true;
+        m->id = ch->id;
+        m->open_in = st->open;
+        m->open_out = one.open;
+        m->tag_min = one.tag_min;
+        m->stfifo_min = one.stfifo_min;
+        m->tag_last = one.tag_last;
+        m->stfifo_last = one.stfifo_last;
+        m->link_last = one.link_last;
+    }
+    m->used = ++p->memo_clock;
+    if (m->open_out != m->open_in && ch->repeat > 1) {
+        return false;
+    }
+    for (unsigned c = 0; c < p->sh.channels; c++) {
+        core->wacc[c] += m->d[c] * ch->repeat;
+    }
+    st->open = m->open_out;
+    st->tag_min = MIN(st->tag_min, m->tag_min);
+    st->stfifo_min = MIN(st->stfifo_min, m->stfifo_min);
+    st->tag_last = m->tag_last;
+    st->stfifo_last = m->stfifo_last;
+    st->link_last = m->link_last;
+    return true;
+}
+
 /* Count the absolute cycles [start, end) of a probe into core->wacc. */
 static void probe_count_span(PtmCore *core, PtmProbe *p, uint64_t start,
                              uint64_t end)
@@ -496,6 +579,7 @@ static void probe_count_span(PtmCore *core, PtmProbe *p, uint64_t start,
             core->chunk->seg = core->chunk->scratch;
             core->chunk->nseg = 0;
             core->chunk->repeat = 1;
+            core->chunk->id = 0;
             core->ops->fill(core->opaque, &p->sh.info, start, max,
                             core->chunk);
             n = chunk_cycles(core->chunk);
@@ -504,7 +588,10 @@ static void probe_count_span(PtmCore *core, PtmProbe *p, uint64_t start,
             /* no source, or one that broke its contract: idle */
             n = idle_fill(core, max, core->chunk);
         }
-        ptm_count_chunk(&p->sh, &p->cs, core->chunk, core->wacc);
+        if (!(core->chunk->id && !core->memo_off &&
+              count_memo(core, p, core->chunk))) {
+            ptm_count_chunk(&p->sh, &p->cs, core->chunk, core->wacc);
+        }
         start += n;
     }
 }
@@ -709,6 +796,10 @@ void ptm_core_reset(PtmCore *core, uint64_t now_ns)
 
         p->origin = first_cycle_at_ns(now_ns, p->sh.info.hz);
         p->window = 0;
+        for (unsigned k = 0; k < PTM_MEMO_SLOTS; k++) {
+            p->memo[k].valid = false;
+            p->memo[k].used = 0;
+        }
         memset(&p->cs, 0, sizeof(p->cs));
         p->pend_n = p->pend_next = 0;
         p->head = p->count = 0;
