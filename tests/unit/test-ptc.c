@@ -19,6 +19,8 @@ enum { WORDS, STALL, SOF, MVB, MVBSTALL, ITEMS, REG0, REG1 };
 #define BRAKE(k)    (17 + (k))
 #define TAGBAND(j)  (23 + (j))
 
+static bool memo = true;
+
 static void run(const PtmPtcParams *p, uint64_t ns, uint64_t *cnt)
 {
     PtmSettings set = { .mps = 1, .mrrs = 2, .ext_tag = true };
@@ -34,6 +36,7 @@ static void run(const PtmPtcParams *p, uint64_t ns, uint64_t *cnt)
     g = ptm_gen_new(&ptm_model_ptc, p, &geo, &err);
     g_assert_null(err);
     ptm_core_set_source(core, &ptm_gen_source_ops, g);
+    ptm_core_set_memo(core, memo);
     ptm_core_power_on(core, 0);
     ptm_core_set_settings(core, 0, 0, &set);      /* MPS 256, MRRS 512 */
     for (uint64_t t = 0; t <= ns; t += 100000) {
@@ -149,6 +152,20 @@ static void test_same_seed(void)
     g_assert_cmpint(memcmp(a, d, sizeof(a)), !=, 0);
 }
 
+/* Reusing the counts of named segment lists changes no count. */
+static void test_memo_exact(void)
+{
+    PtmPtcParams p;
+    uint64_t a[64], b[64];
+
+    ptm_ptc_params_default(&p);
+    memo = false;
+    run(&p, 3000000, a);
+    memo = true;
+    run(&p, 3000000, b);
+    g_assert_cmpmem(a, sizeof(a), b, sizeof(b));
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -156,5 +173,6 @@ int main(int argc, char **argv)
     g_test_add_func("/ptc/claims-tag-starved", test_tag_starved);
     g_test_add_func("/ptc/claims-ample-tags", test_ample_tags);
     g_test_add_func("/ptc/same-seed", test_same_seed);
+    g_test_add_func("/ptc/memo-exact", test_memo_exact);
     return g_test_run();
 }
