@@ -74,6 +74,9 @@ struct PtmCore {
     uint64_t acc_free;      /* first MI cycle the accumulator is free */
     unsigned rr;            /* stream served last */
     unsigned next_drain;    /* probe with the earliest next_ev */
+    /* hot values of every probe, packed for the scans of the event loop */
+    uint64_t *drain_at;     /* = probe[i].next_ev */
+    uint64_t *offer;        /* = probe_offer(probe[i]) */
     uint64_t busy_start, busy_end;
     bool lost, overrun, read_sel;
     uint32_t pcie_status[PTM_MAX_ENDPOINTS];
@@ -384,6 +387,8 @@ PtmCore *ptm_core_new(const PtmConfig *cfg)
         probe_init(core, &core->probe[i], i / 2,
                    (i & 1) ? PTM_DOMAIN_DMA : PTM_DOMAIN_PCIE);
     }
+    core->drain_at = g_new0(uint64_t, core->nprobes);
+    core->offer = g_new0(uint64_t, core->nprobes);
     core->live = g_new0(uint64_t, core->lay.entries);
     core->snap = g_new0(uint64_t, core->lay.entries);
     core->chunk = ptm_chunk_new();
@@ -408,6 +413,8 @@ void ptm_core_free(PtmCore *core)
         }
     }
     g_free(core->probe);
+    g_free(core->drain_at);
+    g_free(core->offer);
     g_free(core->live);
     g_free(core->snap);
     ptm_chunk_free(core->chunk);
@@ -651,8 +658,23 @@ static void probe_commit(PtmCore *core, PtmProbe *p, uint64_t before)
             return;
         }
         if (p->count == p->fifo_depth) {
+            /*
+             * Full, and no pop of this FIFO comes before `before`: every
+             * write until then is lost. Count them at once.
+             */
+            uint64_t k = 1;
+
+            if (p->mi_ratio && before != UINT64_MAX) {
+                uint64_t lim = before * p->mi_ratio;  /* first cycle of it */
+
+                k = MIN(lim, p->pend_cycle0 + p->pend_n) - c;
+            } else if (before == UINT64_MAX) {
+                k = p->pend_n - p->pend_next;
+            }
             core->lost = true;
-            core->n_lost++;
+            core->n_lost += k;
+            p->pend_next += k;
+            continue;
         } else {
             p->fifo[(p->head + p->count) % p->fifo_depth] = (PtmDelta) {
                 .vis = mi_ceil(core, p, c) + PTM_FIFO_SYNC_MI,
@@ -678,12 +700,21 @@ static uint64_t probe_offer(const PtmCore *core, const PtmProbe *p)
     return UINT64_MAX;
 }
 
+/* Keep the packed copies of a probe's next drain and offer up to date. */
+static void probe_refresh(PtmCore *core, PtmProbe *p)
+{
+    unsigned i = p - core->probe;
+
+    core->drain_at[i] = p->next_ev;
+    core->offer[i] = probe_offer(core, p);
+}
+
 static void find_next_drain(PtmCore *core)
 {
     unsigned best = 0;
 
     for (unsigned i = 1; i < core->nprobes; i++) {
-        if (core->probe[i].next_ev < core->probe[best].next_ev) {
+        if (core->drain_at[i] < core->drain_at[best]) {
             best = i;
         }
     }
@@ -695,6 +726,7 @@ static void probe_drain_event(PtmCore *core, PtmProbe *p)
     probe_commit(core, p, UINT64_MAX);
     probe_drain(core, p);
     p->next_ev = probe_next_event(core, p);
+    probe_refresh(core, p);
     find_next_drain(core);
 }
 
@@ -709,8 +741,7 @@ static uint64_t acc_next(const PtmCore *core)
 
     /* in round-robin order: under load the next stream usually has one */
     for (unsigned i = 1; i <= core->nprobes; i++) {
-        const PtmProbe *p = &core->probe[(core->rr + i) % core->nprobes];
-        uint64_t v = probe_offer(core, p);
+        uint64_t v = core->offer[(core->rr + i) % core->nprobes];
 
         if (v <= t) {
             return t;
@@ -727,6 +758,7 @@ static void acc_step(PtmCore *core, uint64_t t)
         PtmProbe *p = &core->probe[s];
 
         probe_commit(core, p, t);
+        core->offer[s] = probe_offer(core, p);
         if (p->count && p->fifo[p->head].vis <= t) {
             PtmDelta *d = &p->fifo[p->head];
             uint64_t *cnt = &core->live[p->base + d->channel];
@@ -737,6 +769,7 @@ static void acc_step(PtmCore *core, uint64_t t)
             core->acc_free = t + PTM_ACC_MI_PER_DELTA;
             core->rr = s;
             core->n_applied++;
+            core->offer[s] = probe_offer(core, p);
             return;
         }
     }
@@ -749,7 +782,7 @@ static void advance_mi(PtmCore *core, uint64_t m)
     }
     for (;;) {
         PtmProbe *bp = &core->probe[core->next_drain];
-        uint64_t tp = bp->next_ev;
+        uint64_t tp = core->drain_at[core->next_drain];
         uint64_t ta = acc_next(core);
 
         /* at equal MI cycles the accumulator goes first */
@@ -764,6 +797,7 @@ static void advance_mi(PtmCore *core, uint64_t m)
     /* the writes up to now, so that STATUS shows their losses */
     for (unsigned i = 0; i < core->nprobes; i++) {
         probe_commit(core, &core->probe[i], m + 1);
+        core->offer[i] = probe_offer(core, &core->probe[i]);
     }
     core->mi_done = m;
 }
@@ -804,6 +838,7 @@ void ptm_core_reset(PtmCore *core, uint64_t now_ns)
         p->pend_n = p->pend_next = 0;
         p->head = p->count = 0;
         p->next_ev = probe_next_event(core, p);
+        probe_refresh(core, p);
     }
     find_next_drain(core);
     core->mi_done = m;
@@ -1245,6 +1280,7 @@ static char *load_into(PtmCore *core, const void *buf, size_t len)
             p->fifo[k].channel = (uint32_t)(v >> 32) % p->sh.channels;
         }
         p->next_ev = probe_next_event(core, p);
+        probe_refresh(core, p);
     }
     find_next_drain(core);
     if (r.bad || r.left) {
