@@ -320,9 +320,13 @@ static void decide(const PtmGen *gen, const PtmPtcParams *p,
     Derived d;
     double c_rq, c_rc, c_up, c_down, ask, nf, nrf, nwf, lj;
     uint32_t n_max, hold, stretch, level;
-    /* the jitter changes every JITTER_BLOCKS windows */
-    Rng r = { ptm_hash(p->seed, probe->endpoint, block / JITTER_BLOCKS,
-                       0x707463) };
+    /*
+     * The jitter changes every JITTER_BLOCKS windows; endpoints run through
+     * the same sequence of levels, each from its own place in it, so they
+     * differ at any moment and share schedules.
+     */
+    Rng r = { ptm_hash(p->seed, block / JITTER_BLOCKS + 5 * probe->endpoint,
+                       0, 0x707463) };
 
     derive(geo, p, &probe->settings, &d);
     memset(key, 0, sizeof(*key));
