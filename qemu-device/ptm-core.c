@@ -25,8 +25,23 @@ typedef struct PtmDelta {
     uint32_t channel;
 } PtmDelta;
 
+/* The counts of one pass of a segment list a source marked with an id. */
+#define PTM_MEMO_SLOTS 16
+
+typedef struct PtmMemo {
+    bool valid;
+    uint64_t used;                  /* for replacing the least recent */
+    uint64_t id;
+    uint32_t open_in, open_out;
+    uint16_t tag_min, stfifo_min, tag_last, stfifo_last;
+    uint8_t link_last;
+    uint64_t *d;
+} PtmMemo;
+
 typedef struct PtmProbe {
     PtmProbeShape sh;
+    PtmMemo memo[PTM_MEMO_SLOTS];
+    uint64_t memo_clock;
     unsigned base;          /* first counter entry */
     unsigned fifo_depth;
 
@@ -59,12 +74,16 @@ struct PtmCore {
     uint64_t acc_free;      /* first MI cycle the accumulator is free */
     unsigned rr;            /* stream served last */
     unsigned next_drain;    /* probe with the earliest next_ev */
+    /* hot values of every probe, packed for the scans of the event loop */
+    uint64_t *drain_at;     /* = probe[i].next_ev */
+    uint64_t *offer;        /* = probe_offer(probe[i]) */
     uint64_t busy_start, busy_end;
     bool lost, overrun, read_sel;
     uint32_t pcie_status[PTM_MAX_ENDPOINTS];
     uint32_t pcie_tags[PTM_MAX_ENDPOINTS];
     uint32_t pcie_stfifo[PTM_MAX_ENDPOINTS];
     uint64_t n_lost, n_applied;
+    bool memo_off;
 };
 
 /* ------------------------------------------------------------------ */
@@ -349,6 +368,9 @@ static void probe_init(PtmCore *core, PtmProbe *p, unsigned e, PtmDomain d)
     p->sh.stfifo_capacity = cfg->stfifo_capacity;
     p->pend = g_new0(uint32_t, p->sh.channels);
     p->fifo = g_new0(PtmDelta, p->fifo_depth);
+    for (unsigned k = 0; k < PTM_MEMO_SLOTS; k++) {
+        p->memo[k].d = g_new0(uint64_t, p->sh.channels);
+    }
 }
 
 PtmCore *ptm_core_new(const PtmConfig *cfg)
@@ -365,6 +387,8 @@ PtmCore *ptm_core_new(const PtmConfig *cfg)
         probe_init(core, &core->probe[i], i / 2,
                    (i & 1) ? PTM_DOMAIN_DMA : PTM_DOMAIN_PCIE);
     }
+    core->drain_at = g_new0(uint64_t, core->nprobes);
+    core->offer = g_new0(uint64_t, core->nprobes);
     core->live = g_new0(uint64_t, core->lay.entries);
     core->snap = g_new0(uint64_t, core->lay.entries);
     core->chunk = ptm_chunk_new();
@@ -384,8 +408,13 @@ void ptm_core_free(PtmCore *core)
     for (unsigned i = 0; i < core->nprobes; i++) {
         g_free(core->probe[i].pend);
         g_free(core->probe[i].fifo);
+        for (unsigned k = 0; k < PTM_MEMO_SLOTS; k++) {
+            g_free(core->probe[i].memo[k].d);
+        }
     }
     g_free(core->probe);
+    g_free(core->drain_at);
+    g_free(core->offer);
     g_free(core->live);
     g_free(core->snap);
     ptm_chunk_free(core->chunk);
@@ -453,6 +482,7 @@ static uint64_t idle_fill(const PtmCore *core, uint64_t max, PtmChunk *ch)
 {
     PtmSegment *s;
 
+    ch->id = 0;
     ch->seg = ch->scratch;
     s = &ch->seg[0];
 
@@ -483,6 +513,66 @@ static uint64_t chunk_cycles(const PtmChunk *ch)
     return sum * ch->repeat;
 }
 
+void ptm_core_set_memo(PtmCore *core, bool on)
+{
+    core->memo_off = !on;
+}
+
+/*
+ * Count a chunk the source marked with an id from the counts of one pass
+ * kept from before; false if that does not apply (the pass would not end
+ * in the state it started from, so passes differ).
+ */
+static bool count_memo(PtmCore *core, PtmProbe *p, const PtmChunk *ch)
+{
+    PtmCountState *st = &p->cs;
+    PtmMemo *m = NULL;
+
+    for (unsigned k = 0; k < PTM_MEMO_SLOTS; k++) {
+        if (p->memo[k].valid && p->memo[k].id == ch->id &&
+            p->memo[k].open_in == st->open) {
+            m = &p->memo[k];
+            break;
+        }
+    }
+    if (!m) {
+        PtmCountState one = *st;
+
+        m = &p->memo[0];
+        for (unsigned k = 1; k < PTM_MEMO_SLOTS; k++) {
+            if (p->memo[k].used < m->used) {
+                m = &p->memo[k];
+            }
+        }
+        one.tag_min = one.stfifo_min = 0xFFFF;
+        memset(m->d, 0, p->sh.channels * sizeof(m->d[0]));
+        ptm_count_pass(&p->sh, &one, ch, m->d);
+        m->valid = true;
+        m->id = ch->id;
+        m->open_in = st->open;
+        m->open_out = one.open;
+        m->tag_min = one.tag_min;
+        m->stfifo_min = one.stfifo_min;
+        m->tag_last = one.tag_last;
+        m->stfifo_last = one.stfifo_last;
+        m->link_last = one.link_last;
+    }
+    m->used = ++p->memo_clock;
+    if (m->open_out != m->open_in && ch->repeat > 1) {
+        return false;
+    }
+    for (unsigned c = 0; c < p->sh.channels; c++) {
+        core->wacc[c] += m->d[c] * ch->repeat;
+    }
+    st->open = m->open_out;
+    st->tag_min = MIN(st->tag_min, m->tag_min);
+    st->stfifo_min = MIN(st->stfifo_min, m->stfifo_min);
+    st->tag_last = m->tag_last;
+    st->stfifo_last = m->stfifo_last;
+    st->link_last = m->link_last;
+    return true;
+}
+
 /* Count the absolute cycles [start, end) of a probe into core->wacc. */
 static void probe_count_span(PtmCore *core, PtmProbe *p, uint64_t start,
                              uint64_t end)
@@ -496,6 +586,7 @@ static void probe_count_span(PtmCore *core, PtmProbe *p, uint64_t start,
             core->chunk->seg = core->chunk->scratch;
             core->chunk->nseg = 0;
             core->chunk->repeat = 1;
+            core->chunk->id = 0;
             core->ops->fill(core->opaque, &p->sh.info, start, max,
                             core->chunk);
             n = chunk_cycles(core->chunk);
@@ -504,7 +595,10 @@ static void probe_count_span(PtmCore *core, PtmProbe *p, uint64_t start,
             /* no source, or one that broke its contract: idle */
             n = idle_fill(core, max, core->chunk);
         }
-        ptm_count_chunk(&p->sh, &p->cs, core->chunk, core->wacc);
+        if (!(core->chunk->id && !core->memo_off &&
+              count_memo(core, p, core->chunk))) {
+            ptm_count_chunk(&p->sh, &p->cs, core->chunk, core->wacc);
+        }
         start += n;
     }
 }
@@ -564,8 +658,23 @@ static void probe_commit(PtmCore *core, PtmProbe *p, uint64_t before)
             return;
         }
         if (p->count == p->fifo_depth) {
+            /*
+             * Full, and no pop of this FIFO comes before `before`: every
+             * write until then is lost. Count them at once.
+             */
+            uint64_t k = 1;
+
+            if (p->mi_ratio && before != UINT64_MAX) {
+                uint64_t lim = before * p->mi_ratio;  /* first cycle of it */
+
+                k = MIN(lim, p->pend_cycle0 + p->pend_n) - c;
+            } else if (before == UINT64_MAX) {
+                k = p->pend_n - p->pend_next;
+            }
             core->lost = true;
-            core->n_lost++;
+            core->n_lost += k;
+            p->pend_next += k;
+            continue;
         } else {
             p->fifo[(p->head + p->count) % p->fifo_depth] = (PtmDelta) {
                 .vis = mi_ceil(core, p, c) + PTM_FIFO_SYNC_MI,
@@ -591,12 +700,21 @@ static uint64_t probe_offer(const PtmCore *core, const PtmProbe *p)
     return UINT64_MAX;
 }
 
+/* Keep the packed copies of a probe's next drain and offer up to date. */
+static void probe_refresh(PtmCore *core, PtmProbe *p)
+{
+    unsigned i = p - core->probe;
+
+    core->drain_at[i] = p->next_ev;
+    core->offer[i] = probe_offer(core, p);
+}
+
 static void find_next_drain(PtmCore *core)
 {
     unsigned best = 0;
 
     for (unsigned i = 1; i < core->nprobes; i++) {
-        if (core->probe[i].next_ev < core->probe[best].next_ev) {
+        if (core->drain_at[i] < core->drain_at[best]) {
             best = i;
         }
     }
@@ -608,6 +726,7 @@ static void probe_drain_event(PtmCore *core, PtmProbe *p)
     probe_commit(core, p, UINT64_MAX);
     probe_drain(core, p);
     p->next_ev = probe_next_event(core, p);
+    probe_refresh(core, p);
     find_next_drain(core);
 }
 
@@ -622,8 +741,7 @@ static uint64_t acc_next(const PtmCore *core)
 
     /* in round-robin order: under load the next stream usually has one */
     for (unsigned i = 1; i <= core->nprobes; i++) {
-        const PtmProbe *p = &core->probe[(core->rr + i) % core->nprobes];
-        uint64_t v = probe_offer(core, p);
+        uint64_t v = core->offer[(core->rr + i) % core->nprobes];
 
         if (v <= t) {
             return t;
@@ -640,6 +758,7 @@ static void acc_step(PtmCore *core, uint64_t t)
         PtmProbe *p = &core->probe[s];
 
         probe_commit(core, p, t);
+        core->offer[s] = probe_offer(core, p);
         if (p->count && p->fifo[p->head].vis <= t) {
             PtmDelta *d = &p->fifo[p->head];
             uint64_t *cnt = &core->live[p->base + d->channel];
@@ -650,6 +769,7 @@ static void acc_step(PtmCore *core, uint64_t t)
             core->acc_free = t + PTM_ACC_MI_PER_DELTA;
             core->rr = s;
             core->n_applied++;
+            core->offer[s] = probe_offer(core, p);
             return;
         }
     }
@@ -662,7 +782,7 @@ static void advance_mi(PtmCore *core, uint64_t m)
     }
     for (;;) {
         PtmProbe *bp = &core->probe[core->next_drain];
-        uint64_t tp = bp->next_ev;
+        uint64_t tp = core->drain_at[core->next_drain];
         uint64_t ta = acc_next(core);
 
         /* at equal MI cycles the accumulator goes first */
@@ -677,6 +797,7 @@ static void advance_mi(PtmCore *core, uint64_t m)
     /* the writes up to now, so that STATUS shows their losses */
     for (unsigned i = 0; i < core->nprobes; i++) {
         probe_commit(core, &core->probe[i], m + 1);
+        core->offer[i] = probe_offer(core, &core->probe[i]);
     }
     core->mi_done = m;
 }
@@ -709,10 +830,15 @@ void ptm_core_reset(PtmCore *core, uint64_t now_ns)
 
         p->origin = first_cycle_at_ns(now_ns, p->sh.info.hz);
         p->window = 0;
+        for (unsigned k = 0; k < PTM_MEMO_SLOTS; k++) {
+            p->memo[k].valid = false;
+            p->memo[k].used = 0;
+        }
         memset(&p->cs, 0, sizeof(p->cs));
         p->pend_n = p->pend_next = 0;
         p->head = p->count = 0;
         p->next_ev = probe_next_event(core, p);
+        probe_refresh(core, p);
     }
     find_next_drain(core);
     core->mi_done = m;
@@ -1154,6 +1280,7 @@ static char *load_into(PtmCore *core, const void *buf, size_t len)
             p->fifo[k].channel = (uint32_t)(v >> 32) % p->sh.channels;
         }
         p->next_ev = probe_next_event(core, p);
+        probe_refresh(core, p);
     }
     find_next_drain(core);
     if (r.bad || r.left) {

@@ -156,6 +156,9 @@ void ptm_count_cycle(const PtmProbeShape *sh, PtmCountState *st,
 /* Counts a chunk one cycle at a time with ptm_count_cycle(). */
 void ptm_count_chunk_reference(const PtmProbeShape *sh, PtmCountState *st,
                                const PtmChunk *ch, uint64_t *acc);
+/* The segment list once, ignoring repeat. */
+void ptm_count_pass(const PtmProbeShape *sh, PtmCountState *st,
+                    const PtmChunk *ch, uint64_t *acc);
 /* Same counts as the reference, in time independent of run lengths. */
 void ptm_count_chunk(const PtmProbeShape *sh, PtmCountState *st,
                      const PtmChunk *ch, uint64_t *acc);
@@ -206,6 +209,11 @@ uint64_t ptm_core_mi_cycle(const PtmCore *core, uint64_t now_ns);
 uint64_t ptm_core_busy_until(const PtmCore *core);
 /* Raw counter e of the live (snapshot = false) or snapshot copy. */
 uint64_t ptm_core_counter(const PtmCore *core, bool snapshot, unsigned e);
+/*
+ * Reuse of counts of chunks a source marks with an id (on by default;
+ * off only to test that it changes nothing).
+ */
+void ptm_core_set_memo(PtmCore *core, bool on);
 /* Deltas lost so far (diagnostics; the guest sees only the flag). */
 uint64_t ptm_core_lost_deltas(const PtmCore *core);
 /* Deltas applied by the accumulator so far (diagnostics). */

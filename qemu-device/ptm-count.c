@@ -203,6 +203,12 @@ static void count_pass(const PtmProbeShape *sh, PtmCountState *st,
     }
 }
 
+void ptm_count_pass(const PtmProbeShape *sh, PtmCountState *st,
+                    const PtmChunk *ch, uint64_t *acc)
+{
+    count_pass(sh, st, ch, acc);
+}
+
 void ptm_count_chunk(const PtmProbeShape *sh, PtmCountState *st,
                      const PtmChunk *ch, uint64_t *acc)
 {

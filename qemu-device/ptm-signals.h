@@ -78,6 +78,12 @@ typedef struct PtmChunk {
      */
     PtmSegment *seg;
     PtmSegment *scratch;            /* owned by whoever made the chunk */
+    /*
+     * 0, or an identifier of the segment list: a source promises that
+     * every list it gives the same probe under the same id is the same,
+     * so the core may count it once and reuse the counts.
+     */
+    uint64_t id;
 } PtmChunk;
 
 /* A chunk with its scratch segments; seg points at the scratch. */

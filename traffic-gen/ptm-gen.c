@@ -17,11 +17,12 @@ uint64_t ptm_cycle_ns(uint64_t c, uint64_t hz)
 
 uint64_t ptm_serve_periodic(const PtmSegment *seg, unsigned nseg,
                             uint64_t period, uint64_t phase, uint64_t max,
-                            PtmChunk *out)
+                            uint64_t id, PtmChunk *out)
 {
     uint64_t t = 0;
 
     if (phase == 0 && max >= period) {
+        out->id = id;
         out->seg = (PtmSegment *)seg;
         out->nseg = nseg;
         out->repeat = max / period;
@@ -41,6 +42,8 @@ uint64_t ptm_serve_periodic(const PtmSegment *seg, unsigned nseg,
                 }
             }
             if (j > i) {
+                /* a part of a named list is named by its bounds too */
+                out->id = id ? ptm_hash(id, i, j, 0) | 1 : 0;
                 out->seg = (PtmSegment *)&seg[i];
                 out->nseg = j - i;
                 return n;

@@ -119,10 +119,11 @@ char *ptm_gen_load(PtmGen *g, const void *buf, size_t len);
  * periods point at the cache with a repeat count; a piece of a period is
  * the cached segments that fit whole, or one cut segment in out's scratch.
  * phase is the span's start within the period; returns the cycles served.
+ * id (0 or unique to this list, see PtmChunk.id) marks whole periods.
  */
 uint64_t ptm_serve_periodic(const PtmSegment *seg, unsigned nseg,
                             uint64_t period, uint64_t phase, uint64_t max,
-                            PtmChunk *out);
+                            uint64_t id, PtmChunk *out);
 
 /* Time of cycle c of a clock of hz Hz, rounded down to whole ns. */
 uint64_t ptm_cycle_ns(uint64_t c, uint64_t hz);

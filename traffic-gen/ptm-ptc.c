@@ -24,6 +24,7 @@
  * period's end, and every bus stays within its capacity.
  */
 #include <glib.h>
+#include <math.h>
 #include <string.h>
 
 #include "ptm-ptc.h"
@@ -32,6 +33,7 @@
 #define RQ_HDR      16u             /* bytes of a request TLP header */
 #define RC_HDR      12u             /* bytes of a completion TLP header */
 #define MAX_REQ     256u            /* DMA requests per period, at most */
+#define JITTER_BLOCKS 8             /* windows that share one jitter */
 #define MAX_TLP     (4 * MAX_REQ)
 
 void ptm_ptc_params_default(PtmPtcParams *p)
@@ -79,14 +81,6 @@ static uint64_t rng_next(Rng *r)
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
     return x ^ (x >> 31);
-}
-
-/* Uniform in [-pct, +pct] percent, as a factor. */
-static double jitter(Rng *r, uint32_t pct)
-{
-    double u = (double)(rng_next(r) >> 11) / (double)(1ull << 53);
-
-    return 1.0 + (2 * u - 1) * pct / 100.0;
 }
 
 /* The MFB shape of one bus. */
@@ -215,16 +209,26 @@ typedef struct PcieCycle {
     uint8_t brake;
 } PcieCycle;
 
-typedef struct Plan {
-    bool valid;
-    uint64_t block;
+/*
+ * What decides a period's schedule. Random choices are quantized (eight
+ * latencies, eight positions of the held DOWN stretch) and request counts
+ * are whole, so windows share schedules and a schedule is built once.
+ */
+typedef struct Key {
     PtmPtcParams params;
     PtmSettings settings;
+    uint32_t lat, nr, nw, ph;
+    bool tag_limited;
+} Key;
+
+typedef struct Plan {
+    bool valid;
+    Key key;
     PtmPtcSummary sum;
     uint32_t pd;                            /* DMA cycles per period */
+    uint64_t build;                         /* unique to this schedule */
     unsigned npcie, ndma;
-    PtmSegment pcie[PTC_PERIOD];
-    PtmSegment dma[PTC_PERIOD];
+    PtmSegment *pcie, *dma;                 /* exactly npcie, ndma */
 } Plan;
 
 typedef struct Work {
@@ -238,105 +242,200 @@ typedef struct Work {
     uint8_t release[PTC_PERIOD];
     Req req[MAX_REQ];
     Cpl cpl[MAX_TLP * 8];
+    PtmSegment seg[PTC_PERIOD];
 } Work;
 
-/*
- * Plans of the last blocks of every endpoint: the PCIe and DMA probes of
- * one endpoint drain at different times and both need the same plans.
- */
-#define PLAN_SLOTS 4
+#define PLANS 128                           /* schedules kept, by key */
+#define SLOTS 4                             /* recent blocks per endpoint */
+
+typedef struct Recent {
+    uint64_t block;
+    unsigned plan;
+    uint64_t gen;                           /* the plan's build number */
+    bool valid;
+} Recent;
 
 typedef struct PtcCache {
-    Plan *plan[PTM_MAX_ENDPOINTS * PLAN_SLOTS];
+    Plan plan[PLANS];
+    uint64_t built[PLANS];
+    uint64_t builds;
+    Recent recent[PTM_MAX_ENDPOINTS * SLOTS];
     Work work;
 } PtcCache;
 
-static void make_plan(const PtmGen *gen, const PtmPtcParams *p,
-                      const PtmProbeInfo *probe, uint64_t block, Work *w,
-                      Plan *pl)
+/* Sizes that follow from the parameters, settings and bus shapes. */
+typedef struct Derived {
+    uint32_t P, pd, ports, mps, mrrs, rd_bytes, wr_bytes;
+    uint32_t kr, kw, ncpl_tlp, tag_limit, fifo_word, fifo_need;
+    uint32_t cpl_words, w_rq_rd, w_rq_wr, w_up, w_down;
+    Bus rq, rc, up, down;
+    double rdshare;
+} Derived;
+
+static void derive(const PtmGeometry *geo, const PtmPtcParams *p,
+                   const PtmSettings *s, Derived *d)
 {
-    const PtmGeometry *geo = &gen->geo;
-    const PtmSettings *s = &probe->settings;
-    const uint32_t P = PTC_PERIOD;
-    const uint32_t pd = (uint64_t)P * geo->dma_hz / geo->pcie_hz;
-    const unsigned ports = geo->dma_ports;
-    const uint32_t mps = 128u << MIN(s->mps, 5), mrrs = 128u << MIN(s->mrrs, 5);
-    const unsigned ib = geo->item_bytes;
-    const Bus rq = { ib, geo->rq_region_bytes / ib, geo->rq_regions };
-    const Bus rc = { ib, geo->rc_region_bytes / ib, geo->rc_regions };
-    const Bus up = { ib, geo->up_region_bytes / ib, geo->up_regions };
-    const Bus down = { ib, geo->down_region_bytes / ib, geo->down_regions };
-    uint32_t rd_bytes = MAX(p->read_bytes, 1), wr_bytes = MAX(p->write_bytes, 1);
-    uint32_t kr = (rd_bytes + mrrs - 1) / mrrs;       /* read TLPs */
-    uint32_t kw = (wr_bytes + mps - 1) / mps;         /* write TLPs */
-    uint32_t ncpl_tlp = (MIN(rd_bytes, mrrs) + mps - 1) / mps;
-    uint32_t tag_limit, fifo_word = rc.regions * rc.ipr * ib;
-    uint32_t lat, n_max, n, nr, nw, hold, fifo_need, cpl_words = 0;
-    uint32_t w_rq_rd, w_rq_wr, w_up, w_down = 0, rq_cur = 0;
-    double c_rq, c_rc, c_up, c_down, ask, rdshare = p->read_percent / 100.0;
-    Req *req = w->req;
-    Cpl *cpl = w->cpl;
-    uint32_t ncpl = 0, stretch, ph;
-    int32_t tag_base = 0, fifo_base = 0, cplh_base = 0;
-    Rng r = { ptm_hash(p->seed, probe->endpoint, block, 0x707463) };
+    unsigned ib = geo->item_bytes;
 
-    memset(w, 0, sizeof(*w));
+    memset(d, 0, sizeof(*d));
+    d->P = PTC_PERIOD;
+    d->pd = (uint64_t)d->P * geo->dma_hz / geo->pcie_hz;
+    d->ports = geo->dma_ports;
+    d->mps = 128u << MIN(s->mps, 5);
+    d->mrrs = 128u << MIN(s->mrrs, 5);
+    d->rq = (Bus) { ib, geo->rq_region_bytes / ib, geo->rq_regions };
+    d->rc = (Bus) { ib, geo->rc_region_bytes / ib, geo->rc_regions };
+    d->up = (Bus) { ib, geo->up_region_bytes / ib, geo->up_regions };
+    d->down = (Bus) { ib, geo->down_region_bytes / ib, geo->down_regions };
+    d->rd_bytes = MAX(p->read_bytes, 1);
+    d->wr_bytes = MAX(p->write_bytes, 1);
+    d->kr = (d->rd_bytes + d->mrrs - 1) / d->mrrs;
+    d->kw = (d->wr_bytes + d->mps - 1) / d->mps;
+    d->ncpl_tlp = (MIN(d->rd_bytes, d->mrrs) + d->mps - 1) / d->mps;
     /* tags the settings allow: 5-bit, 8-bit or 10-bit tag field */
-    tag_limit = s->tag_10bit ? 768 : s->ext_tag ? 256 : 32;
-    tag_limit = MIN(tag_limit, p->tags ? p->tags : geo->tag_capacity);
-    tag_limit = MIN(tag_limit, 0x7FF);
-    lat = (uint32_t)((uint64_t)p->latency_ns * geo->pcie_hz / 1000000000ull *
-                     jitter(&r, p->jitter_percent));
+    d->tag_limit = s->tag_10bit ? 768 : s->ext_tag ? 256 : 32;
+    d->tag_limit = MIN(d->tag_limit, p->tags ? p->tags : geo->tag_capacity);
+    d->tag_limit = MIN(d->tag_limit, 0x7FF);
+    d->fifo_word = d->rc.regions * d->rc.ipr * ib;
+    d->fifo_need = (MIN(d->rd_bytes, d->mrrs) + d->fifo_word - 1) /
+                   d->fifo_word;
+    d->w_rq_rd = words_of(&d->rq, RQ_HDR);
+    d->w_rq_wr = words_of(&d->rq, RQ_HDR + MIN(d->wr_bytes, d->mps));
+    d->w_up = words_of(&d->up, d->wr_bytes);
+    for (uint32_t left = d->rd_bytes; left; ) {
+        uint32_t c = MIN(left, d->mps);
 
-    /* words every DMA request costs on each bus, on average */
-    w_rq_rd = words_of(&rq, RQ_HDR);
-    w_rq_wr = words_of(&rq, RQ_HDR + MIN(wr_bytes, mps));
-    w_up = words_of(&up, wr_bytes);
-    for (uint32_t left = rd_bytes; left; ) {
-        uint32_t c = MIN(left, mps);
-
-        cpl_words += words_of(&rc, RC_HDR + c);
-        w_down += words_of(&down, c);
+        d->cpl_words += words_of(&d->rc, RC_HDR + c);
+        d->w_down += words_of(&d->down, c);
         left -= c;
     }
-    c_rq = rdshare * kr * w_rq_rd + (1 - rdshare) * kw * w_rq_wr;
-    c_rc = rdshare * cpl_words;
-    c_up = (1 - rdshare) * w_up / ports;
-    c_down = rdshare * w_down / ports;
+    d->rdshare = p->read_percent / 100.0;
+}
+
+/* The schedule of one endpoint's block: its latency, requests, stretch. */
+static void decide(const PtmGen *gen, const PtmPtcParams *p,
+                   const PtmProbeInfo *probe, uint64_t block, Key *key)
+{
+    const PtmGeometry *geo = &gen->geo;
+    Derived d;
+    double c_rq, c_rc, c_up, c_down, ask, nf, nrf, nwf, lj;
+    uint32_t n_max, hold, stretch, level;
+    /*
+     * The jitter changes every JITTER_BLOCKS windows; endpoints run through
+     * the same sequence of levels, each from its own place in it, so they
+     * differ at any moment and share schedules.
+     */
+    Rng r = { ptm_hash(p->seed, block / JITTER_BLOCKS + 5 * probe->endpoint,
+                       0, 0x707463) };
+
+    derive(geo, p, &probe->settings, &d);
+    memset(key, 0, sizeof(*key));
+    key->params = *p;
+    key->settings = probe->settings;
+    /*
+     * One of eight levels of jitter moves latency, load and the held
+     * stretch together: few distinct schedules, each built once.
+     */
+    level = rng_next(&r) % 8;
+    lj = 1.0 + ((double)level / 7 * 2 - 1) * p->jitter_percent / 100.0;
+    key->lat = (uint32_t)((uint64_t)p->latency_ns * geo->pcie_hz /
+                          1000000000ull * lj);
+
+    c_rq = d.rdshare * d.kr * d.w_rq_rd + (1 - d.rdshare) * d.kw * d.w_rq_wr;
+    c_rc = d.rdshare * d.cpl_words;
+    c_up = (1 - d.rdshare) * d.w_up / d.ports;
+    c_down = d.rdshare * d.w_down / d.ports;
     /* the RQ also carries the endpoint's stalls */
-    ask = P / (c_rq * (1 + p->rq_stall / 100.0) + 1e-9);
-    ask = MIN(ask, P / (c_rc + 1e-9));
-    ask = MIN(ask, pd * (1 - p->down_stall / 100.0) / (c_down + 1e-9));
-    ask = MIN(ask, pd / (c_up + 1e-9));
+    ask = d.P / (c_rq * (1 + p->rq_stall / 100.0) + 1e-9);
+    ask = MIN(ask, d.P / (c_rc + 1e-9));
+    /* the DMA side places whole frames around the held stretch: leave
+     * it room to fit them */
+    ask = MIN(ask, 0.9 * d.pd * (1 - p->down_stall / 100.0) /
+                   (c_down + 1e-9));
+    ask = MIN(ask, 0.9 * d.pd / (c_up + 1e-9));
     n_max = (uint32_t)MIN(ask * 0.97, (double)MAX_REQ);
-    n = (uint32_t)(n_max * MIN(p->load * jitter(&r, p->jitter_percent),
-                               100.0) / 100.0);
-    nr = (uint32_t)(n * rdshare + 0.5);
-    nw = n - nr;
+    /* a longer latency comes with a lighter load */
+    nf = n_max * MIN(p->load * (2 - lj), 100.0) / 100.0;
+    nrf = nf * d.rdshare;
 
     /*
      * A read TLP holds its tag from its issue to the end of its last
      * completion, and its FIFO words until DOWN has taken them: the
      * sustainable read rate is what the resources allow (Little's law).
      */
-    hold = lat + cpl_words / kr + 2;
-    fifo_need = (MIN(rd_bytes, mrrs) + fifo_word - 1) / fifo_word;
-    pl->sum.tag_limited = false;
-    if ((uint64_t)nr * kr * hold > (uint64_t)tag_limit * P) {
-        nr = (uint32_t)((uint64_t)tag_limit * P / hold / kr);
-        pl->sum.tag_limited = true;
+    hold = key->lat + d.cpl_words / d.kr + 2;
+    if (nrf * d.kr * hold > (double)d.tag_limit * d.P) {
+        nrf = (double)d.tag_limit * d.P / hold / d.kr;
+        key->tag_limited = true;
     }
-    if ((uint64_t)nr * kr * (hold + 8) * fifo_need >
-        (uint64_t)geo->stfifo_capacity * P) {
-        nr = (uint32_t)((uint64_t)geo->stfifo_capacity * P /
-                        ((hold + 8) * fifo_need) / kr);
+    nrf = MIN(nrf, (double)geo->stfifo_capacity * d.P /
+                   ((hold + 8.0) * d.fifo_need * d.kr));
+    if (p->cplh_credits) {
+        nrf = MIN(nrf, (double)p->cplh_credits * d.P /
+                       ((double)hold * d.ncpl_tlp * d.kr));
     }
-    if (p->cplh_credits &&
-        (uint64_t)nr * kr * hold * ncpl_tlp > (uint64_t)p->cplh_credits * P) {
-        nr = (uint32_t)((uint64_t)p->cplh_credits * P /
-                        (hold * ncpl_tlp) / kr);
+    /* requests leave the DMA side in order: writes wait behind reads */
+    nf = d.rdshare > 0 ? MIN(nf, nrf / d.rdshare) : nf;
+    nwf = nf - (d.rdshare > 0 ? nrf : 0);
+    /* whole requests per period; the fractions carry from block to block */
+    key->nr = (uint32_t)(floor(nrf * (block + 1)) - floor(nrf * block));
+    key->nw = (uint32_t)(floor(nwf * (block + 1)) - floor(nwf * block));
+    if (key->nr + key->nw > MAX_REQ) {
+        key->nw = MAX_REQ - MIN(key->nr, MAX_REQ);
+        key->nr = MIN(key->nr, MAX_REQ);
     }
+    /* the DMA side holds DOWN for a stretch, at one of eight places */
+    stretch = d.pd * p->down_stall / 100;
+    key->ph = stretch ? level * (d.pd - stretch) / 7 : 0;
+}
+
+static void build_plan(const PtmGen *gen, const Key *key, Work *w,
+                       Plan *pl)
+{
+    const PtmGeometry *geo = &gen->geo;
+    const PtmPtcParams *p = &key->params;
+    Derived dv;
+    uint32_t P, pd, ports, mps, mrrs, rd_bytes, wr_bytes, kr, kw, ncpl_tlp;
+    uint32_t tag_limit, fifo_need, lat, n, nr, nw, rq_cur = 0;
+    Bus rq, rc, up, down;
+    Req *req = w->req;
+    Cpl *cpl = w->cpl;
+    uint32_t ncpl = 0, stretch, ph;
+    int32_t tag_base = 0, fifo_base = 0, cplh_base = 0;
+
+    derive(geo, p, &key->settings, &dv);
+    P = dv.P;
+    pd = dv.pd;
+    ports = dv.ports;
+    mps = dv.mps;
+    mrrs = dv.mrrs;
+    rd_bytes = dv.rd_bytes;
+    wr_bytes = dv.wr_bytes;
+    kr = dv.kr;
+    kw = dv.kw;
+    ncpl_tlp = dv.ncpl_tlp;
+    tag_limit = dv.tag_limit;
+    fifo_need = dv.fifo_need;
+    rq = dv.rq;
+    rc = dv.rc;
+    up = dv.up;
+    down = dv.down;
+    lat = key->lat;
+    nr = key->nr;
+    nw = key->nw;
     n = nr + nw;
+
+    /* only what this card uses needs clearing */
+    memset(w->pc, 0, sizeof(w->pc));
+    memset(w->rq, 0, sizeof(w->rq));
+    memset(w->rc, 0, sizeof(w->rc));
+    for (unsigned b = 0; b < 2 * ports; b++) {
+        memset(w->dma[b], 0, pd * sizeof(w->dma[b][0]));
+    }
+    memset(w->d_tag, 0, sizeof(w->d_tag));
+    memset(w->d_fifo, 0, sizeof(w->d_fifo));
+    memset(w->d_cplh, 0, sizeof(w->d_cplh));
+    memset(w->release, 0, sizeof(w->release));
 
     /* RQ: the DMA requests in order, spread over the period */
     for (uint32_t g = 0, k = 0; g < P + 2 * MAX_TLP; g++) {
@@ -346,7 +445,8 @@ static void make_plan(const PtmGen *gen, const PtmPtcParams *p,
         k++;
     }
     for (uint32_t i = 0; i < n; i++) {
-        bool read = (uint64_t)(i + 1) * nr / n > (uint64_t)i * nr / n;
+        bool read = (uint64_t)(i + 1) * MIN(nr, n) / n >
+                    (uint64_t)i * MIN(nr, n) / n;
         uint32_t target = (uint64_t)i * P / n, k = read ? kr : kw;
 
         req[i] = (Req) { .read = read, .port = i % ports };
@@ -406,7 +506,7 @@ rq_done:
 
     /* DOWN: the DMA side holds it for a stretch of every period */
     stretch = pd * p->down_stall / 100;
-    ph = stretch ? rng_next(&r) % (pd - stretch + 1) : 0;
+    ph = key->ph;
 
     /* the DMA side: requests on UP, completions on DOWN */
     for (uint32_t i = 0; i < n; i++) {
@@ -503,16 +603,19 @@ rq_done:
         }
     }
 
-    /* run-length encode both sides */
+    /* run-length encode both sides, into plans of their exact size */
+    g_free(pl->pcie);
+    g_free(pl->dma);
     pl->npcie = 0;
     for (uint32_t t = 0; t < P; t++) {
+        PtmSegment *sg;
+
         if (pl->npcie &&
             !memcmp(&w->pc[t], &w->pc[t - 1], sizeof(w->pc[0]))) {
-            pl->pcie[pl->npcie - 1].cycles++;
+            w->seg[pl->npcie - 1].cycles++;
             continue;
         }
-        PtmSegment *sg = &pl->pcie[pl->npcie++];
-
+        sg = &w->seg[pl->npcie++];
         memset(sg, 0, offsetof(PtmSegment, bus));
         sg->cycles = 1;
         sg->brake = w->pc[t].brake;
@@ -522,20 +625,21 @@ rq_done:
         sg->bus[0] = w->pc[t].rq;
         sg->bus[1] = w->pc[t].rc;
     }
+    pl->pcie = g_memdup2(w->seg, pl->npcie * sizeof(PtmSegment));
     pl->ndma = 0;
     for (uint32_t t = 0; t < pd; t++) {
         bool same = pl->ndma > 0;
+        PtmSegment *sg;
 
         for (unsigned b = 0; same && b < 2 * ports; b++) {
             same = !memcmp(&w->dma[b][t], &w->dma[b][t - 1],
                            sizeof(PtmBusCycle));
         }
         if (same) {
-            pl->dma[pl->ndma - 1].cycles++;
+            w->seg[pl->ndma - 1].cycles++;
             continue;
         }
-        PtmSegment *sg = &pl->dma[pl->ndma++];
-
+        sg = &w->seg[pl->ndma++];
         memset(sg, 0, offsetof(PtmSegment, bus));
         sg->cycles = 1;
         sg->link_up = p->link_up;
@@ -543,10 +647,9 @@ rq_done:
             sg->bus[b] = w->dma[b][t];
         }
     }
+    pl->dma = g_memdup2(w->seg, pl->ndma * sizeof(PtmSegment));
     pl->valid = true;
-    pl->block = block;
-    pl->params = *p;
-    pl->settings = *s;
+    pl->key = *key;
     pl->pd = pd;
     pl->sum.period = P;
     pl->sum.reads = 0;
@@ -556,6 +659,7 @@ rq_done:
         pl->sum.writes += !req[i].read;
     }
     pl->sum.tag_limit = tag_limit;
+    pl->sum.tag_limited = key->tag_limited;
 }
 
 static Plan *plan_for(const PtmGen *gen, const PtmPtcParams *p,
@@ -563,24 +667,34 @@ static Plan *plan_for(const PtmGen *gen, const PtmPtcParams *p,
 {
     PtmGen *g = (PtmGen *)gen;      /* the cache is derived data only */
     PtcCache *c;
-    Plan *pl;
+    Recent *rc;
+    Key key;
     unsigned slot;
 
     if (!g->cache) {
         g->cache = g_new0(PtcCache, 1);
     }
     c = g->cache;
-    slot = probe->endpoint * PLAN_SLOTS + block % PLAN_SLOTS;
-    if (!c->plan[slot]) {
-        c->plan[slot] = g_new0(Plan, 1);
+    /* the PCIe and DMA probes of an endpoint ask for the same blocks */
+    rc = &c->recent[probe->endpoint * SLOTS + block % SLOTS];
+    if (rc->valid && rc->block == block &&
+        c->built[rc->plan] == rc->gen &&
+        !memcmp(&c->plan[rc->plan].key.params, p, sizeof(*p)) &&
+        !memcmp(&c->plan[rc->plan].key.settings, &probe->settings,
+                sizeof(probe->settings))) {
+        return &c->plan[rc->plan];
     }
-    pl = c->plan[slot];
-    if (!pl->valid || pl->block != block ||
-        memcmp(&pl->params, p, sizeof(*p)) ||
-        memcmp(&pl->settings, &probe->settings, sizeof(pl->settings))) {
-        make_plan(gen, p, probe, block, &c->work, pl);
+    decide(gen, p, probe, block, &key);
+    slot = ptm_hash(key.lat, key.nr, key.nw, key.ph) % PLANS;
+    if (!c->plan[slot].valid || memcmp(&c->plan[slot].key, &key,
+                                       sizeof(key))) {
+        build_plan(gen, &key, &c->work, &c->plan[slot]);
+        c->built[slot] = ++c->builds;
+        c->plan[slot].build = c->builds;
     }
-    return pl;
+    *rc = (Recent) { .block = block, .plan = slot, .gen = c->built[slot],
+                     .valid = true };
+    return &c->plan[slot];
 }
 
 static uint64_t ptc_fill(const PtmGen *gen, const void *params,
@@ -596,9 +710,11 @@ static uint64_t ptc_fill(const PtmGen *gen, const void *params,
     Plan *pl = plan_for(gen, p, probe, block);
 
     max = MIN(max, blen - in_block);
+    /* a schedule's build number names its segment lists */
     return ptm_serve_periodic(pcie ? pl->pcie : pl->dma,
                               pcie ? pl->npcie : pl->ndma, period,
-                              in_block % period, max, out);
+                              in_block % period, max,
+                              2 * pl->build + !pcie + 1, out);
 }
 
 void ptm_ptc_summary(const PtmGen *gen, unsigned endpoint, uint64_t block,
@@ -615,8 +731,9 @@ static void ptc_cache_free(void *cache)
 {
     PtcCache *c = cache;
 
-    for (unsigned i = 0; i < G_N_ELEMENTS(c->plan); i++) {
-        g_free(c->plan[i]);
+    for (unsigned i = 0; i < PLANS; i++) {
+        g_free(c->plan[i].pcie);
+        g_free(c->plan[i].dma);
     }
     g_free(c);
 }

@@ -336,7 +336,7 @@ static uint64_t random_fill(const PtmGen *gen, const void *params,
     }
     max = MIN(max, dp - in_block);
     return ptm_serve_periodic(bp->chunk.seg, bp->chunk.nseg, bp->period,
-                              in_block % bp->period, max, out);
+                              in_block % bp->period, max, 0, out);
 }
 
 static void random_cache_free(void *cache)

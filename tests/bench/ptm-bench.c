@@ -12,6 +12,7 @@
 
 #include "ptm-core.h"
 #include "ptm-pattern.h"
+#include "ptm-ptc.h"
 #include "ptm-random.h"
 
 static double cpu_now(void)
@@ -87,9 +88,11 @@ int main(int argc, char **argv)
     PtmConfig cfg;
     PtmPatternParams par;
     PtmRandomParams rnd;
+    PtmPtcParams ptc;
 
     busiest(&par);
     ptm_random_params_default(&rnd);
+    ptm_ptc_params_default(&ptc);
     ptm_config_default(&cfg);
     printf("virtual time per run: %.2f s, advanced in 1 ms steps\n", vsec);
     run("default card, idle", &cfg, NULL, vsec);
@@ -123,11 +126,17 @@ int main(int argc, char **argv)
     cfg.dma_ports = 4;
     run("16 endpoints x 4 DMA ports, pattern", &cfg, &par, vsec / 10);
     ptm_config_default(&cfg);
+    run_gen("default card, ptc at its defaults", &cfg, &ptm_model_ptc, &ptc,
+            vsec);
     run_gen("default card, random at its defaults", &cfg, &ptm_model_random,
             &rnd, vsec);
     rnd.bus[PTM_BUS_RQ].max_bytes = 4096;
     rnd.bus[PTM_BUS_RC].max_bytes = 4096;
     run_gen("default card, random, frames up to 4096 B", &cfg,
             &ptm_model_random, &rnd, vsec);
+    cfg.pcie_endpoints = 16;
+    cfg.dma_ports = 4;
+    run_gen("16 endpoints x 4 DMA ports, ptc", &cfg, &ptm_model_ptc, &ptc,
+            vsec / 10);
     return 0;
 }

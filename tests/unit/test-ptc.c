@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The ptc generator's claims, checked on the counters of a default card:
+ * "no free PCIe tag" covers every cycle in the lowest tag band, RD % is the
+ * read share, Avg B is the request and completion size, the completions
+ * that come back on RC go down on DOWN, no bus exceeds its capacity; with
+ * its defaults, with a tag-starved pool and with an ample one.
+ */
+#include <glib.h>
+#include <string.h>
+
+#include "ptm-core.h"
+#include "ptm-ptc.h"
+
+/* Channels of the default card (2 regions, 1 DMA port) */
+#define PCIE(b, k)  (1 + (b) * 8 + (k))
+#define DMA(b, k)   (31 + 1 + (b) * 8 + (k))
+enum { WORDS, STALL, SOF, MVB, MVBSTALL, ITEMS, REG0, REG1 };
+#define BRAKE(k)    (17 + (k))
+#define TAGBAND(j)  (23 + (j))
+
+static bool memo = true;
+
+static void run(const PtmPtcParams *p, uint64_t ns, uint64_t *cnt)
+{
+    PtmSettings set = { .mps = 1, .mrrs = 2, .ext_tag = true };
+    PtmConfig cfg;
+    PtmCore *core;
+    PtmGeometry geo;
+    PtmGen *g;
+    char *err = NULL;
+
+    ptm_config_default(&cfg);
+    core = ptm_core_new(&cfg);
+    ptm_core_geometry(core, &geo);
+    g = ptm_gen_new(&ptm_model_ptc, p, &geo, &err);
+    g_assert_null(err);
+    ptm_core_set_source(core, &ptm_gen_source_ops, g);
+    ptm_core_set_memo(core, memo);
+    ptm_core_power_on(core, 0);
+    ptm_core_set_settings(core, 0, 0, &set);      /* MPS 256, MRRS 512 */
+    for (uint64_t t = 0; t <= ns; t += 100000) {
+        ptm_core_advance(core, t);
+    }
+    for (unsigned e = 0; e < 64; e++) {
+        cnt[e] = ptm_core_counter(core, false, e);
+    }
+    ptm_core_free(core);
+    ptm_gen_free(g);
+}
+
+/* bytes are those of sof frames of size each, but for one cut frame */
+static bool same_frames(uint64_t bytes, uint64_t size, uint64_t sof)
+{
+    return bytes <= size * sof && bytes + size > size * sof;
+}
+
+static void check_claims(const PtmPtcParams *p, const uint64_t *c)
+{
+    uint64_t cyc = c[0], dcyc = c[31];
+    double rd;
+
+    /* a read waits whenever fewer tags are free than it needs: every
+     * cycle with no free tag is a cycle of reason 0 */
+    g_assert_cmpuint(c[BRAKE(0)], >=, c[TAGBAND(0)]);
+    /* RD % of the UP bus: (MVB items - SOF) / MVB items */
+    rd = 100.0 * (c[DMA(0, MVB)] - c[DMA(0, SOF)]) / c[DMA(0, MVB)];
+    g_test_message("RD %.2f %% for read-percent %u", rd, p->read_percent);
+    g_assert_cmpfloat(rd, >, p->read_percent - 2.0);
+    g_assert_cmpfloat(rd, <, p->read_percent + 2.0);
+    /* Avg B: a write frame on UP carries write-bytes; a completion of
+     * MPS (256) bytes goes down on DOWN, with a 12-byte header on RC. The
+     * last window's edge may cut one frame: its SOF counted, not all of
+     * its items yet. */
+    g_assert_true(same_frames(c[DMA(0, ITEMS)] * 4, p->write_bytes,
+                              c[DMA(0, SOF)]));
+    g_assert_true(same_frames(c[DMA(1, ITEMS)] * 4, 256, c[DMA(1, SOF)]));
+    g_assert_true(same_frames(c[PCIE(1, ITEMS)] * 4, 256 + 12,
+                              c[PCIE(1, SOF)]));
+    /* every completion on RC goes down on DOWN, with its MVB header;
+     * they may differ by what is in flight at a window's edge */
+    g_assert_cmpuint(c[DMA(1, MVB)], ==, c[DMA(1, SOF)]);
+    g_assert_cmpfloat((double)c[DMA(1, SOF)], >, 0.98 * c[PCIE(1, SOF)]);
+    g_assert_cmpfloat((double)c[DMA(1, SOF)], <, 1.02 * c[PCIE(1, SOF)]);
+    /* no bus beyond its capacity: 16 items a cycle */
+    for (unsigned b = 0; b < 2; b++) {
+        g_assert_cmpuint(c[PCIE(b, WORDS)] + c[PCIE(b, STALL)], <=, cyc);
+        g_assert_cmpuint(c[PCIE(b, ITEMS)], <=, 16 * cyc);
+        g_assert_cmpuint(c[DMA(b, WORDS)] + c[DMA(b, STALL)], <=, dcyc);
+        g_assert_cmpuint(c[DMA(b, ITEMS)], <=, 16 * dcyc);
+    }
+    /* the PCIe side has no MVB */
+    g_assert_cmpuint(c[PCIE(0, MVB)] + c[PCIE(1, MVB)], ==, 0);
+}
+
+static void test_defaults(void)
+{
+    PtmPtcParams p;
+    uint64_t c[64];
+
+    ptm_ptc_params_default(&p);
+    run(&p, 5000000, c);
+    check_claims(&p, c);
+    /* the defaults starve the tags now and then */
+    g_assert_cmpuint(c[BRAKE(0)], >, 0);
+    /* DOWN is held by the DMA side: reason 4 before its stall shows */
+    g_assert_cmpuint(c[BRAKE(4)], >, 0);
+    g_assert_cmpfloat((double)c[BRAKE(4)] / c[0], >=,
+                      (double)c[DMA(1, STALL)] / c[31]);
+}
+
+static void test_tag_starved(void)
+{
+    PtmPtcParams p;
+    uint64_t c[64];
+
+    ptm_ptc_params_default(&p);
+    p.tags = 16;
+    run(&p, 5000000, c);
+    check_claims(&p, c);
+    g_assert_cmpuint(c[TAGBAND(0)], >, 0);
+    g_assert_cmpfloat((double)c[BRAKE(0)] / c[0], >, 0.10);
+    /* with 16 of 256 tags at most, free tags never leave the low bands */
+    g_assert_cmpuint(c[TAGBAND(2)] + c[TAGBAND(3)], ==, 0);
+}
+
+static void test_ample_tags(void)
+{
+    PtmPtcParams p;
+    uint64_t c[64];
+
+    ptm_ptc_params_default(&p);
+    p.tags = 0;                 /* the card's 256 */
+    p.latency_ns = 500;
+    run(&p, 5000000, c);
+    check_claims(&p, c);
+    g_assert_cmpuint(c[BRAKE(0)], ==, 0);
+    g_assert_cmpuint(c[TAGBAND(0)], ==, 0);
+}
+
+static void test_same_seed(void)
+{
+    PtmPtcParams p;
+    uint64_t a[64], b[64], d[64];
+
+    ptm_ptc_params_default(&p);
+    run(&p, 1000000, a);
+    run(&p, 1000000, b);
+    p.seed = 2;
+    run(&p, 1000000, d);
+    g_assert_cmpmem(a, sizeof(a), b, sizeof(b));
+    g_assert_cmpint(memcmp(a, d, sizeof(a)), !=, 0);
+}
+
+/* Reusing the counts of named segment lists changes no count. */
+static void test_memo_exact(void)
+{
+    PtmPtcParams p;
+    uint64_t a[64], b[64];
+
+    ptm_ptc_params_default(&p);
+    memo = false;
+    run(&p, 3000000, a);
+    memo = true;
+    run(&p, 3000000, b);
+    g_assert_cmpmem(a, sizeof(a), b, sizeof(b));
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/ptc/claims-defaults", test_defaults);
+    g_test_add_func("/ptc/claims-tag-starved", test_tag_starved);
+    g_test_add_func("/ptc/claims-ample-tags", test_ample_tags);
+    g_test_add_func("/ptc/same-seed", test_same_seed);
+    g_test_add_func("/ptc/memo-exact", test_memo_exact);
+    return g_test_run();
+}
