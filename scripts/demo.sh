@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # The main job: set everything up, boot a Linux guest with a virtual
-# ndk-pcie-telemetry card driven by the built-in pattern source, and show
-# what the guest reads from the card's BAR0.
+# ndk-pcie-telemetry card driven by the ptc generator (a model of the PCIe
+# transaction controller), and show what the guest reads from its BAR0.
 # Extra arguments are passed to QEMU, e.g. to change the card:
 #   scripts/demo.sh -global ndk-pcie-telemetry.dma-ports=2
 set -euo pipefail
@@ -15,5 +15,5 @@ initrd="$REPO/build/demo-initramfs.gz"
 "$REPO/scripts/guest-initramfs.sh" "$initrd" "$REPO/guest/show-registers.sh"
 printf '\n==> Booting the guest with the virtual card (about 5 s)\n'
 exec "$REPO/scripts/guest-run.sh" "$initrd" \
-    -object telemetry-traffic-pattern,id=traffic0,rq-frame-bytes=512,rq-gap=2,rc-frame-bytes=256,rc-stall=1,up-frame-bytes=100,up-gap=1,up-stall=1,down-frame-bytes=256,down-gap=3,tags-free=100,stfifo-free=640,brake=1 \
+    -object telemetry-traffic-ptc,id=traffic0 \
     -device ndk-pcie-telemetry,traffic=traffic0 "$@"
