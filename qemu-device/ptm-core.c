@@ -26,7 +26,7 @@ typedef struct PtmDelta {
 } PtmDelta;
 
 /* The counts of one pass of a segment list a source marked with an id. */
-#define PTM_MEMO_SLOTS 16
+#define PTM_MEMO_SLOTS 64
 
 typedef struct PtmMemo {
     bool valid;
@@ -526,9 +526,12 @@ void ptm_core_set_memo(PtmCore *core, bool on)
 static bool count_memo(PtmCore *core, PtmProbe *p, const PtmChunk *ch)
 {
     PtmCountState *st = &p->cs;
+    /* a set of four slots chosen by the id, the least recent replaced */
+    unsigned set = (unsigned)((ch->id ^ (ch->id >> 29) ^ st->open) %
+                              (PTM_MEMO_SLOTS / 4)) * 4;
     PtmMemo *m = NULL;
 
-    for (unsigned k = 0; k < PTM_MEMO_SLOTS; k++) {
+    for (unsigned k = set; k < set + 4; k++) {
         if (p->memo[k].valid && p->memo[k].id == ch->id &&
             p->memo[k].open_in == st->open) {
             m = &p->memo[k];
@@ -538,8 +541,8 @@ static bool count_memo(PtmCore *core, PtmProbe *p, const PtmChunk *ch)
     if (!m) {
         PtmCountState one = *st;
 
-        m = &p->memo[0];
-        for (unsigned k = 1; k < PTM_MEMO_SLOTS; k++) {
+        m = &p->memo[set];
+        for (unsigned k = set + 1; k < set + 4; k++) {
             if (p->memo[k].used < m->used) {
                 m = &p->memo[k];
             }

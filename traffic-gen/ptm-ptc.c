@@ -258,7 +258,9 @@ typedef struct Recent {
 typedef struct PtcCache {
     Plan plan[PLANS];
     uint64_t built[PLANS];
-    uint64_t builds;
+    uint64_t hash[PLANS];                   /* of the plan's key */
+    uint64_t used[PLANS];                   /* for replacing the least recent */
+    uint64_t builds, clock;
     Recent recent[PTM_MAX_ENDPOINTS * SLOTS];
     Work work;
 } PtcCache;
@@ -670,6 +672,7 @@ static Plan *plan_for(const PtmGen *gen, const PtmPtcParams *p,
     Recent *rc;
     Key key;
     unsigned slot;
+    uint64_t h;
 
     if (!g->cache) {
         g->cache = g_new0(PtcCache, 1);
@@ -685,13 +688,26 @@ static Plan *plan_for(const PtmGen *gen, const PtmPtcParams *p,
         return &c->plan[rc->plan];
     }
     decide(gen, p, probe, block, &key);
-    slot = ptm_hash(key.lat, key.nr, key.nw, key.ph) % PLANS;
-    if (!c->plan[slot].valid || memcmp(&c->plan[slot].key, &key,
-                                       sizeof(key))) {
-        build_plan(gen, &key, &c->work, &c->plan[slot]);
-        c->built[slot] = ++c->builds;
-        c->plan[slot].build = c->builds;
+    h = ptm_hash(key.lat, key.nr, key.nw, key.ph ^ (uint64_t)key.tag_limited << 32);
+    slot = PLANS;
+    for (unsigned i = 0, lru = 0; i < PLANS; i++) {
+        if (c->plan[i].valid && c->hash[i] == h &&
+            !memcmp(&c->plan[i].key, &key, sizeof(key))) {
+            slot = i;
+            break;
+        }
+        if (c->used[i] < c->used[lru]) {
+            lru = i;
+        }
+        if (i == PLANS - 1) {
+            slot = lru;
+            build_plan(gen, &key, &c->work, &c->plan[slot]);
+            c->hash[slot] = h;
+            c->built[slot] = ++c->builds;
+            c->plan[slot].build = c->builds;
+        }
     }
+    c->used[slot] = ++c->clock;
     *rc = (Recent) { .block = block, .plan = slot, .gen = c->built[slot],
                      .valid = true };
     return &c->plan[slot];
