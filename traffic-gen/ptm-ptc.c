@@ -391,14 +391,19 @@ static void decide(const PtmGen *gen, const PtmPtcParams *p,
     key->ph = stretch ? level * (d.pd - stretch) / 7 : 0;
 }
 
-static void build_plan(const PtmGen *gen, const Key *key, Work *w,
-                       Plan *pl)
+/*
+ * Build the schedule with nr reads and nw writes; false if a frame found no
+ * room (the caller then tries with fewer requests).
+ */
+static bool build_once(const PtmGen *gen, const Key *key, uint32_t nr,
+                       uint32_t nw, Work *w, Plan *pl)
 {
     const PtmGeometry *geo = &gen->geo;
     const PtmPtcParams *p = &key->params;
     Derived dv;
     uint32_t P, pd, ports, mps, mrrs, rd_bytes, wr_bytes, kr, kw, ncpl_tlp;
-    uint32_t tag_limit, fifo_need, lat, n, nr, nw, rq_cur = 0;
+    uint32_t tag_limit, fifo_need, lat, n, rq_cur = 0, reads = 0, writes = 0;
+    bool failed = false;
     Bus rq, rc, up, down;
     Req *req = w->req;
     Cpl *cpl = w->cpl;
@@ -423,8 +428,6 @@ static void build_plan(const PtmGen *gen, const Key *key, Work *w,
     up = dv.up;
     down = dv.down;
     lat = key->lat;
-    nr = key->nr;
-    nw = key->nw;
     n = nr + nw;
 
     /* only what this card uses needs clearing */
@@ -451,7 +454,9 @@ static void build_plan(const PtmGen *gen, const Key *key, Work *w,
                     (uint64_t)i * MIN(nr, n) / n;
         uint32_t target = (uint64_t)i * P / n, k = read ? kr : kw;
 
-        req[i] = (Req) { .read = read, .port = i % ports };
+        /* reads and writes each go round the ports */
+        req[i] = (Req) { .read = read,
+                         .port = (read ? reads++ : writes++) % ports };
         rq_cur = MAX(rq_cur, target);
         for (uint32_t j = 0; j < k; j++) {
             uint32_t bytes = read ? RQ_HDR
@@ -483,7 +488,8 @@ static void build_plan(const PtmGen *gen, const Key *key, Work *w,
                     int64_t at = find_run(w->rc, P, abs % P, cw);
 
                     if (at < 0 || ncpl >= G_N_ELEMENTS(w->cpl)) {
-                        break;              /* RC full: cannot happen */
+                        failed = true;      /* RC full */
+                        break;
                     }
                     put_frame(w->rc, at, &rc, RC_HDR + c, false, NULL);
                     abs += ((uint64_t)at + P - abs % P) % P + cw;
@@ -535,6 +541,9 @@ rq_done:
                     break;
                 }
             }
+            if (k == pd - 1) {
+                failed = true;      /* UP full */
+            }
         }
     }
     for (uint32_t i = 0; i < ncpl; i++) {
@@ -551,9 +560,14 @@ rq_done:
         for (uint32_t t = ph; t < ph + stretch; t++) {
             bus[t].src_rdy = 0;
         }
-        if (at >= 0) {
-            put_frame(bus, at, &down, cpl[i].bytes, true, NULL);
+        if (at < 0) {
+            failed = true;          /* DOWN full */
+            break;
         }
+        put_frame(bus, at, &down, cpl[i].bytes, true, NULL);
+    }
+    if (failed) {
+        return false;
     }
     /* a frame due in the stretch waits there with its first word held */
     for (unsigned b = 1; stretch && b < 2 * ports; b += 2) {
@@ -662,6 +676,27 @@ rq_done:
     }
     pl->sum.tag_limit = tag_limit;
     pl->sum.tag_limited = key->tag_limited;
+    return true;
+}
+
+/*
+ * The requests of a block are whole numbers with the fraction carried from
+ * block to block; a block that rounds up may not fit where the average
+ * does. Then it gets one request less, a read first, until every frame has
+ * room: no completion is ever dropped.
+ */
+static void build_plan(const PtmGen *gen, const Key *key, Work *w,
+                       Plan *pl)
+{
+    uint32_t nr = key->nr, nw = key->nw;
+
+    while (!build_once(gen, key, nr, nw, w, pl)) {
+        if (nr) {
+            nr--;
+        } else if (nw) {
+            nw--;
+        }
+    }
 }
 
 static Plan *plan_for(const PtmGen *gen, const PtmPtcParams *p,

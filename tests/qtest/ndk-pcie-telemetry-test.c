@@ -13,6 +13,14 @@
  * Clocks of the defaults: PCIe 400 MHz (2.5 ns), DMA 200 MHz (5 ns), MI
  * 100 MHz (10 ns); DRAIN_PERIOD 4096, so window 0 of a probe covers its
  * cycles [0, 4095) and window k >= 1 the cycles [4096 k - 1, 4096 (k + 1) - 1).
+ *
+ * Environment (tests/qtest/run-qtest.sh sets both):
+ *   QTEST_QEMU_BINARY  the QEMU with the device
+ *   PTM_SAMPLE_PLUGIN  path of the sample traffic plugin the project's build
+ *                      makes, build/traffic-gen/plugins/ptm-sample-plugin.so;
+ *                      the plugin test fails (it does not skip) without it.
+ * The scenario and replay tests write their files into a temporary
+ * directory of their own.
  */
 
 #include "qemu/osdep.h"
@@ -1582,18 +1590,22 @@ static void test_lost_deltas_2(void)
 /* ------------------------------------------------------------------ */
 /* Properties                                                           */
 
-/* QEMU with the device must exit with an error that names the property. */
-static void expect_refused(const char *props, const char *name)
+/*
+ * QEMU started with the arguments extra (NULL-terminated) after a q35
+ * machine must exit with an error whose text contains needle.
+ */
+static void expect_start_refused(const char *const *extra,
+                                 const char *needle)
 {
     const char *qemu = g_getenv("QTEST_QEMU_BINARY");
-    g_autofree char *dev = g_strdup_printf("ndk-pcie-telemetry,%s", props);
-    const char *argv[] = {
+    const char *base[] = {
         qemu, "-machine", "q35", "-nodefaults", "-display", "none",
-        "-accel", "qtest", "-device", dev, NULL,
+        "-accel", "qtest",
     };
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
     g_autoptr(GString) err = g_string_new("");
+    g_autoptr(GString) what = g_string_new("");
     g_autoptr(GError) gerr = NULL;
-    g_autofree char *quoted = g_strdup_printf("'%s'", name);
     int status = 0, fd, i;
     GPid pid;
     pid_t r = 0;
@@ -1601,7 +1613,15 @@ static void expect_refused(const char *props, const char *name)
     ssize_t len;
 
     g_assert(qemu);
-    g_assert(g_spawn_async_with_pipes(NULL, (char **)argv, NULL,
+    for (i = 0; i < (int)G_N_ELEMENTS(base); i++) {
+        g_ptr_array_add(argv, (char *)base[i]);
+    }
+    for (i = 0; extra[i]; i++) {
+        g_ptr_array_add(argv, (char *)extra[i]);
+        g_string_append_printf(what, "%s%s", i ? " " : "", extra[i]);
+    }
+    g_ptr_array_add(argv, NULL);
+    g_assert(g_spawn_async_with_pipes(NULL, (char **)argv->pdata, NULL,
                                       G_SPAWN_DO_NOT_REAP_CHILD |
                                       G_SPAWN_STDOUT_TO_DEV_NULL,
                                       NULL, NULL, &pid, NULL, NULL, &fd,
@@ -1628,11 +1648,24 @@ static void expect_refused(const char *props, const char *name)
     close(fd);
     g_spawn_close_pid(pid);
 
-    g_test_message("%s: %s", props, err->str);
+    g_test_message("%s: %s", what->str, err->str);
     g_assert_cmpint(r, ==, pid);
     g_assert_true(WIFEXITED(status));
     g_assert_cmpint(WEXITSTATUS(status), !=, 0);
-    g_assert_nonnull(strstr(err->str, quoted));
+    if (!strstr(err->str, needle)) {
+        g_test_message("the message lacks \"%s\"", needle);
+    }
+    g_assert_nonnull(strstr(err->str, needle));
+}
+
+/* QEMU with the device must exit with an error that names the property. */
+static void expect_refused(const char *props, const char *name)
+{
+    g_autofree char *dev = g_strdup_printf("ndk-pcie-telemetry,%s", props);
+    g_autofree char *quoted = g_strdup_printf("'%s'", name);
+    const char *extra[] = { "-device", dev, NULL };
+
+    expect_start_refused(extra, quoted);
 }
 
 static void test_bad_properties(void)
@@ -2480,6 +2513,959 @@ static void test_hotplug_late(void)
     ndk_close(&n);
 }
 
+/* ------------------------------------------------------------------ */
+/* Helpers of the generator tests                                       */
+
+/*
+ * Entries of the default card (R = 2 on every bus, 1 DMA port): the PCIe
+ * probe's bus b (0 RQ, 1 RC) at 1 + 8 b, BRAKE k at 17 + k, the tag bands
+ * at 23..26 and the FIFO bands at 27..30; the DMA probe's cycles at 31, its
+ * bus b (0 UP, 1 DOWN) at 32 + 8 b.
+ */
+#define PCH(b, k)       (1 + 8 * (b) + (k))
+#define DCH(b, k)       (32 + 8 * (b) + (k))
+#define BRAKE_CH(k)     (17 + (k))
+#define TAG_BAND(j)     (23 + (j))
+#define FIFO_BAND(j)    (27 + (j))
+#define DMA_CYCLES      31
+
+static const char *const bus_name[4] = { "RQ", "RC", "UP", "DOWN" };
+
+/* Entry of channel k of bus i of RQ, RC, UP, DOWN */
+static unsigned bus_ch(unsigned i, unsigned k)
+{
+    return i < 2 ? PCH(i, k) : DCH(i - 2, k);
+}
+
+/*
+ * Half a PCIe window after the drain of PCIe window k - 1 of a card reset
+ * at 0 (10240 k - 2.5 ns): mid-window for the DMA probe as well, whose
+ * drains fall at 20480 j - 5 ns.
+ */
+static int64_t mid_window(const Ndk *n, unsigned k)
+{
+    return n->t0 + (int64_t)k * 10240 + 5120;
+}
+
+/* Every word of the register file below 0x100 */
+static void read_regs(Ndk *n, uint32_t *regs)
+{
+    for (unsigned i = 0; i < 64; i++) {
+        regs[i] = rd(n, 4 * i);
+    }
+}
+
+static QDict *qom_set_str(QTestState *qts, const char *path,
+                          const char *prop, const char *val)
+{
+    return qtest_qmp(qts, "{ 'execute': 'qom-set', 'arguments': "
+                     "{ 'path': %s, 'property': %s, 'value': %s } }",
+                     path, prop, val);
+}
+
+/* The message of a refused qom-set, "" if it was taken; frees rsp. */
+static char *qom_set_error(QDict *rsp)
+{
+    char *desc = g_strdup(qdict_haskey(rsp, "error") ?
+                          qdict_get_str(qdict_get_qdict(rsp, "error"),
+                                        "desc") : "");
+
+    qobject_unref(rsp);
+    return desc;
+}
+
+static char *qom_get_str(QTestState *qts, const char *path, const char *prop)
+{
+    QDict *rsp = qtest_qmp(qts, "{ 'execute': 'qom-get', 'arguments': "
+                           "{ 'path': %s, 'property': %s } }", path, prop);
+    char *v = NULL;
+
+    g_assert_true(qdict_haskey(rsp, "return"));
+    if (qdict_haskey(rsp, "return")) {
+        v = g_strdup(qdict_get_str(rsp, "return"));
+    }
+    qobject_unref(rsp);
+    return v ? v : g_strdup("");
+}
+
+static char *write_tmp(const char *dir, const char *name, const char *text)
+{
+    char *path = g_build_filename(dir, name, NULL);
+
+    g_assert_true(g_file_set_contents(path, text, -1, NULL));
+    return path;
+}
+
+/* ------------------------------------------------------------------ */
+/* The ptc generator                                                    */
+
+#define PTC_ARGS \
+    "-object telemetry-traffic-ptc,id=t0 " \
+    "-device ndk-pcie-telemetry,addr=04.0,traffic=t0"
+
+/*
+ * The settings the tests negotiate in Device Control right after the
+ * start, before the first drain, so that every window is counted with
+ * them: MPS 256 B (1), MRRS 512 B (2), extended tags, no 10-bit tags, RCB
+ * 64 B. PCIE_STATUS then reads 1 | 2 << 3 | 1 << 6 | link up << 9.
+ */
+#define PTC_STATUS      (1u | 2u << 3 | 1u << 6 | 1u << 9)
+
+static void ptc_open(Ndk *n, const char *args)
+{
+    uint8_t exp;
+
+    ndk_open(n, "q35", args);
+    exp = qpci_find_capability(n->dev, PCI_CAP_ID_EXP, 0);
+    g_assert_cmphex(exp, ==, 0x80);
+    set_pcie_settings(n, exp, 1, 2, true, false, false);
+}
+
+/* At t: every register, the live counters, then a snapshot of them */
+static void read_all_at(Ndk *n, int64_t t, uint32_t *regs, uint64_t *live,
+                        uint64_t *snap)
+{
+    step_to(n, t);
+    wr(n, REG_READ_SEL, 1);
+    read_regs(n, regs);
+    read_counters(n, DEF_ENTRIES, live);
+    snapshot(n, DEF_ENTRIES);
+    wr(n, REG_READ_SEL, 0);
+    read_counters(n, DEF_ENTRIES, snap);
+}
+
+/*
+ * A -> B at T1 = 200 ns after the drain of PCIe window 49 (about 1.02 ms),
+ * with traffic on every bus and the deltas of that window on their way;
+ * B runs to T2, half a window after the drain of PCIe window 99, and must
+ * equal C, which ran 0 -> T2 without the migration, in every register and
+ * counter. The negotiated settings (MPS 256 B) reach B in its config space
+ * and must drive its traffic as they drive C's.
+ */
+static void test_ptc_migration(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("ndk-ptm-mig-XXXXXX", NULL);
+    g_autofree char *file = g_build_filename(dir, "state.mig", NULL);
+    g_autofree char *uri = g_strdup_printf("file:%s", file);
+    uint64_t at1[DEF_ENTRIES], ct1[DEF_ENTRIES];
+    uint64_t lb[DEF_ENTRIES], lc[DEF_ENTRIES];
+    uint64_t sb[DEF_ENTRIES], sc[DEF_ENTRIES];
+    uint32_t rb[64], rc[64];
+    int64_t t0, t1, t2;
+    Ndk a, b, c;
+
+    g_assert(dir);
+
+    ptc_open(&a, PTC_ARGS);
+    t0 = a.t0;
+    t1 = cycle_ns(drain_cycle(first_cycle(t0, PCIE_HZ), DP, 49), PCIE_HZ) +
+         200;
+    t2 = mid_window(&a, 100);
+    step_to(&a, t1);
+    wr(&a, REG_READ_SEL, 1);
+    read_counters(&a, DEF_ENTRIES, at1);
+    migrate_out(&a, uri);
+
+    migrate_in(&b, "q35", PTC_ARGS, uri, t0, t1);
+    g_assert_cmpint(qom_get_int(b.qts, "/objects/t0", "tags"), ==, 48);
+    read_all_at(&b, t2, rb, lb, sb);
+    ndk_close(&b);
+    unlink(file);
+    rmdir(dir);
+
+    ptc_open(&c, PTC_ARGS);
+    g_assert_cmpint(c.t0, ==, t0);
+    step_to(&c, t1);
+    wr(&c, REG_READ_SEL, 1);
+    read_counters(&c, DEF_ENTRIES, ct1);
+    read_all_at(&c, t2, rc, lc, sc);
+    ndk_close(&c);
+
+    check_counters("ptc, A vs C at T1", at1, ct1, DEF_ENTRIES);
+    for (unsigned i = 0; i < 64; i++) {
+        if (rb[i] != rc[i]) {
+            g_test_message("ptc, register 0x%02x: B 0x%08x, C 0x%08x",
+                           4 * i, rb[i], rc[i]);
+        }
+        g_assert_cmphex(rb[i], ==, rc[i]);
+    }
+    check_counters("ptc, B vs C, live at T2", lb, lc, DEF_ENTRIES);
+    check_counters("ptc, B vs C, snapshot at T2", sb, sc, DEF_ENTRIES);
+
+    /* what B must read whatever C does */
+    for (unsigned i = 0; i < DEFAULT_CFG_REGS; i++) {
+        g_assert_cmphex(rb[default_regs[i].off / 4], ==, default_regs[i].val);
+    }
+    g_assert_cmphex(rb[REG_STATUS / 4], ==, 0);
+    g_assert_cmphex(rb[REG_READ_SEL / 4], ==, 1);
+    g_assert_cmphex(rb[REG_PCIE_STATUS(0) / 4], ==, PTC_STATUS);
+    check_cycles("ptc, B", lb, t0, t2);
+    /* mid-window, all deltas in: the snapshot is the live copy */
+    check_counters("ptc, B, snapshot vs live", sb, lb, DEF_ENTRIES);
+    /* traffic flowed before T1, and more of it from T1 to T2 */
+    for (unsigned i = 0; i < 4; i++) {
+        static const unsigned k[] = { CH_WORDS, CH_SOF, CH_ITEMS };
+
+        for (unsigned j = 0; j < G_N_ELEMENTS(k); j++) {
+            unsigned e = bus_ch(i, k[j]);
+
+            g_test_message("ptc, %s entry %u: %" PRIu64 " at T1, %" PRIu64
+                           " at T2", bus_name[i], e, at1[e], lb[e]);
+            g_assert_cmpuint(at1[e], >, 0);
+            g_assert_cmpuint(lb[e], >, at1[e]);
+        }
+    }
+}
+
+/* bytes are those of sof frames of size each, but for one cut frame */
+static bool same_frames(uint64_t bytes, uint64_t size, uint64_t sof)
+{
+    return bytes <= size * sof && bytes + size > size * sof;
+}
+
+static void check_frames(const char *what, const uint64_t *c, unsigned i,
+                         uint64_t size)
+{
+    uint64_t sof = c[bus_ch(i, CH_SOF)];
+    uint64_t bytes = c[bus_ch(i, CH_ITEMS)] * ITEM_BYTES;
+
+    g_test_message("%s: %s Avg B %.2f over %" PRIu64 " frames, expected %"
+                   PRIu64, what, bus_name[i], sof ? (double)bytes / sof : 0,
+                   sof, size);
+    g_assert_cmpuint(sof, >, 0);
+    g_assert_true(same_frames(bytes, size, sof));
+}
+
+/*
+ * The claims of docs/traffic-generators.md that hold for any card, on the
+ * counters of a card with the ptc defaults after 3 ms, read after a
+ * SNAPSHOT. At the middle of PCIe window 294 the PCIe probe has counted
+ * windows 0..293 (cycles up to 1204222, 3010.5575 us) and the DMA probe
+ * windows 0..146 (cycles up to 602110, 3010.555 us): the same span of time,
+ * whole schedules of the model (its blocks are 4096 PCIe cycles from cycle
+ * 0, its frames never cross the end of a 256-cycle period), so the
+ * completions RC carried in it are those DOWN carried, to a frame.
+ *
+ * The completion size is the MPS PCIE_STATUS reports (256 B negotiated
+ * here); read-bytes (2048) is a multiple of it, so every completion has
+ * that size. With P DMA ports (entries: UP of port p is DMA bus 2p, DOWN
+ * 2p + 1) every UP bus has its own RD % and Avg B, as the reference
+ * report shows them; the completions of RC go down on the DOWN buses
+ * together.
+ */
+static void ptc_claims(const char *args, unsigned ports)
+{
+    uint64_t c[DEF_ENTRIES], sum, origin, down_sof = 0;
+    uint32_t st, tags, mps;
+    int64_t t;
+    Ndk n;
+
+    g_assert_cmpuint(31 + 1 + 2 * ports * 8, <=, DEF_ENTRIES);
+    ptc_open(&n, args);
+    origin = first_cycle(n.t0, PCIE_HZ);
+    step_to(&n, cycle_ns(drain_cycle(origin, DP, 0), PCIE_HZ) + MI_NS);
+    st = rd(&n, REG_PCIE_STATUS(0));
+    g_assert_cmphex(st, ==, PTC_STATUS);
+    mps = 128u << (st & 7);
+    g_assert_cmpuint(mps, ==, 256);
+
+    t = mid_window(&n, 294);
+    step_to(&n, t);
+    snapshot(&n, DEF_ENTRIES);
+    wr(&n, REG_READ_SEL, 0);
+    read_counters(&n, DEF_ENTRIES, c);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
+    g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)), ==, PTC_STATUS);
+    tags = rd(&n, REG_PCIE_TAGS(0));
+    check_cycles(args, c, n.t0, t);
+    g_assert_cmpuint(c[0], ==, 294 * 4096 - 1);
+    g_assert_cmpuint(c[DMA_CYCLES], ==, 147 * 4096 - 1);
+    ndk_close(&n);
+
+    /* every cycle with no free tag is a cycle of "no free PCIe tag" */
+    g_test_message("BRAKE 0: %" PRIu64 " cycles, tag band 0: %" PRIu64,
+                   c[BRAKE_CH(0)], c[TAG_BAND(0)]);
+    g_assert_cmpuint(c[BRAKE_CH(0)], >=, c[TAG_BAND(0)]);
+
+    /* RC: completions of MPS bytes with their 12-byte header */
+    check_frames("ptc", c, 1, mps + 12);
+    for (unsigned p = 0; p < ports; p++) {
+        unsigned up = 2 * p, down = 2 * p + 1;
+        uint64_t mvb = c[DCH(up, CH_MVB)], sof = c[DCH(up, CH_SOF)];
+        double rdp = mvb ? 100.0 * (mvb - sof) / mvb : 0;
+
+        /* RD % of UP: (MVB items - SOF) / MVB items = read-percent (40) */
+        g_test_message("ptc, DMA port %u: RD %% of UP %.2f (%" PRIu64
+                       " MVB items, %" PRIu64 " SOF)", p, rdp, mvb, sof);
+        g_assert_cmpuint(mvb, >, 0);
+        g_assert_cmpfloat(rdp, >=, 38.0);
+        g_assert_cmpfloat(rdp, <=, 42.0);
+        /* UP carries the writes of write-bytes (192), DOWN completions */
+        g_assert_true(same_frames(c[DCH(up, CH_ITEMS)] * ITEM_BYTES, 192,
+                                  sof));
+        g_assert_true(same_frames(c[DCH(down, CH_ITEMS)] * ITEM_BYTES, mps,
+                                  c[DCH(down, CH_SOF)]));
+        /* each completion on DOWN has its MVB header */
+        g_assert_cmpuint(c[DCH(down, CH_MVB)], ==, c[DCH(down, CH_SOF)]);
+        /* DOWN held by the DMA side: reason 4 covers its stalls and more */
+        g_assert_cmpfloat((double)c[BRAKE_CH(4)] / c[0], >=,
+                          (double)c[DCH(down, CH_STALL)] / c[DMA_CYCLES]);
+        down_sof += c[DCH(down, CH_SOF)];
+    }
+    /* every completion on RC appears on DOWN */
+    g_test_message("ptc: %" PRIu64 " completions on RC, %" PRIu64 " on DOWN",
+                   c[PCH(1, CH_SOF)], down_sof);
+    g_assert_cmpuint(down_sof + 2, >=, c[PCH(1, CH_SOF)]);
+    g_assert_cmpuint(down_sof, <=, c[PCH(1, CH_SOF)] + 2);
+
+    /* no bus beyond its width, within the cycles of its own clock */
+    for (unsigned i = 0; i < 2 + 2 * ports; i++) {
+        unsigned e0 = i < 2 ? PCH(i, 0) : DCH(i - 2, 0);
+        uint64_t cyc = c[i < 2 ? 0 : DMA_CYCLES];
+        uint64_t words = c[e0 + CH_WORDS];
+        uint64_t used = c[e0 + CH_REGION0] + c[e0 + CH_REGION0 + 1];
+
+        g_test_message("ptc, PCIe/DMA bus %u: %" PRIu64 " words, %" PRIu64
+                       " stalls of %" PRIu64 " cycles", i, words,
+                       c[e0 + CH_STALL], cyc);
+        g_assert_cmpuint(words, >, 0);
+        g_assert_cmpuint(words + c[e0 + CH_STALL], <=, cyc);
+        g_assert_cmpuint(c[e0 + CH_REGION0], <=, words);
+        g_assert_cmpuint(c[e0 + CH_REGION0 + 1], <=, words);
+        g_assert_cmpuint(c[e0 + CH_ITEMS], <=, 8 * used);
+    }
+    /* the PCIe side has no MVB */
+    for (unsigned b = 0; b < 2; b++) {
+        g_assert_cmpuint(c[PCH(b, CH_MVB)], ==, 0);
+        g_assert_cmpuint(c[PCH(b, CH_MVB_STALL)], ==, 0);
+    }
+    /*
+     * The PTC hands out at most tags = 48 of the 256: never more than
+     * 256 / 2 free (band 3); each histogram counts every cycle once.
+     */
+    g_assert_cmpuint(c[TAG_BAND(3)], ==, 0);
+    g_assert_cmpuint(tags & 0xFFFF, <=, 48);
+    g_assert_cmpuint(tags >> 16, <=, tags & 0xFFFF);
+    for (unsigned h = 0; h < 2; h++) {
+        sum = 0;
+        for (unsigned j = 0; j < 4; j++) {
+            sum += c[TAG_BAND(4 * h + j)];
+        }
+        g_assert_cmpuint(sum, ==, c[0]);
+    }
+    for (unsigned e = 32 + 16 * ports; e < DEF_ENTRIES; e++) {
+        g_assert_cmpuint(c[e], ==, 0);
+    }
+}
+
+static void test_ptc_claims(void)
+{
+    ptc_claims(PTC_ARGS, 1);
+}
+
+/*
+ * The same with 2 DMA ports: 31 + 1 + 2 x 2 x 8 = 64 channels per
+ * endpoint, ENTRIES 64; the DMA buses UP0, DOWN0, UP1, DOWN1 at 32, 40,
+ * 48, 56.
+ */
+static void test_ptc_claims_2ports(void)
+{
+    ptc_claims("-object telemetry-traffic-ptc,id=t0 "
+               "-device ndk-pcie-telemetry,addr=04.0,traffic=t0,dma-ports=2",
+               2);
+}
+
+/*
+ * qom-set tags=8 and latency-ns=4000 while the card runs: from the next
+ * PCIe drain window on, reads hold their tags twice as long and only 8
+ * exist, so "no free PCIe tag" (BRAKE 0) is active in a larger share of
+ * the cycles. Live counters at the middle of PCIe windows 20 and 60 give
+ * the delta of windows 20..59 (old values); the change is made in window
+ * 60 and applies from window 61; counters in windows 62 and 102 give the
+ * delta of windows 62..101 (new values). 40 windows each: five jitter
+ * groups of 8 windows.
+ */
+static void test_ptc_qom_set_tags(void)
+{
+    uint64_t ca[DEF_ENTRIES], cb[DEF_ENTRIES], cc[DEF_ENTRIES];
+    uint64_t cd[DEF_ENTRIES], before[DEF_ENTRIES], after[DEF_ENTRIES];
+    uint64_t origin;
+    double sb, sa;
+    uint32_t tags;
+    Ndk n;
+
+    ptc_open(&n, PTC_ARGS);
+    origin = first_cycle(n.t0, PCIE_HZ);
+    wr(&n, REG_READ_SEL, 1);
+    step_to(&n, mid_window(&n, 20));
+    g_assert_cmpuint(windows_by(n.now, origin, PCIE_HZ, DP), ==, 20);
+    read_counters(&n, DEF_ENTRIES, ca);
+    step_to(&n, mid_window(&n, 60));
+    g_assert_cmpuint(windows_by(n.now, origin, PCIE_HZ, DP), ==, 60);
+    read_counters(&n, DEF_ENTRIES, cb);
+    qom_set_ok(n.qts, "/objects/t0", "tags", 8);
+    qom_set_ok(n.qts, "/objects/t0", "latency-ns", 4000);
+    g_assert_cmpint(qom_get_int(n.qts, "/objects/t0", "tags"), ==, 8);
+    g_assert_cmpint(qom_get_int(n.qts, "/objects/t0", "latency-ns"), ==,
+                    4000);
+    step_to(&n, mid_window(&n, 62));
+    g_assert_cmpuint(windows_by(n.now, origin, PCIE_HZ, DP), ==, 62);
+    read_counters(&n, DEF_ENTRIES, cc);
+    /* window 61 had the new pool: at most 8 tags free now and lowest */
+    tags = rd(&n, REG_PCIE_TAGS(0));
+    step_to(&n, mid_window(&n, 102));
+    read_counters(&n, DEF_ENTRIES, cd);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
+    ndk_close(&n);
+
+    for (unsigned e = 0; e < DEF_ENTRIES; e++) {
+        before[e] = cb[e] - ca[e];
+        after[e] = cd[e] - cc[e];
+    }
+    g_assert_cmpuint(before[0], ==, 40 * DP);
+    g_assert_cmpuint(after[0], ==, 40 * DP);
+    sb = (double)before[BRAKE_CH(0)] / before[0];
+    sa = (double)after[BRAKE_CH(0)] / after[0];
+    g_test_message("BRAKE 0 share: %.4f with 48 tags and 2000 ns, %.4f with "
+                   "8 tags and 4000 ns", sb, sa);
+    g_assert_cmpfloat(sa, >, sb);
+    g_assert_cmpuint(after[BRAKE_CH(0)], >, before[BRAKE_CH(0)]);
+    /* the claim holds on both sides */
+    g_assert_cmpuint(before[BRAKE_CH(0)], >=, before[TAG_BAND(0)]);
+    g_assert_cmpuint(after[BRAKE_CH(0)], >=, after[TAG_BAND(0)]);
+    /* with 8 tags at most, free tags stay in bands 0 and 1 (<= 256 / 8) */
+    g_assert_cmpuint(after[TAG_BAND(2)] + after[TAG_BAND(3)], ==, 0);
+    g_assert_cmpuint(after[TAG_BAND(0)] + after[TAG_BAND(1)], ==, 40 * DP);
+    g_assert_cmpuint(tags & 0xFFFF, <=, 8);
+    /* reads still flow */
+    g_assert_cmpuint(after[DCH(1, CH_WORDS)], >, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* The scenario generator                                               */
+
+/*
+ * Phase 1: the link is down, nothing moves, for 50 us. Phase 2, the last,
+ * for ever: 256-byte RQ frames back to back, and on UP the 100-byte frames
+ * of PATTERN_ARGS (2 stalled cycles, 2 words, 3 idle: period 7). Phase 2
+ * starts at 50 us: PCIe cycle 20000, inside PCIe window 4 = [16383, 20479),
+ * and DMA cycle 10000 = 7 x 1428 + 4, inside DMA window 2. A phase plays
+ * its own pattern time from its first cycle, so UP begins there with the
+ * first stalled cycle of a frame, not 4 cycles into a period.
+ */
+static const char scenario_ini[] =
+    "# written by the QTest: 50 us of a link that is down\n"
+    "[phase down]\n"
+    "model=idle\n"
+    "duration=50us\n"
+    "link-up=false\n"
+    "\n"
+    "# then 256-byte RQ frames back to back, for ever (the last phase)\n"
+    "[phase rq]\n"
+    "model = pattern\n"
+    "duration = 1 ms\n"
+    "rq-frame-bytes=256\n"
+    "up-frame-bytes=100\n"
+    "up-gap=3\n"
+    "up-stall=2\n";
+
+/* A parameter the pattern model does not have */
+static const char scenario_bad_ini[] =
+    "[phase 1]\n"
+    "model=pattern\n"
+    "duration=10us\n"
+    "rq-bytes=256\n";
+
+static void test_scenario_phases(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("ndk-ptm-scn-XXXXXX", NULL);
+    g_autofree char *ini = NULL, *bad = NULL, *args = NULL, *desc = NULL;
+    g_autofree char *file = NULL;
+    uint64_t got[DEF_ENTRIES], exp[DEF_ENTRIES] = { 0 };
+    uint64_t origin, p2, d2, from[2];
+    SimProbe ver[2], pp, dp;
+    uint32_t st0;
+    uint8_t ecap;
+    Ndk n;
+
+    g_assert(dir);
+    ini = write_tmp(dir, "phases.ini", scenario_ini);
+    bad = write_tmp(dir, "bad.ini", scenario_bad_ini);
+    args = g_strdup_printf("-object telemetry-traffic-scenario,id=t0,file=%s "
+                           "-device ndk-pcie-telemetry,addr=04.0,traffic=t0",
+                           ini);
+    ndk_open(&n, "q35", args);
+    /* the phases are in virtual time from 0: the arithmetic below too */
+    g_assert_cmpint(n.t0, ==, 0);
+    origin = first_cycle(n.t0, PCIE_HZ);
+    p2 = first_cycle(50000, PCIE_HZ);
+    g_assert_cmpuint(p2, ==, 20000);
+    g_assert_cmpuint(drain_cycle(origin, DP, 3), <, p2);
+    g_assert_cmpuint(drain_cycle(origin, DP, 4), >, p2);
+    d2 = first_cycle(50000, DMA_HZ);
+    g_assert_cmpuint(d2, ==, 10000);
+    ecap = qpci_find_capability(n.dev, PCI_CAP_ID_EXP, 0);
+    st0 = status_from_config(qpci_config_readw(n.dev, ecap + PCI_EXP_DEVCTL),
+                             qpci_config_readw(n.dev,
+                                               ecap + PCI_EXP_DEVCTL2),
+                             qpci_config_readw(n.dev, ecap + PCI_EXP_LNKCTL));
+    st0 &= ~(1u << 9);
+
+    /* after the first drain: link down, all tags and FIFO words free */
+    step_to(&n, cycle_ns(drain_cycle(origin, DP, 0), PCIE_HZ) + MI_NS);
+    g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)), ==, st0);
+    g_assert_cmphex(rd(&n, REG_PCIE_TAGS(0)), ==, 256 | 256 << 16);
+    g_assert_cmphex(rd(&n, REG_PCIE_STFIFO(0)), ==, 1024 | 1024 << 16);
+    /* window 3 ends at cycle 16383, 41 us: still down */
+    step_to(&n, cycle_ns(drain_cycle(origin, DP, 3), PCIE_HZ) + MI_NS);
+    g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)), ==, st0);
+
+    /* 45 us: windows 0..3 counted, RQ has not moved */
+    step_to(&n, n.t0 + 45000);
+    g_assert_cmpuint(windows_by(n.now, origin, PCIE_HZ, DP), ==, 4);
+    wr(&n, REG_READ_SEL, 1);
+    g_assert_cmpuint(cnt(&n, 0), ==, 4 * DP - 1);
+    g_assert_cmpuint(cnt(&n, PCH(0, CH_WORDS)), ==, 0);
+    g_assert_cmpuint(cnt(&n, PCH(0, CH_ITEMS)), ==, 0);
+
+    /* the last cycle of window 4 (20478) is in phase 2: link up */
+    step_to(&n, cycle_ns(drain_cycle(origin, DP, 4), PCIE_HZ) + MI_NS);
+    g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)), ==, st0 | 1u << 9);
+
+    /*
+     * 55 us: window 4 counted. RQ moved a word in each of its cycles
+     * 20000..20478 (479) and started a frame every 4 cycles from 20000
+     * (20000, ..., 20476: 120); 16 items in every word.
+     */
+    step_to(&n, n.t0 + 55000);
+    g_assert_cmpuint(windows_by(n.now, origin, PCIE_HZ, DP), ==, 5);
+    g_assert_cmpuint(cnt(&n, PCH(0, CH_WORDS)), ==, 479);
+    g_assert_cmpuint(cnt(&n, PCH(0, CH_SOF)), ==, 120);
+    g_assert_cmpuint(cnt(&n, PCH(0, CH_ITEMS)), ==, 16 * 479);
+    g_assert_cmpuint(cnt(&n, PCH(0, CH_REGION0)), ==, 479);
+    g_assert_cmpuint(cnt(&n, PCH(0, CH_REGION0 + 1)), ==, 479);
+    /* DMA windows 0 and 1 (cycles up to 8190) were all in phase 1 */
+    g_assert_cmpuint(windows_by(n.now, first_cycle(n.t0, DMA_HZ), DMA_HZ,
+                                DP), ==, 2);
+    g_assert_cmpuint(cnt(&n, DMA_CYCLES), ==, 2 * DP - 1);
+    g_assert_cmpuint(cnt(&n, DCH(0, CH_WORDS)), ==, 0);
+
+    /* a file with an unknown key is refused, naming file, group and key */
+    desc = qom_set_error(qom_set_str(n.qts, "/objects/t0", "file", bad));
+    g_test_message("qom-set file %s: %s", bad, desc);
+    g_assert_nonnull(strstr(desc, bad));
+    g_assert_nonnull(strstr(desc, "[phase 1]"));
+    g_assert_nonnull(strstr(desc, "rq-bytes"));
+    file = qom_get_str(n.qts, "/objects/t0", "file");
+    g_assert_cmpstr(file, ==, ini);
+
+    /*
+     * Half a window after the drain of window 8: every counter, the
+     * simulator over the two phases (both with all tags and FIFO words
+     * free). DMA windows 0..3 = cycles [0, 16383): UP idle up to 10000,
+     * then phase 2's own cycles [0, 6383) of its pattern; 6383 = 7 x 911
+     * + 6, the last 6 cycles a whole frame: 912 frames of 2 words, 25
+     * items, an MVB item and 2 stalled cycles (of MFB and of MVB) each.
+     */
+    ver[0] = rq_probe(0);
+    from[0] = origin;
+    ver[1] = rq_probe(256);
+    from[1] = p2;
+    sim_count_versions(ver, from, 2, origin, origin + 9 * DP - 1, exp);
+    pattern_probes(&pp, &dp);
+    sim_count(&dp, 0, 4 * DP - 1 - d2, exp + DMA_CYCLES);
+    exp[DMA_CYCLES] = 4 * DP - 1;
+    g_assert_cmpuint(exp[PCH(0, CH_WORDS)], ==, 479 + 4 * 4096);
+    g_assert_cmpuint(exp[PCH(0, CH_SOF)], ==, 120 + 4 * 1024);
+    g_assert_cmpuint(exp[TAG_BAND(3)], ==, 9 * 4096 - 1);
+    g_assert_cmpuint(exp[DCH(0, CH_WORDS)], ==, 2 * 912);
+    g_assert_cmpuint(exp[DCH(0, CH_STALL)], ==, 2 * 912);
+    g_assert_cmpuint(exp[DCH(0, CH_SOF)], ==, 912);
+    g_assert_cmpuint(exp[DCH(0, CH_MVB)], ==, 912);
+    g_assert_cmpuint(exp[DCH(0, CH_ITEMS)], ==, 25 * 912);
+    step_to(&n, mid_window(&n, 9));
+    g_assert_cmpuint(windows_by(n.now, origin, PCIE_HZ, DP), ==, 9);
+    read_counters(&n, DEF_ENTRIES, got);
+    check_counters("scenario, live", got, exp, DEF_ENTRIES);
+    g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)), ==, st0 | 1u << 9);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
+    ndk_close(&n);
+    unlink(ini);
+    unlink(bad);
+    rmdir(dir);
+}
+
+/* ------------------------------------------------------------------ */
+/* The plugin generator with the sample plugin                          */
+
+/*
+ * The sample plugin with burst=3, idle=6, bytes=40, tags=20, mps=1: a
+ * period of 9 cycles from cycle 0 of each probe, a one-word frame on RQ and
+ * on UP (with its MVB item) in each of its first 3 cycles. 40 bytes are 10
+ * items: region 0 with the SOF and 8 items, region 1 with the EOF at item
+ * 1 (2 items). Over the first C cycles the frames number
+ * C / 9 x 3 + min(C % 9, 3). RC and DOWN idle, no BRAKE, 20 free tags
+ * (band 1 of 256: 1 <= 20 <= 32), all FIFO words free (band 3); MPS
+ * encoding 1 in PCIE_STATUS instead of the host's 0.
+ */
+#define SQ_ARGS         "burst=3,,idle=6,,bytes=40,,tags=20,,mps=1"
+#define SQ_BURST        3
+#define SQ_PERIOD       9
+
+static uint64_t sq_frames(uint64_t c)
+{
+    return c / SQ_PERIOD * SQ_BURST + MIN(c % SQ_PERIOD, SQ_BURST);
+}
+
+static void sq_expect(uint64_t pc, uint64_t dc, uint64_t *exp)
+{
+    uint64_t f = sq_frames(pc), fd = sq_frames(dc);
+
+    memset(exp, 0, DEF_ENTRIES * sizeof(*exp));
+    exp[0] = pc;
+    exp[PCH(0, CH_WORDS)] = exp[PCH(0, CH_SOF)] = f;
+    exp[PCH(0, CH_ITEMS)] = 10 * f;
+    exp[PCH(0, CH_REGION0)] = exp[PCH(0, CH_REGION0 + 1)] = f;
+    exp[TAG_BAND(1)] = pc;
+    exp[FIFO_BAND(3)] = pc;
+    exp[DMA_CYCLES] = dc;
+    exp[DCH(0, CH_WORDS)] = exp[DCH(0, CH_SOF)] = exp[DCH(0, CH_MVB)] = fd;
+    exp[DCH(0, CH_ITEMS)] = 10 * fd;
+    exp[DCH(0, CH_REGION0)] = exp[DCH(0, CH_REGION0 + 1)] = fd;
+}
+
+static void test_plugin_sample(void)
+{
+    const char *so = g_getenv("PTM_SAMPLE_PLUGIN");
+    g_autofree char *dir = g_dir_make_tmp("ndk-ptm-plg-XXXXXX", NULL);
+    g_autofree char *obj = NULL, *quoted = NULL, *args = NULL;
+    g_autofree char *got_args = NULL, *desc = NULL, *text = NULL;
+    g_autofree char *obj_missing = NULL, *obj_text = NULL, *obj_bad = NULL;
+    g_autofree char *msg_text = NULL, *msg_bad = NULL;
+    uint64_t got[DEF_ENTRIES], exp[DEF_ENTRIES], origin;
+    uint32_t st;
+    uint8_t ecap;
+    Ndk n;
+
+    if (!so || !g_file_test(so, G_FILE_TEST_IS_REGULAR)) {
+        g_test_message("PTM_SAMPLE_PLUGIN (%s) names no file: run the test "
+                       "with tests/qtest/run-qtest.sh after building the "
+                       "project (build/traffic-gen/plugins/"
+                       "ptm-sample-plugin.so)", so ? so : "unset");
+        g_test_fail();
+        return;
+    }
+    g_assert(dir);
+
+    /* the hand arithmetic of the closed form */
+    g_assert_cmpuint(sq_frames(9 * 4096 - 1), ==, 4095 * 3 + 3);
+    g_assert_cmpuint(sq_frames(4 * 4096 - 1), ==, 1820 * 3 + 3);
+    g_assert_cmpuint(sq_frames(4095), ==, 455 * 3);
+
+    obj = g_strdup_printf("telemetry-traffic-plugin,id=t0,path=%s,args="
+                          SQ_ARGS, so);
+    quoted = g_shell_quote(obj);
+    args = g_strdup_printf("-object %s "
+                           "-device ndk-pcie-telemetry,addr=04.0,traffic=t0",
+                           quoted);
+    ndk_open(&n, "q35", args);
+    g_assert_cmpint(n.t0, ==, 0);
+    origin = first_cycle(n.t0, PCIE_HZ);
+    got_args = qom_get_str(n.qts, "/objects/t0", "args");
+    g_assert_cmpstr(got_args, ==, "burst=3,idle=6,bytes=40,tags=20,mps=1");
+    ecap = qpci_find_capability(n.dev, PCI_CAP_ID_EXP, 0);
+    st = status_from_config(qpci_config_readw(n.dev, ecap + PCI_EXP_DEVCTL),
+                            qpci_config_readw(n.dev, ecap + PCI_EXP_DEVCTL2),
+                            qpci_config_readw(n.dev, ecap + PCI_EXP_LNKCTL));
+    g_assert_cmphex(st & 7, ==, 0);
+    st |= 1;
+
+    step_to(&n, cycle_ns(drain_cycle(origin, DP, 0), PCIE_HZ) + MI_NS);
+    g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)), ==, st);
+    g_assert_cmphex(rd(&n, REG_PCIE_TAGS(0)), ==, 20 | 20 << 16);
+    g_assert_cmphex(rd(&n, REG_PCIE_STFIFO(0)), ==, 1024 | 1024 << 16);
+    /* 15 us: the deltas of PCIe window 0 are in, no DMA window yet */
+    step_to(&n, n.t0 + 15000);
+    g_assert_cmpuint(windows_by(n.now, origin, PCIE_HZ, DP), ==, 1);
+    wr(&n, REG_READ_SEL, 1);
+    sq_expect(4095, 0, exp);
+    read_counters(&n, DEF_ENTRIES, got);
+    check_counters("plugin, live, PCIe window 0", got, exp, DEF_ENTRIES);
+
+    /* arguments the plugin refuses: the old ones stay */
+    desc = qom_set_error(qom_set_str(n.qts, "/objects/t0", "args",
+                                     "bytes=100"));
+    g_test_message("qom-set args bytes=100: %s", desc);
+    g_assert_nonnull(strstr(desc, "bytes=100"));
+    g_assert_nonnull(strstr(desc, "(sample)"));
+    g_free(got_args);
+    got_args = qom_get_str(n.qts, "/objects/t0", "args");
+    g_assert_cmpstr(got_args, ==, "burst=3,idle=6,bytes=40,tags=20,mps=1");
+
+    /* PCIe windows 0..8 (36863 cycles), DMA windows 0..3 (16383) */
+    step_to(&n, mid_window(&n, 9));
+    sq_expect(9 * 4096 - 1, 4 * 4096 - 1, exp);
+    g_assert_cmpuint(exp[PCH(0, CH_WORDS)], ==, 12288);
+    g_assert_cmpuint(exp[DCH(0, CH_MVB)], ==, 5463);
+    snapshot(&n, DEF_ENTRIES);
+    wr(&n, REG_READ_SEL, 0);
+    read_counters(&n, DEF_ENTRIES, got);
+    check_counters("plugin, snapshot", got, exp, DEF_ENTRIES);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
+    g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)), ==, st);
+    ndk_close(&n);
+
+    /* refused at start-up, with the reason: a path that does not exist */
+    obj_missing = g_strdup_printf("telemetry-traffic-plugin,id=t0,path=%s/"
+                                  "no-such-plugin.so", dir);
+    msg_text = g_strdup_printf("plugin %s/no-such-plugin.so: no such file",
+                               dir);
+    {
+        const char *extra[] = {
+            "-object", obj_missing,
+            "-device", "ndk-pcie-telemetry,traffic=t0", NULL,
+        };
+
+        expect_start_refused(extra, msg_text);
+    }
+    /* a file that is not a shared object */
+    text = write_tmp(dir, "not-a-plugin.so", "not an ELF file\n");
+    obj_text = g_strdup_printf("telemetry-traffic-plugin,id=t0,path=%s",
+                               text);
+    g_free(msg_text);
+    msg_text = g_strdup_printf("plugin %s: not a shared object that can be "
+                               "loaded", text);
+    {
+        const char *extra[] = {
+            "-object", obj_text,
+            "-device", "ndk-pcie-telemetry,traffic=t0", NULL,
+        };
+
+        expect_start_refused(extra, msg_text);
+    }
+    /* arguments the plugin's create() refuses: a frame is one word */
+    obj_bad = g_strdup_printf("telemetry-traffic-plugin,id=t0,path=%s,"
+                              "args=bytes=100", so);
+    msg_bad = g_strdup_printf("plugin %s (sample): bytes=100: a frame is "
+                              "one word here, 1 to 64 bytes", so);
+    {
+        const char *extra[] = {
+            "-object", obj_bad,
+            "-device", "ndk-pcie-telemetry,traffic=t0", NULL,
+        };
+
+        expect_start_refused(extra, msg_bad);
+    }
+    unlink(text);
+    rmdir(dir);
+}
+
+/* ------------------------------------------------------------------ */
+/* The replay generator                                                 */
+
+/*
+ * A hand-written VCD of the default card (R = 2, 3-bit EOF_POS: region r
+ * of bus b is bit 2 b + r of SOF/EOF/MVB_VLD and bits 3 (2 b + r) + 2 ..
+ * 3 (2 b + r) of EOF_POS). PCIE_CLK rises at 5, 15, ..., 75 (8 cycles),
+ * DMA_CLK at 5, 25, 45, 65 (4 cycles); the values of PCIe cycle k are set
+ * at 10 k, those of DMA cycle j at 20 j, before the edges that sample them.
+ * Replayed with end=loop: PCIe cycle c of the card is cycle c % 8 of the
+ * trace, DMA cycle c is c % 4.
+ *
+ * PCIe cycles (tags: PCIE_TAG_FREE; no PCIE_STFIFO_FREE: the capacity,
+ * band 3; PCIE_MPS 3 throughout; no PCIE_LINK_UP: up):
+ *   0  RQ word: SOF r0, no EOF: 8 + 8 items           tags 200 (band 3)
+ *   1  RQ word: EOF r0 at 3: 4 items in r0             tags 200
+ *   2  RQ held (SRC_RDY, no DST_RDY): a stall          tags 200
+ *   3  RQ word: SOF r0, EOF r1 at 7: 8 + 8 items       tags 200
+ *   4  RC word: SOF and EOF r0 at 2: 3 items           tags 200
+ *   5  idle, BRAKE 3                                    tags 10 (band 1)
+ *   6  idle                                             tags 10
+ *   7  idle, BRAKE 0                                    tags 0 (band 0)
+ * Per pass: RQ 3 words, 1 stall, 2 SOF, 36 items, r0 3, r1 2; RC 1 word,
+ * 1 SOF, 3 items, r0 1; BRAKE 0 once, BRAKE 3 once; tag bands 0/1/3:
+ * 1, 2, 5.
+ * DMA cycles:
+ *   0  UP word: SOF r0, EOF r1 at 7: 16 items; MVB item r0, handshake
+ *   1  UP MVB alone: items r0 and r1, handshake
+ *   2  UP MVB item r0 held (MVB stall); DOWN word held (stall)
+ *   3  UP MVB item r0 taken; DOWN word taken: SOF and EOF r0 at 0, 1 item,
+ *      with its MVB item (bit 2)
+ * Per pass: UP 1 word, 1 SOF, 16 items, r0 1, r1 1, MVB 4, MVB stall 1;
+ * DOWN 1 word, 1 stall, 1 SOF, 1 item, r0 1, MVB 1.
+ */
+static const char replay_vcd[] =
+    "$date written by the QTest $end\n"
+    "$version by hand $end\n"
+    "$timescale 1ns $end\n"
+    "$scope module tb $end\n"
+    "$scope module dut $end\n"
+    "$var wire 1 ! pcie_clk $end\n"
+    "$var wire 4 \" pcie_mfb_sof [3:0] $end\n"
+    "$var wire 4 # pcie_mfb_eof [3:0] $end\n"
+    "$var wire 12 $ pcie_mfb_eof_pos [11:0] $end\n"
+    "$var wire 2 % pcie_mfb_src_rdy [1:0] $end\n"
+    "$var wire 2 & pcie_mfb_dst_rdy [1:0] $end\n"
+    "$var wire 11 ' pcie_tag_free [10:0] $end\n"
+    "$var wire 6 ( pcie_ptc_brake [5:0] $end\n"
+    "$var wire 3 ) pcie_mps [2:0] $end\n"
+    "$var wire 1 * dma_clk $end\n"
+    "$var wire 4 + dma_mfb_sof [3:0] $end\n"
+    "$var wire 4 , dma_mfb_eof [3:0] $end\n"
+    "$var wire 12 - dma_mfb_eof_pos [11:0] $end\n"
+    "$var wire 2 . dma_mfb_src_rdy [1:0] $end\n"
+    "$var wire 2 / dma_mfb_dst_rdy [1:0] $end\n"
+    "$var wire 4 0 dma_mvb_vld [3:0] $end\n"
+    "$var wire 2 1 dma_mvb_src_rdy [1:0] $end\n"
+    "$var wire 2 2 dma_mvb_dst_rdy [1:0] $end\n"
+    "$upscope $end\n"
+    "$upscope $end\n"
+    "$enddefinitions $end\n"
+    "#0\n"
+    "$dumpvars\n"
+    "0!\n" "b0001 \"\n" "b0000 #\n" "b000000000000 $\n" "b01 %\n" "b01 &\n"
+    "b11001000 '\n" "b000000 (\n" "b011 )\n"
+    "0*\n" "b0001 +\n" "b0010 ,\n" "b000000111000 -\n" "b01 .\n" "b01 /\n"
+    "b0001 0\n" "b01 1\n" "b01 2\n"
+    "$end\n"
+    "#5\n" "1!\n" "1*\n"
+    "#10\n" "0!\n"                                      /* PCIe 1 */
+    "b0000 \"\n" "b0001 #\n" "b000000000011 $\n"
+    "#15\n" "1!\n" "0*\n"
+    "#20\n" "0!\n"                                      /* PCIe 2, DMA 1 */
+    "b0001 \"\n" "b0010 #\n" "b000000111000 $\n" "b00 &\n"
+    "b0000 +\n" "b0000 ,\n" "b000000000000 -\n" "b00 .\n" "b00 /\n"
+    "b0011 0\n"
+    "#25\n" "1!\n" "1*\n"
+    "#30\n" "0!\n"                                      /* PCIe 3 */
+    "b01 &\n"
+    "#35\n" "1!\n" "0*\n"
+    "#40\n" "0!\n"                                      /* PCIe 4, DMA 2 */
+    "b0100 \"\n" "b0100 #\n" "b000010000000 $\n" "b10 %\n" "b10 &\n"
+    "b0100 +\n" "b0100 ,\n" "b10 .\n" "b0001 0\n" "b00 2\n"
+    "#45\n" "1!\n" "1*\n"
+    "#50\n" "0!\n"                                      /* PCIe 5 */
+    "b0000 \"\n" "b0000 #\n" "b000000000000 $\n" "b00 %\n" "b00 &\n"
+    "b1010 '\n" "b001000 (\n"
+    "#55\n" "1!\n" "0*\n"
+    "#60\n" "0!\n"                                      /* PCIe 6, DMA 3 */
+    "b000000 (\n"
+    "b10 /\n" "b0101 0\n" "b11 1\n" "b11 2\n"
+    "#65\n" "1!\n" "1*\n"
+    "#70\n" "0!\n"                                      /* PCIe 7 */
+    "b0 '\n" "b000001 (\n"
+    "#75\n" "1!\n" "0*\n"
+    "#80\n" "0!\n";
+
+/*
+ * Counters after w PCIe and wd DMA windows of a card reset at 0: the PCIe
+ * probe counted cycles [0, 4096 w - 1) = 512 w - 1 passes and cycles 0..6
+ * of one more; the DMA probe [0, 4096 wd - 1) = 1024 wd - 1 passes and
+ * cycles 0..2.
+ */
+static void replay_expect(uint64_t w, uint64_t wd, uint64_t *exp)
+{
+    uint64_t p = 512 * w - 1, d = 1024 * wd - 1;
+
+    memset(exp, 0, DEF_ENTRIES * sizeof(*exp));
+    if (w) {
+        exp[0] = 4096 * w - 1;
+        g_assert_cmpuint(exp[0], ==, 8 * p + 7);
+        exp[PCH(0, CH_WORDS)] = 3 * (p + 1);
+        exp[PCH(0, CH_STALL)] = p + 1;
+        exp[PCH(0, CH_SOF)] = 2 * (p + 1);
+        exp[PCH(0, CH_ITEMS)] = 36 * (p + 1);
+        exp[PCH(0, CH_REGION0)] = 3 * (p + 1);
+        exp[PCH(0, CH_REGION0 + 1)] = 2 * (p + 1);
+        exp[PCH(1, CH_WORDS)] = p + 1;
+        exp[PCH(1, CH_SOF)] = p + 1;
+        exp[PCH(1, CH_ITEMS)] = 3 * (p + 1);
+        exp[PCH(1, CH_REGION0)] = p + 1;
+        exp[BRAKE_CH(0)] = p;                   /* cycle 7 */
+        exp[BRAKE_CH(3)] = p + 1;               /* cycle 5 */
+        exp[TAG_BAND(0)] = p;
+        exp[TAG_BAND(1)] = 2 * (p + 1);
+        exp[TAG_BAND(3)] = 5 * (p + 1);
+        exp[FIFO_BAND(3)] = exp[0];
+    }
+    if (wd) {
+        exp[DMA_CYCLES] = 4096 * wd - 1;
+        g_assert_cmpuint(exp[DMA_CYCLES], ==, 4 * d + 3);
+        exp[DCH(0, CH_WORDS)] = d + 1;
+        exp[DCH(0, CH_SOF)] = d + 1;
+        exp[DCH(0, CH_MVB)] = 4 * d + 3;
+        exp[DCH(0, CH_MVB_STALL)] = d + 1;
+        exp[DCH(0, CH_ITEMS)] = 16 * (d + 1);
+        exp[DCH(0, CH_REGION0)] = d + 1;
+        exp[DCH(0, CH_REGION0 + 1)] = d + 1;
+        exp[DCH(1, CH_WORDS)] = d;
+        exp[DCH(1, CH_STALL)] = d + 1;
+        exp[DCH(1, CH_SOF)] = d;
+        exp[DCH(1, CH_MVB)] = d;
+        exp[DCH(1, CH_ITEMS)] = d;
+        exp[DCH(1, CH_REGION0)] = d;
+    }
+}
+
+static void test_replay_vcd(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("ndk-ptm-vcd-XXXXXX", NULL);
+    g_autofree char *vcd = NULL, *args = NULL;
+    uint64_t got[DEF_ENTRIES], exp[DEF_ENTRIES], origin;
+    uint32_t st;
+    uint8_t ecap;
+    Ndk n;
+
+    g_assert(dir);
+    vcd = write_tmp(dir, "trace.vcd", replay_vcd);
+    args = g_strdup_printf("-object telemetry-traffic-replay,id=t0,file=%s,"
+                           "scope=tb.dut,end=loop "
+                           "-device ndk-pcie-telemetry,addr=04.0,traffic=t0",
+                           vcd);
+    ndk_open(&n, "q35", args);
+    g_assert_cmpint(n.t0, ==, 0);
+    origin = first_cycle(n.t0, PCIE_HZ);
+    ecap = qpci_find_capability(n.dev, PCI_CAP_ID_EXP, 0);
+    st = status_from_config(qpci_config_readw(n.dev, ecap + PCI_EXP_DEVCTL),
+                            qpci_config_readw(n.dev, ecap + PCI_EXP_DEVCTL2),
+                            qpci_config_readw(n.dev, ecap + PCI_EXP_LNKCTL));
+    /* PCIE_MPS of the trace instead of the host's MPS */
+    st = (st & ~7u) | 3;
+
+    /*
+     * After the first drain: the last cycle of window 0 (4094) is trace
+     * cycle 6: 10 free tags now; cycle 7 had none: lowest 0
+     */
+    step_to(&n, cycle_ns(drain_cycle(origin, DP, 0), PCIE_HZ) + MI_NS);
+    g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)), ==, st);
+    g_assert_cmphex(rd(&n, REG_PCIE_TAGS(0)), ==, 10);
+    g_assert_cmphex(rd(&n, REG_PCIE_STFIFO(0)), ==, 1024 | 1024 << 16);
+
+    /* 15 us: PCIe window 0, no DMA window yet */
+    step_to(&n, n.t0 + 15000);
+    wr(&n, REG_READ_SEL, 1);
+    replay_expect(1, 0, exp);
+    read_counters(&n, DEF_ENTRIES, got);
+    check_counters("replay, live, 15 us", got, exp, DEF_ENTRIES);
+
+    /* PCIe windows 0..8, DMA windows 0..3, through a SNAPSHOT */
+    step_to(&n, mid_window(&n, 9));
+    replay_expect(9, 4, exp);
+    g_assert_cmpuint(exp[PCH(0, CH_WORDS)], ==, 13824);
+    g_assert_cmpuint(exp[TAG_BAND(0)] + exp[TAG_BAND(1)] +
+                     exp[TAG_BAND(3)], ==, 9 * 4096 - 1);
+    g_assert_cmpuint(exp[DCH(0, CH_MVB)], ==, 16383);
+    snapshot(&n, DEF_ENTRIES);
+    wr(&n, REG_READ_SEL, 0);
+    read_counters(&n, DEF_ENTRIES, got);
+    check_counters("replay, snapshot", got, exp, DEF_ENTRIES);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
+    g_assert_cmphex(rd(&n, REG_PCIE_TAGS(0)), ==, 10);
+    ndk_close(&n);
+    unlink(vcd);
+    rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -2535,6 +3521,17 @@ int main(int argc, char **argv)
                     test_pcie_ext_tag_off);
     g_test_add_func("/ndk-pcie-telemetry/hotplug/late-starts-from-zero",
                     test_hotplug_late);
+    g_test_add_func("/ndk-pcie-telemetry/ptc/migration-continues",
+                    test_ptc_migration);
+    g_test_add_func("/ndk-pcie-telemetry/ptc/claims", test_ptc_claims);
+    g_test_add_func("/ndk-pcie-telemetry/ptc/claims-2-dma-ports",
+                    test_ptc_claims_2ports);
+    g_test_add_func("/ndk-pcie-telemetry/ptc/qom-set-tags",
+                    test_ptc_qom_set_tags);
+    g_test_add_func("/ndk-pcie-telemetry/scenario/phases",
+                    test_scenario_phases);
+    g_test_add_func("/ndk-pcie-telemetry/plugin/sample", test_plugin_sample);
+    g_test_add_func("/ndk-pcie-telemetry/replay/vcd", test_replay_vcd);
 
     return g_test_run();
 }

@@ -9,4 +9,8 @@ if [ ! -x "$bin" ] || [ ! -x "$qemu" ]; then
     exit 1
 fi
 export QTEST_QEMU_BINARY="$qemu"
+# The sample traffic plugin of the project's build, for the plugin test
+# (which fails, not skips, without it); a caller may name another build's.
+: "${PTM_SAMPLE_PLUGIN:=$REPO/build/traffic-gen/plugins/ptm-sample-plugin.so}"
+export PTM_SAMPLE_PLUGIN
 exec "$bin" --tap "$@"
