@@ -18,6 +18,11 @@ void ptm_pattern_params_default(PtmPatternParams *par)
     par->link_up = true;
     par->tags_free = -1;
     par->stfifo_free = -1;
+    par->brake_duty = 100;
+    par->brake_period = 64;
+    for (unsigned k = 0; k < PTM_BUS_KINDS; k++) {
+        par->bus[k].mvb_items = 1;
+    }
 }
 
 char *ptm_pattern_check(const PtmPatternParams *par, const PtmGeometry *geo)
@@ -36,11 +41,23 @@ char *ptm_pattern_check(const PtmPatternParams *par, const PtmGeometry *geo)
     }
     for (unsigned k = 0; k < PTM_BUS_KINDS; k++) {
         const PtmPatternBus *b = &par->bus[k];
+        unsigned regions = k == PTM_BUS_UP ? geo->up_regions
+                                           : geo->down_regions;
 
         if (b->frame_bytes > 65536 || b->gap > 65536 || b->stall > 65536) {
             return g_strdup("frame bytes, gap and stall are limited to "
                             "65536");
         }
+        if (k >= PTM_BUS_UP && (b->mvb_items < 1 || b->mvb_items > regions)) {
+            return g_strdup_printf("%s-mvb-items is %u, allowed: 1 to %u "
+                                   "(the regions of the bus)",
+                                   k == PTM_BUS_UP ? "up" : "down",
+                                   b->mvb_items, regions);
+        }
+    }
+    if (par->brake_duty > 100 || par->brake_period < 1) {
+        return g_strdup("brake-duty is a percentage and brake-period at "
+                        "least 1");
     }
     return NULL;
 }
@@ -64,6 +81,7 @@ unsigned ptm_pattern_bus_kind(const PtmProbeInfo *probe, unsigned b)
 typedef struct BusShape {
     bool active;
     bool mvb;
+    uint32_t mvb_items;
     uint64_t period;
     uint32_t stall, words, gap;
     uint32_t items, nreg, regions, ipr;
@@ -82,6 +100,7 @@ static void bus_shape(const PtmPattern *pat, const PtmProbeInfo *probe,
     }
     bs->active = true;
     bs->mvb = probe->domain == PTM_DOMAIN_DMA;
+    bs->mvb_items = MAX(pb->mvb_items, 1);
     bs->ipr = probe->bus_items[b];
     bs->regions = probe->bus_regions[b];
     bs->items = (pb->frame_bytes + ib - 1) / ib;
@@ -101,7 +120,7 @@ static void frame_word(const BusShape *bs, uint32_t j, PtmBusCycle *bc)
     if (j == 0) {
         bc->sof = 1;
         if (bs->mvb) {
-            bc->mvb_vld = 1;
+            bc->mvb_vld = (1u << bs->mvb_items) - 1;
             bc->mvb_src_rdy = 1;
         }
     }
@@ -169,6 +188,7 @@ static uint64_t emit(const PtmPattern *pat, const PtmProbeInfo *probe,
                                        : (unsigned)par->tags_free;
     unsigned words = par->stfifo_free < 0 ? pat->geo.stfifo_capacity
                                           : (unsigned)par->stfifo_free;
+    uint64_t on = (uint64_t)par->brake_period * par->brake_duty / 100;
     uint64_t done = 0;
 
     out->nseg = 0;
@@ -176,7 +196,18 @@ static uint64_t emit(const PtmPattern *pat, const PtmProbeInfo *probe,
         PtmSegment *s = &out->seg[out->nseg++];
         uint64_t run = len - done;
 
-        s->brake = pat->par.brake;
+        s->brake = 0;
+        if (probe->domain == PTM_DOMAIN_PCIE && par->brake) {
+            /* on for the first `on` cycles of every brake period */
+            uint64_t ph = (t + done) % par->brake_period;
+
+            if (ph < on) {
+                s->brake = par->brake;
+                run = on < par->brake_period ? MIN(run, on - ph) : run;
+            } else {
+                run = MIN(run, par->brake_period - ph);
+            }
+        }
         s->link_up = pat->par.link_up;
         s->tag_free = tags;
         s->stfifo_free = words;
@@ -201,6 +232,12 @@ static uint64_t pattern_fill(void *opaque, const PtmProbeInfo *probe,
         if (joint <= MAX_JOINT_PERIOD) {
             joint = joint / gcd64(joint, bs[b].period) * bs[b].period;
         }
+    }
+    if (probe->domain == PTM_DOMAIN_PCIE && pat->par.brake &&
+        pat->par.brake_duty > 0 && pat->par.brake_duty < 100) {
+        uint64_t bp = pat->par.brake_period;
+
+        joint = joint / gcd64(joint, bp) * bp;
     }
     out->repeat = 1;
     if (joint <= max && joint <= MAX_JOINT_PERIOD) {
@@ -237,7 +274,15 @@ static const PtmParamDesc pattern_params[] = {
     { "stfifo-free", PTM_PARAM_I32, OFF(stfifo_free), -1, 65535,
       "free storage FIFO words (-1: the card's capacity)" },
     { "brake", PTM_PARAM_U32, OFF(brake), 0, 0x3f,
-      "BRAKE bits held active all the time (bit k = reason k)" },
+      "BRAKE bits (bit k = reason k), active as brake-duty says" },
+    { "brake-duty", PTM_PARAM_U32, OFF(brake_duty), 0, 100,
+      "percent of each brake period the BRAKE bits are active" },
+    { "brake-period", PTM_PARAM_U32, OFF(brake_period), 1, 65536,
+      "PCIe cycles of one on/off period of the BRAKE bits" },
+    { "up-mvb-items", PTM_PARAM_U32, OFF(bus[PTM_BUS_UP].mvb_items), 1, 16,
+      "MVB items of each UP frame (requests per frame)" },
+    { "down-mvb-items", PTM_PARAM_U32, OFF(bus[PTM_BUS_DOWN].mvb_items), 1,
+      16, "MVB items of each DOWN frame" },
     FRAME(rq, PTM_BUS_RQ), GAP(rq, PTM_BUS_RQ), STALL(rq, PTM_BUS_RQ),
     FRAME(rc, PTM_BUS_RC), GAP(rc, PTM_BUS_RC), STALL(rc, PTM_BUS_RC),
     FRAME(up, PTM_BUS_UP), GAP(up, PTM_BUS_UP), STALL(up, PTM_BUS_UP),

@@ -9,8 +9,11 @@
  * ceil(B / item) items in ceil(items / items-per-region) regions, starts in
  * region 0 of its first word and fills the bus's real regions in order. On
  * the DMA buses each frame has one MVB item, moving with the first word.
- * The BRAKE bits, the free tags and the free storage-FIFO words are
- * constant. All endpoints and DMA ports see the same traffic.
+ * Each frame carries `mvb_items` MVB items (valid bits of regions 0 and up)
+ * with its first word on the DMA buses. The BRAKE bits are set for the
+ * first brake_duty percent of every brake_period PCIe cycles (100: always);
+ * the free tags and storage-FIFO words are constant. All endpoints and DMA
+ * ports see the same traffic.
  */
 #ifndef PTM_PATTERN_H
 #define PTM_PATTERN_H
@@ -23,13 +26,16 @@ typedef struct PtmPatternBus {
     uint32_t frame_bytes;           /* 0: the bus stays idle */
     uint32_t gap;                   /* idle cycles after each frame */
     uint32_t stall;                 /* stalled cycles before each frame */
+    uint32_t mvb_items;             /* DMA buses: MVB items per frame */
 } PtmPatternBus;
 
 typedef struct PtmPatternParams {
     bool link_up;
     int32_t tags_free;              /* -1: the tag capacity */
     int32_t stfifo_free;            /* -1: the storage FIFO capacity */
-    uint32_t brake;                 /* constant BRAKE bits, 6 bits */
+    uint32_t brake;                 /* BRAKE bits, 6 bits */
+    uint32_t brake_duty;            /* percent of each brake period on */
+    uint32_t brake_period;          /* PCIe cycles */
     PtmPatternBus bus[PTM_BUS_KINDS];
 } PtmPatternParams;
 

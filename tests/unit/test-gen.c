@@ -284,6 +284,54 @@ static void test_live_change_4ghz(void)
     ptm_gen_free(g);
 }
 
+/*
+ * The pattern's duty-cycled BRAKE bits and MVB items per frame, through the
+ * core: window 0 has cycles 0..4094, so BRAKE bit 0 on for 16 of every 64
+ * cycles gives 63 x 16 + 16 = 1024 cycles; UP frames of 64 bytes are one
+ * word each (2 regions of 8 items) every cycle, with 3 MVB items each:
+ * DMA window 0 (4095 cycles) has 4095 frames and 3 x 4095 MVB items.
+ */
+static void test_pattern_duty_and_mvb(void)
+{
+    PtmConfig cfg;
+    PtmCore *core;
+    PtmGeometry geo;
+    PtmPatternParams p;
+    PtmGen *g;
+    char *err = NULL;
+
+    ptm_config_default(&cfg);
+    cfg.dma_up_mfb_regions = 4;                 /* room for 3 items */
+    core = ptm_core_new(&cfg);
+    ptm_core_geometry(core, &geo);
+    ptm_pattern_params_default(&p);
+    p.brake = 1;
+    p.brake_duty = 25;
+    p.brake_period = 64;
+    p.bus[PTM_BUS_UP].frame_bytes = 64;
+    p.bus[PTM_BUS_UP].mvb_items = 3;
+    g = ptm_gen_new(&ptm_model_pattern, &p, &geo, &err);
+    g_assert_null(err);
+    ptm_core_set_source(core, &ptm_gen_source_ops, g);
+    ptm_core_power_on(core, 0);
+    ptm_core_write(core, 0, PTM_REG_READ_SEL, 1, 4);
+    /* PCIe probe: 1 + 2 x (6 + 2) = 17 is BRAKE 0; the DMA probe of
+     * 4 regions starts at 31: UP SOF at 31 + 1 + 2, MVB at 31 + 1 + 3 */
+    g_assert_cmpuint(ptm_core_read(core, 15000, PTM_CNT_BASE + 8 * 17, 8),
+                     ==, 1024);
+    g_assert_cmpuint(ptm_core_read(core, 25000, PTM_CNT_BASE + 8 * 34, 8),
+                     ==, 4095);
+    g_assert_cmpuint(ptm_core_read(core, 25000, PTM_CNT_BASE + 8 * 35, 8),
+                     ==, 3 * 4095);
+    /* more MVB items than the bus has regions is refused */
+    p.bus[PTM_BUS_UP].mvb_items = 5;
+    err = ptm_pattern_check(&p, &geo);
+    g_assert_nonnull(err);
+    g_free(err);
+    ptm_core_free(core);
+    ptm_gen_free(g);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -294,5 +342,6 @@ int main(int argc, char **argv)
     g_test_add_func("/gen/live-change", test_live_change);
     g_test_add_func("/gen/live-change-4ghz", test_live_change_4ghz);
     g_test_add_func("/gen/qapi-matches-tables", test_qapi_matches_tables);
+    g_test_add_func("/gen/pattern-duty-and-mvb", test_pattern_duty_and_mvb);
     return g_test_run();
 }
