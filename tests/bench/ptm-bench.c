@@ -9,11 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ptm-core.h"
 #include "ptm-pattern.h"
 #include "ptm-ptc.h"
 #include "ptm-random.h"
+#include "ptm-replay.h"
 
 static double cpu_now(void)
 {
@@ -68,6 +70,59 @@ static void run_gen(const char *name, const PtmConfig *cfg,
            ptm_core_lost_deltas(core));
     ptm_core_free(core);
     ptm_gen_free(g);
+}
+
+/*
+ * A text trace of `cycles` cycles per probe of endpoint 0: frames of 1 to
+ * 4 words with random gaps and stalls on RQ, RC, UP (with MVB) and DOWN,
+ * as a simulation of busy firmware would record them.
+ */
+static char *write_trace(unsigned cycles)
+{
+    GString *s = g_string_new("# ptm-bench replay trace\n");
+    GRand *r = g_rand_new_with_seed(7);
+    char *path = NULL;
+    int fd = g_file_open_tmp("ptm-bench-XXXXXX.trace", &path, NULL);
+
+    for (int dma = 0; dma < 2; dma++) {
+        const char *probe = dma ? "dma0" : "pcie0";
+        const char *bus = dma ? "up" : "rq";
+
+        for (unsigned t = 0; t < cycles; ) {
+            unsigned words = g_rand_int_range(r, 1, 5);
+            unsigned gap = g_rand_int_range(r, 0, 4);
+
+            for (unsigned w = 0; w < words; w++, t++) {
+                GString *l = g_string_new(probe);
+
+                g_string_append_printf(l, " %s.src=1 %s.dst=%d", bus, bus,
+                                       g_rand_int_range(r, 0, 10) != 0);
+                if (w == 0) {
+                    g_string_append_printf(l, " %s.sof=1", bus);
+                    if (dma) {
+                        g_string_append(l, " up.vld=1 up.msrc=1 up.mdst=1");
+                    }
+                }
+                if (w == words - 1) {
+                    g_string_append_printf(l, " %s.eof=2 %s.pos1=%d", bus,
+                                           bus, g_rand_int_range(r, 0, 8));
+                }
+                g_string_append_printf(s, "%s\n", l->str);
+                g_string_free(l, TRUE);
+            }
+            if (gap) {
+                g_string_append_printf(s, "%s cycles=%u\n", probe, gap);
+                t += gap;
+            }
+        }
+    }
+    if (fd < 0 || write(fd, s->str, s->len) != (ssize_t)s->len) {
+        g_error("cannot write the trace");
+    }
+    close(fd);
+    g_string_free(s, TRUE);
+    g_rand_free(r);
+    return path;
 }
 
 static void run(const char *name, const PtmConfig *cfg,
@@ -134,6 +189,19 @@ int main(int argc, char **argv)
     rnd.bus[PTM_BUS_RC].max_bytes = 4096;
     run_gen("default card, random, frames up to 4096 B", &cfg,
             &ptm_model_random, &rnd, vsec);
+    {
+        /* a held word keeps its signals: the trace repeats them */
+        PtmReplayParams rp;
+        char *trace = write_trace(200000);
+
+        ptm_replay_params_default(&rp);
+        g_strlcpy(rp.file, trace, sizeof(rp.file));
+        g_strlcpy(rp.end, "loop", sizeof(rp.end));
+        run_gen("default card, replay of a dense 200k-cycle trace", &cfg,
+                &ptm_model_replay, &rp, vsec);
+        unlink(trace);
+        g_free(trace);
+    }
     cfg.pcie_endpoints = 16;
     cfg.dma_ports = 4;
     run_gen("16 endpoints x 4 DMA ports, ptc", &cfg, &ptm_model_ptc, &ptc,
