@@ -15,6 +15,7 @@
 #include "ptm-gen.h"
 #include "ptm-plugin.h"
 #include "ptm-scenario.h"
+#include "test-support.h"
 
 static char *tmpdir;
 
@@ -325,98 +326,6 @@ static void test_in_scenario(void)
 
 /* ----------------------------------------- fast path and same counts */
 
-typedef struct Geo {
-    unsigned endpoints, ports, rq, rc, up, down, rq_bytes, up_bytes;
-} Geo;
-
-static const Geo geos[] = {
-    { 1, 1, 2, 2, 2, 2, 32, 32 },
-    { 2, 2, 4, 2, 2, 2, 32, 32 },
-    { 1, 3, 1, 2, 4, 1, 64, 16 },
-};
-
-static void make_cfg(const Geo *g, PtmConfig *cfg)
-{
-    unsigned ib = 4, pcie_items, dma_items;
-
-    ptm_config_default(cfg);
-    cfg->pcie_endpoints = g->endpoints;
-    cfg->dma_ports = g->ports;
-    cfg->pcie_rq_mfb_regions = g->rq;
-    cfg->pcie_rc_mfb_regions = g->rc;
-    cfg->dma_up_mfb_regions = g->up;
-    cfg->dma_down_mfb_regions = g->down;
-    cfg->pcie_rq_mfb_region_bytes = g->rq_bytes;
-    cfg->dma_up_mfb_region_bytes = g->up_bytes;
-    pcie_items = MAX(g->rq_bytes, 32u) / ib;
-    dma_items = MAX(g->up_bytes, 32u) / ib;
-    cfg->pcie_eof_pos_width = g_bit_storage(pcie_items - 1);
-    cfg->dma_eof_pos_width = g_bit_storage(dma_items - 1);
-    g_assert_null(ptm_config_check(cfg));
-}
-
-static void probe_info(const PtmConfig *cfg, unsigned e, PtmDomain d,
-                       PtmProbeInfo *pi)
-{
-    memset(pi, 0, sizeof(*pi));
-    pi->endpoint = e;
-    pi->domain = d;
-    if (d == PTM_DOMAIN_PCIE) {
-        pi->buses = 2;
-        pi->regions = MAX(cfg->pcie_rq_mfb_regions, cfg->pcie_rc_mfb_regions);
-        pi->bus_regions[0] = cfg->pcie_rq_mfb_regions;
-        pi->bus_regions[1] = cfg->pcie_rc_mfb_regions;
-        pi->bus_items[0] = cfg->pcie_rq_mfb_region_bytes / 4;
-        pi->bus_items[1] = cfg->pcie_rc_mfb_region_bytes / 4;
-        pi->hz = cfg->pcie_clk_hz;
-    } else {
-        pi->buses = 2 * cfg->dma_ports;
-        pi->regions = MAX(cfg->dma_up_mfb_regions, cfg->dma_down_mfb_regions);
-        for (unsigned b = 0; b < pi->buses; b++) {
-            pi->bus_regions[b] = (b & 1) ? cfg->dma_down_mfb_regions
-                                         : cfg->dma_up_mfb_regions;
-            pi->bus_items[b] = ((b & 1) ? cfg->dma_down_mfb_region_bytes
-                                        : cfg->dma_up_mfb_region_bytes) / 4;
-        }
-        pi->hz = cfg->dma_clk_hz;
-    }
-}
-
-static void check_fast_path(PtmGen *g, const PtmConfig *cfg,
-                            const PtmProbeInfo *pi, uint64_t start,
-                            uint64_t end)
-{
-    PtmChunk *ch = ptm_chunk_new();
-    PtmProbeShape sh = { .info = *pi };
-    PtmCountState a = { 0 }, b = { 0 };
-    uint64_t ref[256] = { 0 }, fast[256] = { 0 };
-    uint64_t t = start;
-
-    sh.channels = pi->domain == PTM_DOMAIN_PCIE
-        ? 1 + 2 * (6 + pi->regions) + 14 : 1 + pi->buses * (6 + pi->regions);
-    sh.brakes = pi->domain == PTM_DOMAIN_PCIE ? 14 : 0;
-    sh.eof_pos_mask = 0xFF;
-    sh.tag_capacity = cfg->tag_capacity;
-    sh.stfifo_capacity = cfg->stfifo_capacity;
-    ptm_count_state_window_start(&a);
-    ptm_count_state_window_start(&b);
-    while (t < end) {
-        /* pieces of odd sizes, so spans start inside runs too */
-        uint64_t max = MIN(end - t, 1 + (t * 13 + 77) % 3001), n;
-
-        ch->seg = ch->scratch;
-        n = ptm_gen_source_ops.fill(g, pi, t, max, ch);
-        g_assert_cmpuint(n, >=, 1);
-        g_assert_cmpuint(n, <=, max);
-        ptm_count_chunk_reference(&sh, &a, ch, ref);
-        ptm_count_chunk(&sh, &b, ch, fast);
-        t += n;
-    }
-    g_assert_cmpmem(ref, sizeof(ref), fast, sizeof(fast));
-    g_assert_cmpuint(ref[0], ==, end - start);
-    ptm_chunk_free(ch);
-}
-
 static void test_fast_path(void)
 {
     static const char *const args[] = {
@@ -424,12 +333,12 @@ static void test_fast_path(void)
         "burst=0,idle=7", "burst=100,idle=1,bytes=1,tags=0",
     };
 
-    for (unsigned gi = 0; gi < G_N_ELEMENTS(geos); gi++) {
+    for (unsigned gi = 0; gi < ptm_test_ngeos; gi++) {
         PtmConfig cfg;
         PtmCore *core;
         PtmGeometry geo;
 
-        make_cfg(&geos[gi], &cfg);
+        ptm_test_make_cfg(&ptm_test_geos[gi], &cfg);
         core = ptm_core_new(&cfg);
         ptm_core_geometry(core, &geo);
         ptm_core_free(core);
@@ -444,10 +353,10 @@ static void test_fast_path(void)
                 for (int d = 0; d < 2; d++) {
                     PtmProbeInfo pi;
 
-                    probe_info(&cfg, e, d ? PTM_DOMAIN_DMA : PTM_DOMAIN_PCIE,
+                    ptm_test_probe_info(&cfg, e, d ? PTM_DOMAIN_DMA : PTM_DOMAIN_PCIE,
                                &pi);
-                    check_fast_path(g, &cfg, &pi, 0, 30000);
-                    check_fast_path(g, &cfg, &pi, 12345, 12345 + 9000);
+                    ptm_test_check_fast_path(g, &cfg, &pi, 0, 30000, true);
+                    ptm_test_check_fast_path(g, &cfg, &pi, 12345, 12345 + 9000, true);
                 }
             }
             ptm_gen_free(g);
@@ -460,7 +369,7 @@ static void test_same_counts(void)
     PtmConfig cfg;
     uint64_t a[64], b[64], c[64];
 
-    make_cfg(&geos[1], &cfg);
+    ptm_test_make_cfg(&ptm_test_geos[1], &cfg);
     run_card(&cfg, "burst=7,idle=2,bytes=33", 100000, a, G_N_ELEMENTS(a));
     run_card(&cfg, "burst=7,idle=2,bytes=33", 100000, b, G_N_ELEMENTS(b));
     g_assert_cmpmem(a, sizeof(a), b, sizeof(b));

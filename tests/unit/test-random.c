@@ -13,40 +13,10 @@
 #include "ptm-gen.h"
 #include "ptm-ptc.h"
 #include "ptm-random.h"
+#include "test-support.h"
 
 /* The model under test of the shared cases. */
 static const PtmGenModel *model;
-
-typedef struct Geo {
-    unsigned endpoints, ports, rq, rc, up, down, rq_bytes, up_bytes;
-} Geo;
-
-static const Geo geos[] = {
-    { 1, 1, 2, 2, 2, 2, 32, 32 },
-    { 2, 2, 4, 2, 2, 2, 32, 32 },
-    { 1, 3, 1, 2, 4, 1, 64, 16 },
-    { 3, 1, 2, 2, 1, 1, 32, 64 },
-};
-
-static void make_cfg(const Geo *g, PtmConfig *cfg)
-{
-    unsigned ib = 4, pcie_items, dma_items;
-
-    ptm_config_default(cfg);
-    cfg->pcie_endpoints = g->endpoints;
-    cfg->dma_ports = g->ports;
-    cfg->pcie_rq_mfb_regions = g->rq;
-    cfg->pcie_rc_mfb_regions = g->rc;
-    cfg->dma_up_mfb_regions = g->up;
-    cfg->dma_down_mfb_regions = g->down;
-    cfg->pcie_rq_mfb_region_bytes = g->rq_bytes;
-    cfg->dma_up_mfb_region_bytes = g->up_bytes;
-    pcie_items = MAX(g->rq_bytes, 32u) / ib;
-    dma_items = MAX(g->up_bytes, 32u) / ib;
-    cfg->pcie_eof_pos_width = g_bit_storage(pcie_items - 1);
-    cfg->dma_eof_pos_width = g_bit_storage(dma_items - 1);
-    g_assert_null(ptm_config_check(cfg));
-}
 
 static PtmGen *random_gen(const PtmGeometry *geo, uint32_t seed)
 {
@@ -71,34 +41,6 @@ static PtmGen *random_gen(const PtmGeometry *geo, uint32_t seed)
     }
     g_assert_null(err);
     return g;
-}
-
-/* Probe info as the core gives it, built here from the geometry. */
-static void probe_info(const PtmConfig *cfg, unsigned e, PtmDomain d,
-                       PtmProbeInfo *pi)
-{
-    memset(pi, 0, sizeof(*pi));
-    pi->endpoint = e;
-    pi->domain = d;
-    if (d == PTM_DOMAIN_PCIE) {
-        pi->buses = 2;
-        pi->regions = MAX(cfg->pcie_rq_mfb_regions, cfg->pcie_rc_mfb_regions);
-        pi->bus_regions[0] = cfg->pcie_rq_mfb_regions;
-        pi->bus_regions[1] = cfg->pcie_rc_mfb_regions;
-        pi->bus_items[0] = cfg->pcie_rq_mfb_region_bytes / 4;
-        pi->bus_items[1] = cfg->pcie_rc_mfb_region_bytes / 4;
-        pi->hz = cfg->pcie_clk_hz;
-    } else {
-        pi->buses = 2 * cfg->dma_ports;
-        pi->regions = MAX(cfg->dma_up_mfb_regions, cfg->dma_down_mfb_regions);
-        for (unsigned b = 0; b < pi->buses; b++) {
-            pi->bus_regions[b] = (b & 1) ? cfg->dma_down_mfb_regions
-                                         : cfg->dma_up_mfb_regions;
-            pi->bus_items[b] = ((b & 1) ? cfg->dma_down_mfb_region_bytes
-                                        : cfg->dma_up_mfb_region_bytes) / 4;
-        }
-        pi->hz = cfg->dma_clk_hz;
-    }
 }
 
 typedef struct BusState {
@@ -150,19 +92,14 @@ static void check_probe(PtmGen *g, const PtmConfig *cfg,
                         const PtmProbeInfo *pi)
 {
     PtmChunk *ch = ptm_chunk_new();
-    PtmProbeShape sh = { .info = *pi };
+    PtmProbeShape sh;
     PtmCountState a = { 0 }, b = { 0 };
     uint64_t ref[256] = { 0 }, fast[256] = { 0 };
     BusState st[PTM_MAX_BUSES] = { 0 };
     /* from a block edge, where no frame is open; across a block edge */
     uint64_t start = 3 * cfg->drain_period, end = start + 2 * cfg->drain_period;
 
-    sh.channels = pi->domain == PTM_DOMAIN_PCIE
-        ? 1 + 2 * (6 + pi->regions) + 14 : 1 + pi->buses * (6 + pi->regions);
-    sh.brakes = pi->domain == PTM_DOMAIN_PCIE ? 14 : 0;
-    sh.eof_pos_mask = 0xFF;
-    sh.tag_capacity = cfg->tag_capacity;
-    sh.stfifo_capacity = cfg->stfifo_capacity;
+    ptm_test_probe_shape(cfg, pi, &sh);
     ptm_count_state_window_start(&a);
     ptm_count_state_window_start(&b);
     while (start < end) {
@@ -190,12 +127,12 @@ static void check_probe(PtmGen *g, const PtmConfig *cfg,
 
 static void test_rules_and_fast_path(void)
 {
-    for (unsigned gi = 0; gi < G_N_ELEMENTS(geos); gi++) {
+    for (unsigned gi = 0; gi < ptm_test_ngeos; gi++) {
         PtmConfig cfg;
         PtmCore *core;
         PtmGeometry geo;
 
-        make_cfg(&geos[gi], &cfg);
+        ptm_test_make_cfg(&ptm_test_geos[gi], &cfg);
         core = ptm_core_new(&cfg);
         ptm_core_geometry(core, &geo);
         ptm_core_free(core);
@@ -205,9 +142,9 @@ static void test_rules_and_fast_path(void)
             for (unsigned e = 0; e < cfg.pcie_endpoints; e++) {
                 PtmProbeInfo pi;
 
-                probe_info(&cfg, e, PTM_DOMAIN_PCIE, &pi);
+                ptm_test_probe_info(&cfg, e, PTM_DOMAIN_PCIE, &pi);
                 check_probe(g, &cfg, &pi);
-                probe_info(&cfg, e, PTM_DOMAIN_DMA, &pi);
+                ptm_test_probe_info(&cfg, e, PTM_DOMAIN_DMA, &pi);
                 check_probe(g, &cfg, &pi);
             }
             ptm_gen_free(g);
@@ -294,11 +231,11 @@ static void check_invariants(const PtmConfig *cfg, const uint64_t *cnt)
 
 static void test_invariants_and_seeds(void)
 {
-    for (unsigned gi = 0; gi < G_N_ELEMENTS(geos); gi++) {
+    for (unsigned gi = 0; gi < ptm_test_ngeos; gi++) {
         PtmConfig cfg;
         uint64_t a[4096], b[4096], c[4096];
 
-        make_cfg(&geos[gi], &cfg);
+        ptm_test_make_cfg(&ptm_test_geos[gi], &cfg);
         run_card(&cfg, 7, 2000000, a);
         run_card(&cfg, 7, 2000000, b);
         run_card(&cfg, 8, 2000000, c);
@@ -317,7 +254,7 @@ static void test_load(void)
     uint64_t cnt[64];
     double rq, rc;
 
-    make_cfg(&geos[0], &cfg);
+    ptm_test_make_cfg(&ptm_test_geos[0], &cfg);
     run_card(&cfg, 3, 5000000, cnt);
     rq = (double)(cnt[1] + cnt[2]) / cnt[0];
     rc = (double)(cnt[9] + cnt[10]) / cnt[0];

@@ -14,6 +14,7 @@
 #include "ptm-core.h"
 #include "ptm-gen.h"
 #include "ptm-scenario.h"
+#include "test-support.h"
 
 static char *tmpdir;
 
@@ -205,9 +206,6 @@ static void play(PtmGen *g, const PtmProbeInfo *pi, uint64_t n, Cyc *out)
     ptm_chunk_free(ch);
 }
 
-static void probe_info(const PtmConfig *cfg, unsigned e, PtmDomain d,
-                       PtmProbeInfo *pi);
-
 /*
  * Boundaries that fall between cycles: 1001 ns is PCIe cycle 400.4 and
  * DMA cycle 200.2, so the second phase starts with cycles 401 and 201 (the
@@ -229,8 +227,8 @@ static void test_boundaries_between_cycles(void)
     char *err;
 
     default_geometry(&cfg, &geo);
-    probe_info(&cfg, 0, PTM_DOMAIN_PCIE, &pcie);
-    probe_info(&cfg, 0, PTM_DOMAIN_DMA, &dma);
+    ptm_test_probe_info(&cfg, 0, PTM_DOMAIN_PCIE, &pcie);
+    ptm_test_probe_info(&cfg, 0, PTM_DOMAIN_DMA, &dma);
     g = scenario_gen(file, true, &geo, &err);
     g_assert_null(err);
 
@@ -422,7 +420,7 @@ static void test_live_file_change(void)
     char *err;
 
     default_geometry(&cfg, &geo);
-    probe_info(&cfg, 0, PTM_DOMAIN_PCIE, &pi);
+    ptm_test_probe_info(&cfg, 0, PTM_DOMAIN_PCIE, &pi);
     g = scenario_gen(idle, false, &geo, &err);
     g_assert_null(err);
     p = *(const PtmScenarioParams *)ptm_gen_params(g);
@@ -446,99 +444,6 @@ static void test_live_file_change(void)
 
 /* ----------------------------------------- fast path and same counts */
 
-typedef struct Geo {
-    unsigned endpoints, ports, rq, rc, up, down, rq_bytes, up_bytes;
-} Geo;
-
-static const Geo geos[] = {
-    { 1, 1, 2, 2, 2, 2, 32, 32 },
-    { 2, 2, 4, 2, 2, 2, 32, 32 },
-    { 1, 3, 1, 2, 4, 1, 64, 16 },
-};
-
-static void make_cfg(const Geo *g, PtmConfig *cfg)
-{
-    unsigned ib = 4, pcie_items, dma_items;
-
-    ptm_config_default(cfg);
-    cfg->pcie_endpoints = g->endpoints;
-    cfg->dma_ports = g->ports;
-    cfg->pcie_rq_mfb_regions = g->rq;
-    cfg->pcie_rc_mfb_regions = g->rc;
-    cfg->dma_up_mfb_regions = g->up;
-    cfg->dma_down_mfb_regions = g->down;
-    cfg->pcie_rq_mfb_region_bytes = g->rq_bytes;
-    cfg->dma_up_mfb_region_bytes = g->up_bytes;
-    pcie_items = MAX(g->rq_bytes, 32u) / ib;
-    dma_items = MAX(g->up_bytes, 32u) / ib;
-    cfg->pcie_eof_pos_width = g_bit_storage(pcie_items - 1);
-    cfg->dma_eof_pos_width = g_bit_storage(dma_items - 1);
-    g_assert_null(ptm_config_check(cfg));
-}
-
-/* Probe info as the core gives it, built here from the configuration. */
-static void probe_info(const PtmConfig *cfg, unsigned e, PtmDomain d,
-                       PtmProbeInfo *pi)
-{
-    memset(pi, 0, sizeof(*pi));
-    pi->endpoint = e;
-    pi->domain = d;
-    if (d == PTM_DOMAIN_PCIE) {
-        pi->buses = 2;
-        pi->regions = MAX(cfg->pcie_rq_mfb_regions, cfg->pcie_rc_mfb_regions);
-        pi->bus_regions[0] = cfg->pcie_rq_mfb_regions;
-        pi->bus_regions[1] = cfg->pcie_rc_mfb_regions;
-        pi->bus_items[0] = cfg->pcie_rq_mfb_region_bytes / 4;
-        pi->bus_items[1] = cfg->pcie_rc_mfb_region_bytes / 4;
-        pi->hz = cfg->pcie_clk_hz;
-    } else {
-        pi->buses = 2 * cfg->dma_ports;
-        pi->regions = MAX(cfg->dma_up_mfb_regions, cfg->dma_down_mfb_regions);
-        for (unsigned b = 0; b < pi->buses; b++) {
-            pi->bus_regions[b] = (b & 1) ? cfg->dma_down_mfb_regions
-                                         : cfg->dma_up_mfb_regions;
-            pi->bus_items[b] = ((b & 1) ? cfg->dma_down_mfb_region_bytes
-                                        : cfg->dma_up_mfb_region_bytes) / 4;
-        }
-        pi->hz = cfg->dma_clk_hz;
-    }
-}
-
-/* Counts of [start, end) of a probe: fast and reference agree. */
-static void check_fast_path(PtmGen *g, const PtmConfig *cfg,
-                            const PtmProbeInfo *pi, uint64_t start,
-                            uint64_t end)
-{
-    PtmChunk *ch = ptm_chunk_new();
-    PtmProbeShape sh = { .info = *pi };
-    PtmCountState a = { 0 }, b = { 0 };
-    uint64_t ref[256] = { 0 }, fast[256] = { 0 };
-    uint64_t t = start;
-
-    sh.channels = pi->domain == PTM_DOMAIN_PCIE
-        ? 1 + 2 * (6 + pi->regions) + 14 : 1 + pi->buses * (6 + pi->regions);
-    sh.brakes = pi->domain == PTM_DOMAIN_PCIE ? 14 : 0;
-    sh.eof_pos_mask = 0xFF;
-    sh.tag_capacity = cfg->tag_capacity;
-    sh.stfifo_capacity = cfg->stfifo_capacity;
-    ptm_count_state_window_start(&a);
-    ptm_count_state_window_start(&b);
-    while (t < end) {
-        uint64_t n;
-
-        ch->seg = ch->scratch;
-        n = ptm_gen_source_ops.fill(g, pi, t, end - t, ch);
-        g_assert_cmpuint(n, >=, 1);
-        g_assert_cmpuint(n, <=, end - t);
-        ptm_count_chunk_reference(&sh, &a, ch, ref);
-        ptm_count_chunk(&sh, &b, ch, fast);
-        t += n;
-    }
-    g_assert_cmpmem(ref, sizeof(ref), fast, sizeof(fast));
-    g_assert_cmpuint(ref[0], ==, end - start);
-    ptm_chunk_free(ch);
-}
-
 static const char mixed_file[] =
     "[phase idle]\nmodel=idle\nduration=7us\ntags-free=3\n"
     "[phase random]\nmodel=random\nduration=23us\nseed=5\n"
@@ -551,14 +456,14 @@ static void test_fast_path(void)
 {
     g_autofree char *file = write_file("mixed.ini", mixed_file);
 
-    for (unsigned gi = 0; gi < G_N_ELEMENTS(geos); gi++) {
+    for (unsigned gi = 0; gi < ptm_test_ngeos; gi++) {
         PtmConfig cfg;
         PtmCore *core;
         PtmGeometry geo;
         PtmGen *g;
         char *err;
 
-        make_cfg(&geos[gi], &cfg);
+        ptm_test_make_cfg(&ptm_test_geos[gi], &cfg);
         core = ptm_core_new(&cfg);
         ptm_core_geometry(core, &geo);
         ptm_core_free(core);
@@ -568,11 +473,11 @@ static void test_fast_path(void)
             for (int d = 0; d < 2; d++) {
                 PtmProbeInfo pi;
 
-                probe_info(&cfg, e, d ? PTM_DOMAIN_DMA : PTM_DOMAIN_PCIE,
+                ptm_test_probe_info(&cfg, e, d ? PTM_DOMAIN_DMA : PTM_DOMAIN_PCIE,
                            &pi);
                 /* two passes of 43 us, from 0 and from inside a phase */
-                check_fast_path(g, &cfg, &pi, 0, pi.hz / 1000000 * 86);
-                check_fast_path(g, &cfg, &pi, 1234, 1234 + 20000);
+                ptm_test_check_fast_path(g, &cfg, &pi, 0, pi.hz / 1000000 * 86, false);
+                ptm_test_check_fast_path(g, &cfg, &pi, 1234, 1234 + 20000, false);
             }
         }
         ptm_gen_free(g);
@@ -586,7 +491,7 @@ static void test_same_counts(void)
     PtmConfig cfg;
     uint64_t a[64], b[64], c[64];
 
-    make_cfg(&geos[1], &cfg);
+    ptm_test_make_cfg(&ptm_test_geos[1], &cfg);
     run_card(&cfg, file, true, 200000, a, G_N_ELEMENTS(a));
     run_card(&cfg, file, true, 200000, b, G_N_ELEMENTS(b));
     g_assert_cmpmem(a, sizeof(a), b, sizeof(b));
