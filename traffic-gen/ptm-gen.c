@@ -161,6 +161,18 @@ static char *check_all(const PtmGenModel *m, const void *params,
     return m->check ? m->check(params, geo) : NULL;
 }
 
+/*
+ * Every version of every generator gets a number no other has, so that the
+ * names a model gives its segment lists (PtmChunk.id) can be made unique in
+ * the process: two models, or two versions of one, may use the same names.
+ */
+static uint64_t next_serial(void)
+{
+    static uint64_t serial;
+
+    return __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED);
+}
+
 PtmGen *ptm_gen_new(const PtmGenModel *m, const void *params,
                     const PtmGeometry *geo, char **err)
 {
@@ -176,6 +188,7 @@ PtmGen *ptm_gen_new(const PtmGenModel *m, const void *params,
     g->nver = 1;
     g->from[0] = 0;
     g->params[0] = g_memdup2(params, m->params_size);
+    g->serial[0] = next_serial();
     return g;
 }
 
@@ -208,6 +221,8 @@ static void drop_version(PtmGen *g, unsigned i)
             (g->nver - i - 1) * sizeof(g->params[0]));
     memmove(&g->from[i], &g->from[i + 1],
             (g->nver - i - 1) * sizeof(g->from[0]));
+    memmove(&g->serial[i], &g->serial[i + 1],
+            (g->nver - i - 1) * sizeof(g->serial[0]));
     g->nver--;
 }
 
@@ -242,6 +257,7 @@ char *ptm_gen_set_params(PtmGen *g, const void *params, uint64_t from,
     }
     g->from[g->nver] = g->nver ? from : 0;
     g->params[g->nver] = g_memdup2(params, g->model->params_size);
+    g->serial[g->nver] = next_serial();
     g->nver++;
     return NULL;
 }
@@ -265,7 +281,7 @@ static uint64_t gen_fill(void *opaque, const PtmProbeInfo *probe,
                          uint64_t start, uint64_t max, PtmChunk *out)
 {
     const PtmGen *g = opaque;
-    uint64_t pcie = g->geo.pcie_hz;
+    uint64_t pcie = g->geo.pcie_hz, n;
     unsigned i = g->nver - 1;
 
     /* the version whose first moment is at or before this cycle's */
@@ -280,7 +296,12 @@ static uint64_t gen_fill(void *opaque, const PtmProbeInfo *probe,
             max = lim - start;
         }
     }
-    return g->model->fill(g, g->params[i], probe, start, max, out);
+    n = g->model->fill(g, g->params[i], probe, start, max, out);
+    if (out->id) {
+        /* the model's name of the list, unique to this version */
+        out->id = ptm_hash(out->id, g->serial[i], 0, 0) | 1;
+    }
+    return n;
 }
 
 static void gen_settings(void *opaque, unsigned e, uint64_t cycle,
@@ -416,5 +437,8 @@ char *ptm_gen_load(PtmGen *g, const void *buf, size_t len)
     g->nver = nver;
     memcpy(g->from, from, nver * sizeof(from[0]));
     memcpy(g->params, params, nver * sizeof(params[0]));
+    for (unsigned i = 0; i < nver; i++) {
+        g->serial[i] = next_serial();
+    }
     return NULL;
 }

@@ -71,6 +71,7 @@ struct PtmGen {
     unsigned nver;
     uint64_t from[PTM_GEN_HISTORY];     /* PCIe cycles, ascending; [0] = 0 */
     void *params[PTM_GEN_HISTORY];
+    uint64_t serial[PTM_GEN_HISTORY];   /* unique in the process, per version */
     void *cache;        /* the model's, derived data only, not migrated */
 };
 

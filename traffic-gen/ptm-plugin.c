@@ -155,6 +155,7 @@ static uint64_t idle_fill(const PtmGeometry *geo, uint64_t max,
     out->seg = out->scratch;
     out->nseg = 1;
     out->repeat = 1;
+    out->id = 0;            /* not the list the plugin may have named */
     return max;
 }
 

@@ -7,10 +7,12 @@
  * its defaults, with a tag-starved pool and with an ample one.
  */
 #include <glib.h>
+#include <glib/gstdio.h>
 #include <string.h>
 
 #include "ptm-core.h"
 #include "ptm-ptc.h"
+#include "ptm-scenario.h"
 
 /* Channels of the default card (2 regions, 1 DMA port) */
 #define PCIE(b, k)  (1 + (b) * 8 + (k))
@@ -166,6 +168,56 @@ static void test_memo_exact(void)
     g_assert_cmpmem(a, sizeof(a), b, sizeof(b));
 }
 
+/*
+ * Two ptc phases of a scenario are two generators whose schedules have
+ * the same build numbers: the names of their segment lists must still
+ * differ, or reused counts would be wrong.
+ */
+static void run_scenario(const char *file, bool use_memo, uint64_t *cnt)
+{
+    PtmScenarioParams sp = { .loop = true };
+    PtmConfig cfg;
+    PtmCore *core;
+    PtmGeometry geo;
+    PtmGen *g;
+    char *err = NULL;
+
+    g_strlcpy(sp.file, file, sizeof(sp.file));
+    ptm_config_default(&cfg);
+    core = ptm_core_new(&cfg);
+    ptm_core_geometry(core, &geo);
+    g = ptm_gen_new(&ptm_model_scenario, &sp, &geo, &err);
+    g_assert_null(err);
+    ptm_core_set_source(core, &ptm_gen_source_ops, g);
+    ptm_core_set_memo(core, use_memo);
+    ptm_core_power_on(core, 0);
+    for (uint64_t t = 0; t <= 3000000; t += 77777) {
+        ptm_core_advance(core, t);
+    }
+    for (unsigned e = 0; e < 64; e++) {
+        cnt[e] = ptm_core_counter(core, false, e);
+    }
+    ptm_core_free(core);
+    ptm_gen_free(g);
+}
+
+static void test_memo_two_generators(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("ptc-XXXXXX", NULL);
+    g_autofree char *file = g_build_filename(dir, "two.ini", NULL);
+    uint64_t a[64], b[64];
+
+    g_assert_true(g_file_set_contents(file,
+        "[phase a]\nmodel=ptc\nduration=200us\nload=90\n"
+        "[phase b]\nmodel=ptc\nduration=200us\nload=30\n"
+        "read-percent=80\ntags=8\n", -1, NULL));
+    run_scenario(file, false, a);
+    run_scenario(file, true, b);
+    g_assert_cmpmem(a, sizeof(a), b, sizeof(b));
+    g_unlink(file);
+    g_rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -174,5 +226,6 @@ int main(int argc, char **argv)
     g_test_add_func("/ptc/claims-ample-tags", test_ample_tags);
     g_test_add_func("/ptc/same-seed", test_same_seed);
     g_test_add_func("/ptc/memo-exact", test_memo_exact);
+    g_test_add_func("/ptc/memo-two-generators", test_memo_two_generators);
     return g_test_run();
 }
