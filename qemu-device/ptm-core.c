@@ -55,6 +55,7 @@ typedef struct PtmProbe {
     unsigned head, count;
     uint64_t next_ev;       /* MI cycle of the next drain */
     uint64_t mi_ratio;      /* probe cycles per MI cycle if whole, else 0 */
+    int mi_shift;           /* log2(mi_ratio) if a power of two, else -1 */
 } PtmProbe;
 
 struct PtmCore {
@@ -286,7 +287,8 @@ static uint64_t first_cycle_at_ns(uint64_t ns, uint64_t hz)
 static uint64_t mi_floor(const PtmCore *core, const PtmProbe *p, uint64_t c)
 {
     if (p->mi_ratio) {
-        return c / p->mi_ratio;     /* the usual case, and much cheaper */
+        /* the usual case: a whole ratio, mostly a power of two */
+        return p->mi_shift >= 0 ? c >> p->mi_shift : c / p->mi_ratio;
     }
     return (uint64_t)((u128)c * core->cfg.mi_clk_hz / p->sh.info.hz);
 }
@@ -296,7 +298,8 @@ static uint64_t mi_ceil(const PtmCore *core, const PtmProbe *p, uint64_t c)
     uint64_t hz = p->sh.info.hz;
 
     if (p->mi_ratio) {
-        return (c + p->mi_ratio - 1) / p->mi_ratio;
+        c += p->mi_ratio - 1;
+        return p->mi_shift >= 0 ? c >> p->mi_shift : c / p->mi_ratio;
     }
     return (uint64_t)(((u128)c * core->cfg.mi_clk_hz + hz - 1) / hz);
 }
@@ -364,6 +367,10 @@ static void probe_init(PtmCore *core, PtmProbe *p, unsigned e, PtmDomain d)
         p->fifo_depth = lay->dma_fifo_depth;
     }
     p->mi_ratio = info->hz % cfg->mi_clk_hz ? 0 : info->hz / cfg->mi_clk_hz;
+    p->mi_shift = -1;
+    if (p->mi_ratio && !(p->mi_ratio & (p->mi_ratio - 1))) {
+        p->mi_shift = __builtin_ctzll(p->mi_ratio);
+    }
     p->sh.tag_capacity = cfg->tag_capacity;
     p->sh.stfifo_capacity = cfg->stfifo_capacity;
     p->pend = g_new0(uint32_t, p->sh.channels);
@@ -679,7 +686,7 @@ static void probe_commit(PtmCore *core, PtmProbe *p, uint64_t before)
             p->pend_next += k;
             continue;
         } else {
-            p->fifo[(p->head + p->count) % p->fifo_depth] = (PtmDelta) {
+            p->fifo[(p->head + p->count) & (p->fifo_depth - 1)] = (PtmDelta) {
                 .vis = mi_ceil(core, p, c) + PTM_FIFO_SYNC_MI,
                 .value = p->pend[p->pend_next],
                 .channel = p->pend_next,
@@ -744,7 +751,8 @@ static uint64_t acc_next(const PtmCore *core)
 
     /* in round-robin order: under load the next stream usually has one */
     for (unsigned i = 1; i <= core->nprobes; i++) {
-        uint64_t v = core->offer[(core->rr + i) % core->nprobes];
+        unsigned s = core->rr + i;
+        uint64_t v = core->offer[s >= core->nprobes ? s - core->nprobes : s];
 
         if (v <= t) {
             return t;
@@ -757,7 +765,8 @@ static uint64_t acc_next(const PtmCore *core)
 static void acc_step(PtmCore *core, uint64_t t)
 {
     for (unsigned i = 1; i <= core->nprobes; i++) {
-        unsigned s = (core->rr + i) % core->nprobes;
+        unsigned s = core->rr + i >= core->nprobes
+                     ? core->rr + i - core->nprobes : core->rr + i;
         PtmProbe *p = &core->probe[s];
 
         probe_commit(core, p, t);
@@ -767,7 +776,7 @@ static void acc_step(PtmCore *core, uint64_t t)
             uint64_t *cnt = &core->live[p->base + d->channel];
 
             *cnt = (*cnt + d->value) & core->cnt_mask;
-            p->head = (p->head + 1) % p->fifo_depth;
+            p->head = (p->head + 1) & (p->fifo_depth - 1);
             p->count--;
             core->acc_free = t + PTM_ACC_MI_PER_DELTA;
             core->rr = s;
