@@ -59,23 +59,43 @@ uint64_t ptm_serve_periodic(const PtmSegment *seg, unsigned nseg,
     g_assert_not_reached();
 }
 
-/* splitmix64 finaliser over a running sum of the words */
-static uint64_t mix(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
+/* the splitmix64 finaliser over a running sum of the words */
 uint64_t ptm_hash(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
 {
-    uint64_t h = mix(a + 0x9e3779b97f4a7c15ull);
+    uint64_t h = ptm_mix64(a + 0x9e3779b97f4a7c15ull);
 
-    h = mix(h ^ (b + 0x9e3779b97f4a7c15ull));
-    h = mix(h ^ (c + 0x9e3779b97f4a7c15ull));
-    return mix(h ^ (d + 0x9e3779b97f4a7c15ull));
+    h = ptm_mix64(h ^ (b + 0x9e3779b97f4a7c15ull));
+    h = ptm_mix64(h ^ (c + 0x9e3779b97f4a7c15ull));
+    return ptm_mix64(h ^ (d + 0x9e3779b97f4a7c15ull));
+}
+
+void ptm_frame_shape(uint32_t bytes, unsigned item_bytes, unsigned ipr,
+                     unsigned regions, PtmFrame *f)
+{
+    f->items = (bytes + item_bytes - 1) / item_bytes;
+    f->nreg = (f->items + ipr - 1) / ipr;
+    f->words = (f->nreg + regions - 1) / regions;
+    f->ipr = ipr;
+    f->regions = regions;
+}
+
+void ptm_frame_word(const PtmFrame *f, uint32_t j, unsigned mvb_items,
+                    PtmBusCycle *bc)
+{
+    if (j == 0) {
+        bc->sof = 1;
+        if (mvb_items) {
+            bc->mvb_vld = (1u << mvb_items) - 1;
+            bc->mvb_src_rdy = 1;
+        }
+    }
+    if (j == f->words - 1) {
+        uint32_t first = j * f->regions;
+        unsigned r = MIN(f->nreg, first + f->regions) - 1 - first;
+
+        bc->eof = 1u << r;
+        bc->eof_pos[r] = (f->items - 1) % f->ipr;
+    }
 }
 
 const PtmGenModel *ptm_gen_model_find(const char *name)

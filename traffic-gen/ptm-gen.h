@@ -132,4 +132,41 @@ uint64_t ptm_cycle_ns(uint64_t c, uint64_t hz);
 /* A 64-bit mix of several words, for seeding per window or frame. */
 uint64_t ptm_hash(uint64_t a, uint64_t b, uint64_t c, uint64_t d);
 
+/* The splitmix64 finaliser. */
+static inline uint64_t ptm_mix64(uint64_t x)
+{
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* A splitmix64 random stream, seeded with ptm_hash(). */
+typedef struct PtmRng {
+    uint64_t s;
+} PtmRng;
+
+static inline uint64_t ptm_rng_next(PtmRng *r)
+{
+    return ptm_mix64(r->s += 0x9e3779b97f4a7c15ull);
+}
+
+/*
+ * How a frame of some bytes lies on an MFB bus: it starts in region 0 of
+ * its first word and fills the bus's regions in order.
+ */
+typedef struct PtmFrame {
+    uint32_t items, nreg, words;
+    unsigned ipr, regions;
+} PtmFrame;
+
+void ptm_frame_shape(uint32_t bytes, unsigned item_bytes, unsigned ipr,
+                     unsigned regions, PtmFrame *f);
+/*
+ * Add to bc the SOF, EOF and EOF_POS of word j of the frame, and with the
+ * first word mvb_items MVB items (0: none) and MVB SRC_RDY. The handshake
+ * of the MFB (and MVB DST_RDY) is the caller's.
+ */
+void ptm_frame_word(const PtmFrame *f, uint32_t j, unsigned mvb_items,
+                    PtmBusCycle *bc);
+
 #endif

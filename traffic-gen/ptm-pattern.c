@@ -80,11 +80,10 @@ unsigned ptm_pattern_bus_kind(const PtmProbeInfo *probe, unsigned b)
 /* The shape of one bus's frame. */
 typedef struct BusShape {
     bool active;
-    bool mvb;
-    uint32_t mvb_items;
+    uint32_t mvb_items;             /* 0 on the PCIe side */
     uint64_t period;
     uint32_t stall, words, gap;
-    uint32_t items, nreg, regions, ipr;
+    PtmFrame frame;
 } BusShape;
 
 static void bus_shape(const PtmPattern *pat, const PtmProbeInfo *probe,
@@ -99,37 +98,14 @@ static void bus_shape(const PtmPattern *pat, const PtmProbeInfo *probe,
         return;
     }
     bs->active = true;
-    bs->mvb = probe->domain == PTM_DOMAIN_DMA;
-    bs->mvb_items = MAX(pb->mvb_items, 1);
-    bs->ipr = probe->bus_items[b];
-    bs->regions = probe->bus_regions[b];
-    bs->items = (pb->frame_bytes + ib - 1) / ib;
-    bs->nreg = (bs->items + bs->ipr - 1) / bs->ipr;
-    bs->words = (bs->nreg + bs->regions - 1) / bs->regions;
+    bs->mvb_items = probe->domain == PTM_DOMAIN_DMA ? MAX(pb->mvb_items, 1)
+                                                    : 0;
+    ptm_frame_shape(pb->frame_bytes, ib, probe->bus_items[b],
+                    probe->bus_regions[b], &bs->frame);
+    bs->words = bs->frame.words;
     bs->stall = pb->stall;
     bs->gap = pb->gap;
     bs->period = (uint64_t)bs->stall + bs->words + bs->gap;
-}
-
-/* Signals of word j (0-based) of the frame. */
-static void frame_word(const BusShape *bs, uint32_t j, PtmBusCycle *bc)
-{
-    uint32_t first = j * bs->regions;
-    uint32_t last = MIN(bs->nreg, first + bs->regions) - 1;
-
-    if (j == 0) {
-        bc->sof = 1;
-        if (bs->mvb) {
-            bc->mvb_vld = (1u << bs->mvb_items) - 1;
-            bc->mvb_src_rdy = 1;
-        }
-    }
-    if (j == bs->words - 1) {
-        unsigned r = last - first;
-
-        bc->eof = 1u << r;
-        bc->eof_pos[r] = (bs->items - 1) % bs->ipr;
-    }
 }
 
 /*
@@ -146,7 +122,7 @@ static uint64_t bus_at(const BusShape *bs, uint64_t t, PtmBusCycle *bc)
     }
     ph = t % bs->period;
     if (ph < bs->stall) {
-        frame_word(bs, 0, bc);
+        ptm_frame_word(&bs->frame, 0, bs->mvb_items, bc);
         bc->src_rdy = 1;
         return bs->stall - ph;
     }
@@ -154,7 +130,7 @@ static uint64_t bus_at(const BusShape *bs, uint64_t t, PtmBusCycle *bc)
     if (ph < bs->words) {
         uint32_t j = ph;
 
-        frame_word(bs, j, bc);
+        ptm_frame_word(&bs->frame, j, bs->mvb_items, bc);
         bc->src_rdy = 1;
         bc->dst_rdy = 1;
         if (bc->mvb_src_rdy) {

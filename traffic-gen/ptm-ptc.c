@@ -70,19 +70,6 @@ static char *ptc_check(const void *params, const PtmGeometry *geo)
     return NULL;
 }
 
-typedef struct Rng {
-    uint64_t s;
-} Rng;
-
-static uint64_t rng_next(Rng *r)
-{
-    uint64_t x = (r->s += 0x9e3779b97f4a7c15ull);
-
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
 /* The MFB shape of one bus. */
 typedef struct Bus {
     unsigned ib, ipr, regions;
@@ -90,10 +77,10 @@ typedef struct Bus {
 
 static uint32_t words_of(const Bus *b, uint32_t bytes)
 {
-    uint32_t items = (bytes + b->ib - 1) / b->ib;
-    uint32_t nreg = (items + b->ipr - 1) / b->ipr;
+    PtmFrame f;
 
-    return (nreg + b->regions - 1) / b->regions;
+    ptm_frame_shape(bytes, b->ib, b->ipr, b->regions, &f);
+    return f.words;
 }
 
 /* Is [start, start + n) free on this bus? */
@@ -128,28 +115,15 @@ static int64_t find_run(const PtmBusCycle *cyc, uint32_t len, uint32_t from,
 static uint32_t put_frame(PtmBusCycle *cyc, uint32_t start, const Bus *b,
                           uint32_t bytes, bool mvb, const uint8_t *stall)
 {
-    uint32_t items = (bytes + b->ib - 1) / b->ib;
-    uint32_t nreg = (items + b->ipr - 1) / b->ipr;
-    uint32_t words = (nreg + b->regions - 1) / b->regions;
+    PtmFrame f;
     uint32_t t = start;
 
-    for (uint32_t j = 0; j < words; j++) {
+    ptm_frame_shape(bytes, b->ib, b->ipr, b->regions, &f);
+    for (uint32_t j = 0; j < f.words; j++) {
         PtmBusCycle w = { .src_rdy = 1, .dst_rdy = 1 };
-        uint32_t first = j * b->regions;
-        uint32_t last = MIN(nreg, first + b->regions) - 1;
 
-        if (j == 0) {
-            w.sof = 1;
-            if (mvb) {
-                w.mvb_vld = 1;
-                w.mvb_src_rdy = 1;
-                w.mvb_dst_rdy = 1;
-            }
-        }
-        if (j == words - 1) {
-            w.eof = 1u << (last - first);
-            w.eof_pos[last - first] = (items - 1) % b->ipr;
-        }
+        ptm_frame_word(&f, j, mvb ? 1 : 0, &w);
+        w.mvb_dst_rdy = w.mvb_src_rdy;
         if (stall && stall[t]) {
             cyc[t] = w;
             cyc[t].dst_rdy = 0;
@@ -224,7 +198,6 @@ typedef struct Key {
 typedef struct Plan {
     bool valid;
     Key key;
-    PtmPtcSummary sum;
     uint32_t pd;                            /* DMA cycles per period */
     uint64_t build;                         /* unique to this schedule */
     unsigned npcie, ndma;
@@ -327,7 +300,7 @@ static void decide(const PtmGen *gen, const PtmPtcParams *p,
      * the same sequence of levels, each from its own place in it, so they
      * differ at any moment and share schedules.
      */
-    Rng r = { ptm_hash(p->seed, block / JITTER_BLOCKS + 5 * probe->endpoint,
+    PtmRng r = { ptm_hash(p->seed, block / JITTER_BLOCKS + 5 * probe->endpoint,
                        0, 0x707463) };
 
     derive(geo, p, &probe->settings, &d);
@@ -338,7 +311,7 @@ static void decide(const PtmGen *gen, const PtmPtcParams *p,
      * One of eight levels of jitter moves latency, load and the held
      * stretch together: few distinct schedules, each built once.
      */
-    level = rng_next(&r) % 8;
+    level = ptm_rng_next(&r) % 8;
     lj = 1.0 + ((double)level / 7 * 2 - 1) * p->jitter_percent / 100.0;
     key->lat = (uint32_t)((uint64_t)p->latency_ns * geo->pcie_hz /
                           1000000000ull * lj);
@@ -667,15 +640,6 @@ rq_done:
     pl->valid = true;
     pl->key = *key;
     pl->pd = pd;
-    pl->sum.period = P;
-    pl->sum.reads = 0;
-    pl->sum.writes = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        pl->sum.reads += req[i].read;
-        pl->sum.writes += !req[i].read;
-    }
-    pl->sum.tag_limit = tag_limit;
-    pl->sum.tag_limited = key->tag_limited;
     return true;
 }
 
@@ -766,16 +730,6 @@ static uint64_t ptc_fill(const PtmGen *gen, const void *params,
                               pcie ? pl->npcie : pl->ndma, period,
                               in_block % period, max,
                               2 * pl->build + !pcie + 1, out);
-}
-
-void ptm_ptc_summary(const PtmGen *gen, unsigned endpoint, uint64_t block,
-                     PtmPtcSummary *out)
-{
-    PtmProbeInfo probe = { .endpoint = endpoint };
-    const PtmPtcParams *p = ptm_gen_params(gen);
-
-    probe.settings = (PtmSettings) { .mps = 1, .mrrs = 2, .ext_tag = true };
-    *out = plan_for(gen, p, &probe, block)->sum;
 }
 
 static void ptc_cache_free(void *cache)

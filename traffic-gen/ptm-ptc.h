@@ -23,15 +23,4 @@ typedef struct PtmPtcParams {
 void ptm_ptc_params_default(PtmPtcParams *p);
 extern const PtmGenModel ptm_model_ptc;
 
-/* What one endpoint's plan of one drain window looks like (for tests). */
-typedef struct PtmPtcSummary {
-    uint32_t period;            /* PCIe cycles of the repeated schedule */
-    uint32_t reads, writes;     /* DMA requests per period */
-    uint32_t tag_limit;         /* tags the settings and capacity allow */
-    bool tag_limited;           /* reads were held back for tags */
-} PtmPtcSummary;
-
-void ptm_ptc_summary(const PtmGen *gen, unsigned endpoint, uint64_t block,
-                     PtmPtcSummary *out);
-
 #endif

@@ -54,29 +54,15 @@ static char *random_check(const void *params, const PtmGeometry *geo)
     return NULL;
 }
 
-typedef struct Rng {
-    uint64_t s;
-} Rng;
-
-/* splitmix64: one step per number */
-static uint64_t rng_next(Rng *r)
-{
-    uint64_t x = (r->s += 0x9e3779b97f4a7c15ull);
-
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
 /* uniform in [lo, hi] */
-static uint32_t rng_range(Rng *r, uint32_t lo, uint32_t hi)
+static uint32_t rng_range(PtmRng *r, uint32_t lo, uint32_t hi)
 {
-    return lo + (uint32_t)(rng_next(r) % ((uint64_t)hi - lo + 1));
+    return lo + (uint32_t)(ptm_rng_next(r) % ((uint64_t)hi - lo + 1));
 }
 
-static bool rng_percent(Rng *r, uint32_t pct)
+static bool rng_percent(PtmRng *r, uint32_t pct)
 {
-    return rng_next(r) % 100 < pct;
+    return ptm_rng_next(r) % 100 < pct;
 }
 
 /* A run of identical cycles of one bus. */
@@ -106,19 +92,10 @@ static void plan_add(BusPlan *pl, uint32_t cycles, const PtmBusCycle *bc)
     }
 }
 
-/* Words of a frame of b bytes on a bus. */
-static uint32_t frame_words(uint32_t bytes, unsigned ib, unsigned ipr,
-                            unsigned regions, uint32_t *items, uint32_t *nreg)
-{
-    *items = (bytes + ib - 1) / ib;
-    *nreg = (*items + ipr - 1) / ipr;
-    return (*nreg + regions - 1) / regions;
-}
-
 /* The schedule of one bus for one period of P cycles. */
 static void plan_bus(const PtmRandomParams *p, const PtmGeometry *geo,
                      unsigned kind, bool mvb, unsigned ipr, unsigned regions,
-                     uint32_t period, Rng *r, BusPlan *pl)
+                     uint32_t period, PtmRng *r, BusPlan *pl)
 {
     const PtmRandomBus *b = &p->bus[kind];
     unsigned ib = geo->item_bytes;
@@ -129,7 +106,8 @@ static void plan_bus(const PtmRandomParams *p, const PtmGeometry *geo,
     pl->n = 0;
     while (t < period && offered < budget) {
         uint32_t bytes = rng_range(r, b->min_bytes, b->max_bytes);
-        uint32_t items, nreg, words, used = 0, gap;
+        uint32_t used = 0, gap;
+        PtmFrame f;
         bool read = kind == PTM_BUS_UP && rng_percent(r, p->up_read_percent);
         PtmBusCycle bc;
 
@@ -147,35 +125,22 @@ static void plan_bus(const PtmRandomParams *p, const PtmGeometry *geo,
             offered++;
             used = 1;
         } else {
-            words = frame_words(bytes, ib, ipr, regions, &items, &nreg);
+            ptm_frame_shape(bytes, ib, ipr, regions, &f);
             /* worst case every word stalls once; near the period's end a
              * shorter frame is drawn, if the shortest one still fits */
-            if (t + 2 * words > period) {
+            if (t + 2 * f.words > period) {
                 uint32_t fit = (period - t) / 2 * regions * ipr * ib;
 
                 if (fit < b->min_bytes) {
                     break;
                 }
                 bytes = rng_range(r, b->min_bytes, MIN(fit, b->max_bytes));
-                words = frame_words(bytes, ib, ipr, regions, &items, &nreg);
+                ptm_frame_shape(bytes, ib, ipr, regions, &f);
             }
-            for (uint32_t j = 0; j < words; j++) {
-                uint32_t first = j * regions;
-                uint32_t last = MIN(nreg, first + regions) - 1;
-
+            for (uint32_t j = 0; j < f.words; j++) {
                 memset(&bc, 0, sizeof(bc));
                 bc.src_rdy = 1;
-                if (j == 0) {
-                    bc.sof = 1;
-                    if (mvb) {
-                        bc.mvb_vld = 1;
-                        bc.mvb_src_rdy = 1;
-                    }
-                }
-                if (j == words - 1) {
-                    bc.eof = 1u << (last - first);
-                    bc.eof_pos[last - first] = (items - 1) % ipr;
-                }
+                ptm_frame_word(&f, j, mvb ? 1 : 0, &bc);
                 if (rng_percent(r, b->stall)) {
                     plan_add(pl, 1, &bc);           /* held, not taken */
                     used++;
@@ -222,11 +187,11 @@ static uint32_t period_for(const PtmRandomParams *p, const PtmGeometry *geo,
 
     for (unsigned b = 0; b < probe->buses; b++) {
         unsigned kind = ptm_pattern_bus_kind(probe, b);
-        uint32_t items, nreg;
-        uint32_t w = frame_words(p->bus[kind].max_bytes, geo->item_bytes,
-                                 probe->bus_items[b], probe->bus_regions[b],
-                                 &items, &nreg);
-        longest = MAX(longest, 2 * w + 1);
+        PtmFrame f;
+
+        ptm_frame_shape(p->bus[kind].max_bytes, geo->item_bytes,
+                        probe->bus_items[b], probe->bus_regions[b], &f);
+        longest = MAX(longest, 2 * f.words + 1);
     }
     while (period < 2 * longest && period < geo->drain_period) {
         period *= 2;
@@ -243,7 +208,7 @@ static void make_plan(const PtmGen *gen, const PtmRandomParams *p,
     unsigned idx[PTM_MAX_BUSES] = { 0 };
     uint32_t left[PTM_MAX_BUSES];
     uint32_t brake_on[PTM_BRAKES];
-    Rng r;
+    PtmRng r;
     uint32_t t = 0;
     unsigned tags, words;
     PtmChunk *ch = &bp->chunk;
