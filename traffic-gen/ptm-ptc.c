@@ -323,8 +323,10 @@ static void decide(const PtmGen *gen, const PtmPtcParams *p,
     /* the RQ also carries the endpoint's stalls */
     ask = d.P / (c_rq * (1 + p->rq_stall / 100.0) + 1e-9);
     ask = MIN(ask, d.P / (c_rc + 1e-9));
-    /* the DMA side places whole frames around the held stretch: leave
-     * it room to fit them */
+    /*
+     * the DMA side places whole frames around the held stretch: leave
+     * it room to fit them
+     */
     ask = MIN(ask, 0.9 * d.pd * (1 - p->down_stall / 100.0) /
                    (c_down + 1e-9));
     ask = MIN(ask, 0.9 * d.pd / (c_up + 1e-9));
@@ -687,7 +689,8 @@ static Plan *plan_for(const PtmGen *gen, const PtmPtcParams *p,
         return &c->plan[rc->plan];
     }
     decide(gen, p, probe, block, &key);
-    h = ptm_hash(key.lat, key.nr, key.nw, key.ph ^ (uint64_t)key.tag_limited << 32);
+    h = ptm_hash(key.lat, key.nr, key.nw,
+                 key.ph ^ (uint64_t)key.tag_limited << 32);
     slot = PLANS;
     for (unsigned i = 0, lru = 0; i < PLANS; i++) {
         if (c->plan[i].valid && c->hash[i] == h &&

@@ -126,8 +126,10 @@ static void plan_bus(const PtmRandomParams *p, const PtmGeometry *geo,
             used = 1;
         } else {
             ptm_frame_shape(bytes, ib, ipr, regions, &f);
-            /* worst case every word stalls once; near the period's end a
-             * shorter frame is drawn, if the shortest one still fits */
+            /*
+             * worst case every word stalls once; near the period's end a
+             * shorter frame is drawn, if the shortest one still fits
+             */
             if (t + 2 * f.words > period) {
                 uint32_t fit = (period - t) / 2 * regions * ipr * ib;
 
@@ -310,13 +312,16 @@ static void random_cache_free(void *cache)
 }
 
 #define OFF(f) offsetof(PtmRandomParams, f)
-#define BUSP(nm, k)                                                         \
+#define LOAD(nm, k)                                                         \
     { #nm "-load", PTM_PARAM_U32, OFF(bus[k].load), 0, 100,                  \
-      "percent of cycles the " #nm " source offers words" },                 \
+      "percent of cycles the " #nm " source offers words" }
+#define MINB(nm, k)                                                         \
     { #nm "-min-bytes", PTM_PARAM_U32, OFF(bus[k].min_bytes), 1, 65536,      \
-      "shortest frame on the " #nm " bus" },                                 \
+      "shortest frame on the " #nm " bus" }
+#define MAXB(nm, k)                                                         \
     { #nm "-max-bytes", PTM_PARAM_U32, OFF(bus[k].max_bytes), 1, 65536,      \
-      "longest frame on the " #nm " bus" },                                  \
+      "longest frame on the " #nm " bus" }
+#define STALL(nm, k)                                                        \
     { #nm "-stall", PTM_PARAM_U32, OFF(bus[k].stall), 0, 100,                \
       "percent of words that wait a cycle on the " #nm " bus" }
 
@@ -331,10 +336,14 @@ static const PtmParamDesc random_params[] = {
       "each BRAKE bit is active for up to this share of the cycles" },
     { "up-read-percent", PTM_PARAM_U32, OFF(up_read_percent), 0, 100,
       "percent of UP requests that are reads (MVB header only)" },
-    BUSP(rq, PTM_BUS_RQ),
-    BUSP(rc, PTM_BUS_RC),
-    BUSP(up, PTM_BUS_UP),
-    BUSP(down, PTM_BUS_DOWN),
+    LOAD(rq, PTM_BUS_RQ), MINB(rq, PTM_BUS_RQ), MAXB(rq, PTM_BUS_RQ),
+    STALL(rq, PTM_BUS_RQ),
+    LOAD(rc, PTM_BUS_RC), MINB(rc, PTM_BUS_RC), MAXB(rc, PTM_BUS_RC),
+    STALL(rc, PTM_BUS_RC),
+    LOAD(up, PTM_BUS_UP), MINB(up, PTM_BUS_UP), MAXB(up, PTM_BUS_UP),
+    STALL(up, PTM_BUS_UP),
+    LOAD(down, PTM_BUS_DOWN), MINB(down, PTM_BUS_DOWN),
+    MAXB(down, PTM_BUS_DOWN), STALL(down, PTM_BUS_DOWN),
 };
 #undef OFF
 

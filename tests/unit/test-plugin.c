@@ -377,20 +377,6 @@ static void test_same_counts(void)
     g_assert_cmpint(memcmp(a, c, sizeof(a)), !=, 0);
 }
 
-static void remove_tmpdir(void)
-{
-    g_autoptr(GDir) d = g_dir_open(tmpdir, 0, NULL);
-    const char *name;
-
-    while (d && (name = g_dir_read_name(d))) {
-        g_autofree char *path = g_build_filename(tmpdir, name, NULL);
-
-        g_unlink(path);
-    }
-    g_rmdir(tmpdir);
-    g_free(tmpdir);
-}
-
 int main(int argc, char **argv)
 {
     int ret;
@@ -408,6 +394,6 @@ int main(int argc, char **argv)
     g_test_add_func("/plugin/fast-path", test_fast_path);
     g_test_add_func("/plugin/same-counts", test_same_counts);
     ret = g_test_run();
-    remove_tmpdir();
+    ptm_test_remove_dir(tmpdir);
     return ret;
 }

@@ -523,20 +523,6 @@ static void test_example(void)
     ptm_gen_free(g);
 }
 
-static void remove_tmpdir(void)
-{
-    g_autoptr(GDir) d = g_dir_open(tmpdir, 0, NULL);
-    const char *name;
-
-    while (d && (name = g_dir_read_name(d))) {
-        g_autofree char *path = g_build_filename(tmpdir, name, NULL);
-
-        g_unlink(path);
-    }
-    g_rmdir(tmpdir);
-    g_free(tmpdir);
-}
-
 int main(int argc, char **argv)
 {
     int ret;
@@ -556,6 +542,6 @@ int main(int argc, char **argv)
     g_test_add_func("/scenario/same-counts", test_same_counts);
     g_test_add_func("/scenario/example", test_example);
     ret = g_test_run();
-    remove_tmpdir();
+    ptm_test_remove_dir(tmpdir);
     return ret;
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <glib.h>
+#include <glib/gstdio.h>
 #include <string.h>
 
 #include "test-support.h"
@@ -103,4 +104,18 @@ void ptm_test_check_fast_path(PtmGen *g, const PtmConfig *cfg,
     g_assert_cmpmem(ref, sizeof(ref), fast, sizeof(fast));
     g_assert_cmpuint(ref[0], ==, end - start);
     ptm_chunk_free(ch);
+}
+
+void ptm_test_remove_dir(char *dir)
+{
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    const char *name;
+
+    while (d && (name = g_dir_read_name(d))) {
+        g_autofree char *path = g_build_filename(dir, name, NULL);
+
+        g_unlink(path);
+    }
+    g_rmdir(dir);
+    g_free(dir);
 }

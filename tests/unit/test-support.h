@@ -31,4 +31,7 @@ void ptm_test_check_fast_path(PtmGen *g, const PtmConfig *cfg,
                               const PtmProbeInfo *pi, uint64_t start,
                               uint64_t end, bool odd_pieces);
 
+/* Remove a temporary directory made by a test, with its files, and free it. */
+void ptm_test_remove_dir(char *dir);
+
 #endif
