@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * libpcie-telemetry: read CESNET NDK PCIE_TELEMETRY_MI blocks.
+ *
+ * Two halves:
+ *  - finding a block: scan the PCI functions with libpci, read the NDK
+ *    device tree from the card's vendor-specific extended capability, pick
+ *    the N-th telemetry node and map the BAR it lives in through
+ *    /sys/bus/pci/devices/<BDF>/resourceN (ptl_open, ptl_list);
+ *  - measuring: snapshot, read-out, difference of two readings, decoding
+ *    into the reference reader's data model and rendering as text, JSON,
+ *    CSV or Prometheus (ptl_block_*, ptl_data_*, ptl_format_*).
+ *
+ * The measuring half talks to the block only through ptl_regs_ops, so it
+ * runs unchanged on a mapped BAR and on anything else that answers register
+ * accesses (the unit tests put the QEMU-free model of the block there).
+ *
+ * Functions that can fail return a ptl_err and fill a ptl_error; the codes
+ * are the tool's exit codes (see pcie-telemetry(1)).
+ */
+#ifndef PCIE_TELEMETRY_H
+#define PCIE_TELEMETRY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PTL_MAGIC            0x50544C4Du
+#define PTL_VERSION_MAJOR    2
+#define PTL_BLOCK_SIZE       0x10000u
+#define PTL_COMPATIBLE       "cesnet,ofm,pcie_telemetry_mi"
+#define PTL_VSEC_ID          0x0d7b
+#define PTL_BUSY_TIMEOUT_NS  1000000000ull
+
+/* Errors; the values are the tool's exit codes. */
+typedef enum ptl_err {
+    PTL_OK = 0,
+    PTL_E_INTERNAL = 1,     /* out of memory, unexpected system error */
+    PTL_E_USAGE = 2,        /* bad option or argument */
+    PTL_E_NO_CARD = 3,      /* no matching PCI function */
+    PTL_E_PERM = 4,         /* not allowed to read config space or BAR */
+    PTL_E_DEVTREE = 5,      /* no device tree, or it cannot be read/parsed */
+    PTL_E_NO_NODE = 6,      /* no telemetry node, or index out of range */
+    PTL_E_BAR = 7,          /* BAR missing, too small or cannot be mapped */
+    PTL_E_MAGIC = 8,        /* MAGIC is not 0x50544C4D */
+    PTL_E_VERSION = 9,      /* major version is not 2 */
+    PTL_E_BUSY = 10,        /* STATUS.BUSY did not clear within 1 s */
+    PTL_E_GONE = 11,        /* the card disappeared (reads all ones) */
+} ptl_err;
+
+typedef struct ptl_error {
+    ptl_err code;
+    char msg[512];          /* one line, no trailing newline */
+} ptl_error;
+
+/* Sets err (may be NULL) and returns code. */
+ptl_err ptl_set_error(ptl_error *err, ptl_err code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Short name of a code ("no card", "permission", ...) */
+const char *ptl_err_name(ptl_err code);
+
+/* ---------------------------------------------------------------------
+ * Register access. Offsets are bytes from the start of the block.
+ */
+typedef struct ptl_regs_ops {
+    uint32_t (*read32)(void *opaque, uint32_t offset);
+    void (*write32)(void *opaque, uint32_t offset, uint32_t value);
+    /* 64-bit load on the counter window; NULL: two read32, low first */
+    uint64_t (*read64)(void *opaque, uint32_t offset);
+    /* Clock for the snapshot timestamps; NULL: CLOCK_MONOTONIC */
+    uint64_t (*now_ns)(void *opaque);
+} ptl_regs_ops;
+
+/* Layout read from the configuration registers (0x00-0x3C). */
+typedef struct ptl_layout {
+    uint32_t magic, version;
+    unsigned endpoints, dma_ports, probes;          /* CFG_TOPOLOGY */
+    unsigned entries, cnt_width, per_endpoint;      /* CFG_LAYOUT */
+    unsigned pcie_channels, pcie_buses, pcie_regions, pcie_brakes;
+    unsigned dma_channels, dma_buses, dma_regions, dma_brakes;
+    unsigned drain_period;                          /* 0 in CFG_DRAIN = 65536 */
+    unsigned item_bytes;
+    uint32_t cnt_base;
+    unsigned rq_regions, rc_regions, up_regions, down_regions;
+    unsigned rq_bytes, rc_bytes, up_bytes, down_bytes;
+    unsigned hist_bands, pcie_hists, dma_hists;
+    unsigned tag_capacity, stfifo_capacity;
+    unsigned brake_reasons;     /* pcie_brakes - hist_bands * pcie_hists */
+} ptl_layout;
+
+/* One read-out: raw counters plus the live per-endpoint registers. */
+typedef struct ptl_reading {
+    uint64_t t_ns;              /* clock right at the SNAPSHOT write */
+    uint32_t status;            /* STATUS after the read-out */
+    unsigned entries, endpoints;
+    uint64_t *counters;         /* [entries] */
+    uint32_t *pcie_status;      /* [endpoints] PCIE_STATUS */
+    uint32_t *tags;             /* [endpoints] PCIE_TAGS */
+    uint32_t *stfifo;           /* [endpoints] PCIE_STFIFO */
+} ptl_reading;
+
+typedef struct ptl_block ptl_block;
+
+/*
+ * Open a block behind ops: checks MAGIC, major VERSION 2 and that the
+ * layout is consistent (counter window inside the 64 KiB block).
+ */
+ptl_err ptl_block_open(const ptl_regs_ops *ops, void *opaque,
+                       ptl_block **out, ptl_error *err);
+void ptl_block_close(ptl_block *b);
+const ptl_layout *ptl_block_layout(const ptl_block *b);
+
+ptl_reading *ptl_reading_new(const ptl_layout *lay);
+void ptl_reading_free(ptl_reading *r);
+
+/*
+ * One reading: make sure READ_SEL selects the snapshot copy, SNAPSHOT
+ * (timestamped), wait while BUSY (1 s timeout), read the counter window
+ * with 64-bit loads, read STATUS and the live registers.
+ */
+ptl_err ptl_block_read(ptl_block *b, ptl_reading *r, ptl_error *err);
+/* COMMAND bits: clear the counters (bit 1), flags (2), lowest values (3). */
+ptl_err ptl_block_clear(ptl_block *b, ptl_error *err);
+ptl_err ptl_block_clear_flags(ptl_block *b, bool lowest_too, ptl_error *err);
+uint32_t ptl_block_status(ptl_block *b);
+
+/* out = later - earlier, counters modulo 2^cnt_width; live fields, status
+ * and t_ns from later. out may alias later. */
+void ptl_reading_diff(const ptl_layout *lay, const ptl_reading *earlier,
+                      const ptl_reading *later, ptl_reading *out);
+
+/* ---------------------------------------------------------------------
+ * The reference reader's data model (its JSON schema, FACTS.md).
+ */
+typedef enum ptl_bus_kind {
+    PTL_BUS_RQ, PTL_BUS_RC, PTL_BUS_UP, PTL_BUS_DOWN,
+} ptl_bus_kind;
+
+typedef struct ptl_bus {
+    char name[32];              /* "PTC -> PCIe (RQ)", "DMA0 -> PTC (UP)" */
+    ptl_bus_kind kind;
+    unsigned port;              /* DMA port of UP/DOWN buses */
+    bool pcie_clk, has_mvb, dma_up;
+    uint64_t words, backpressure, transactions, mvb, mvb_backpressure, items;
+    unsigned nregions;          /* regions the bus really has */
+    uint64_t *regions;
+    unsigned region_bytes;
+} ptl_bus;
+
+typedef struct ptl_endpoint {
+    unsigned index;
+    bool link_up, ext_tag, tag_10b;
+    unsigned mps, mrrs, rcb;    /* bytes */
+    unsigned tags_free, tags_free_min, stfifo_free, stfifo_free_min;
+    uint64_t pcie_cycles, dma_cycles;
+    unsigned nbrakes;           /* reasons, without the histogram bands */
+    uint64_t *brakes;
+    unsigned nhists, nbands;
+    uint64_t *hists;            /* [nhists * nbands], tags first */
+    unsigned nbuses;            /* 2 + 2 * dma_ports: RQ, RC, UP0, DOWN0, ... */
+    ptl_bus *buses;
+} ptl_endpoint;
+
+typedef struct ptl_data {
+    bool busy, lost_deltas, readout_overrun;
+    ptl_layout config;
+    unsigned nendpoints;
+    ptl_endpoint *endpoints;
+} ptl_data;
+
+ptl_data *ptl_data_decode(const ptl_layout *lay, const ptl_reading *r);
+void ptl_data_free(ptl_data *d);
+
+/* Figures of one bus over `seconds` (<= 0: totals, no rates). */
+typedef struct ptl_bus_figures {
+    double used_pct, words_pct, mfb_stall_pct;
+    double mvb_stall_pct;       /* NAN without MVB */
+    double *region_pct;         /* [nregions], owned by the caller's buffer */
+    double gbps, mpps;          /* NAN for totals */
+    double rd_pct;              /* NAN except on UP buses */
+    double avg_bytes;           /* NAN without SOFs */
+} ptl_bus_figures;
+
+void ptl_bus_compute(const ptl_endpoint *ep, const ptl_bus *bus,
+                     unsigned item_bytes, double seconds,
+                     ptl_bus_figures *f, double *region_pct_buf);
+
+/* ---------------------------------------------------------------------
+ * Output. seconds > 0: a measured interval; seconds <= 0: totals since
+ * the last clear (-t 0). All return 0 or -1 with errno on a write error.
+ */
+int ptl_format_text(FILE *f, const ptl_data *d, double seconds);
+int ptl_format_json(FILE *f, const ptl_data *d, double seconds);
+/* CSV: one row per bus; the header once per stream. */
+int ptl_format_csv_header(FILE *f);
+int ptl_format_csv(FILE *f, const ptl_data *d, double seconds,
+                   double unix_time, const char *device, unsigned index);
+/* Prometheus text exposition of raw counters (a totals reading). */
+int ptl_format_prometheus(FILE *f, const ptl_data *d, const char *device,
+                          unsigned index);
+
+/* ---------------------------------------------------------------------
+ * Finding cards and blocks (libpci, device tree, sysfs).
+ */
+typedef struct ptl_find_opts {
+    const char *device;         /* -d: PCI slot (lspci -s syntax), sysfs
+                                 * device path, or /dev/nfbN; NULL = any */
+    const char *id_filter;      /* vendor:device (lspci -d syntax) or NULL */
+    const char *const *extra_ids; /* more vendor:device IDs to accept,
+                                   * NULL-terminated, or NULL */
+    int bar;                    /* -1: from the device tree */
+    int64_t offset;             /* -1: from the device tree */
+} ptl_find_opts;
+
+void ptl_find_opts_init(ptl_find_opts *o);
+
+/* One telemetry node of a card's device tree. */
+typedef struct ptl_node_info {
+    char path[128];             /* path in the device tree */
+    unsigned bar;
+    uint64_t offset, size;
+    uint32_t version;
+    unsigned pcie_endpoints;
+} ptl_node_info;
+
+typedef struct ptl_card_info {
+    char slot[16];              /* "0000:01:00.0" */
+    char sysfs[128];            /* /sys/bus/pci/devices/0000:01:00.0 */
+    uint16_t vendor, device;
+    bool has_vsec;
+    int endpoint;               /* from the VSEC, -1 if not given */
+    unsigned nnodes;
+    ptl_node_info *nodes;
+    char tree_error[256];       /* why the tree could not be read, or "" */
+} ptl_card_info;
+
+/* Every matching card (with or without a readable tree). */
+ptl_err ptl_list(const ptl_find_opts *o, ptl_card_info **cards, unsigned *n,
+                 ptl_error *err);
+void ptl_list_free(ptl_card_info *cards, unsigned n);
+
+typedef struct ptl_handle ptl_handle;
+
+/*
+ * Find the card, the index-th telemetry node (or use opts->bar/offset),
+ * map the BAR, take the card's advisory lock and open the block.
+ */
+ptl_err ptl_open(const ptl_find_opts *o, unsigned index, ptl_handle **out,
+                 ptl_error *err);
+void ptl_close(ptl_handle *h);
+ptl_block *ptl_handle_block(ptl_handle *h);
+const ptl_card_info *ptl_handle_card(const ptl_handle *h);
+const ptl_node_info *ptl_handle_node(const ptl_handle *h);
+/*
+ * The advisory lock (flock on the mapped resource file) around one
+ * SNAPSHOT and its read-out, so that two readers never interleave.
+ */
+ptl_err ptl_handle_lock(ptl_handle *h, ptl_error *err);
+void ptl_handle_unlock(ptl_handle *h);
+
+/* Device tree helpers (exposed for tests and for --list). */
+ptl_err ptl_devtree_decompress(const void *xz, size_t len, void **fdt,
+                               size_t *fdt_len, ptl_error *err);
+ptl_err ptl_devtree_nodes(const void *fdt, size_t len, unsigned endpoint,
+                          ptl_node_info **nodes, unsigned *n, ptl_error *err);
+
+const char *ptl_version_string(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
