@@ -1,0 +1,351 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# End to end: boot a Linux guest with four virtual cards, run pcie-telemetry
+# in it (guest/e2e-tool.sh) and check what it prints against what the
+# traffic sources predict. The pattern source repeats one frame per bus, so
+# every counter is a rate times the cycles it covers; the expected rates
+# below are worked out by hand from the frame shapes (docs/ndk-pcie-
+# telemetry.md, "pattern"), not taken from the tool. TAP output.
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+BUILD = os.environ.get('PTM_BUILD_DIR', os.path.join(REPO, 'build'))
+
+# Card at 00:04.0: default geometry (2 regions of 32 B = 8 items of 4 B on
+# every bus, DRAIN_PERIOD 4096, 256 tags, 1024 FIFO words).
+PATTERN = ('rq-frame-bytes=256,rq-gap=4,rq-stall=2,'
+           'rc-frame-bytes=100,rc-gap=1,'
+           'up-frame-bytes=60,up-gap=2,up-stall=1,up-mvb-items=2,'
+           'down-frame-bytes=32,brake=0x11,tags-free=20,stfifo-free=600')
+# Per frame: period = stall + words + gap cycles; words moved; stalled
+# cycles; MVB items; items (EOF_POS + 1 in the last region); cycles each
+# region carries data.
+#   RQ 256 B: 64 items, 8 regions = 4 words; period 2 + 4 + 4 = 10
+#   RC 100 B: 25 items, 4 regions (8, 8, 8, 1) = 2 words; period 0 + 2 + 1
+#   UP 60 B: 15 items, 2 regions = 1 word, 2 MVB items; period 1 + 1 + 2
+#   DOWN 32 B: 8 items, region 0 only; period 1
+FRAMES = {
+    'PTC -> PCIe (RQ)': dict(period=10, words=4, stall=2, mvb=0, items=64,
+                             regions=[4, 4]),
+    'PCIe -> PTC (RC)': dict(period=3, words=2, stall=0, mvb=0, items=25,
+                             regions=[2, 2]),
+    'DMA0 -> PTC (UP)': dict(period=4, words=1, stall=1, mvb=2, items=15,
+                             regions=[1, 1]),
+    'PTC -> DMA0 (DOWN)': dict(period=1, words=1, stall=0, mvb=1, items=8,
+                               regions=[1, 0]),
+}
+DRAIN = 4096
+
+CARDS = [
+    # 00:03.0: 2 endpoints, 2 DMA ports, 4 RQ regions, block at 0x20000;
+    # RQ frames of 8 regions fill two words back to back
+    '-object telemetry-traffic-pattern,id=t3,rq-frame-bytes=256,'
+    'up-frame-bytes=100,up-gap=3,down-frame-bytes=64',
+    '-device ndk-pcie-telemetry,addr=03.0,traffic=t3,pcie-endpoints=2,'
+    'dma-ports=2,pcie-rq-mfb-regions=4,block-offset=0x20000',
+    '-object telemetry-traffic-pattern,id=t4,' + PATTERN,
+    '-device ndk-pcie-telemetry,addr=04.0,traffic=t4',
+    # 00:05.0: 33-bit counters at 4 GHz wrap every 2.15 s
+    '-device ndk-pcie-telemetry,addr=05.0,cnt-width=33,'
+    'pcie-clk-freq=4000000000,dma-clk-freq=2000000000,drain-period=32768',
+    '-device ndk-pcie-telemetry,addr=06.0,devtree=off',
+]
+
+tests = []
+
+
+def check(desc, ok, detail=''):
+    tests.append((desc, bool(ok), detail))
+
+
+def run_guest():
+    files = subprocess.run([os.path.join(REPO, 'scripts/guest-tool-files.sh'),
+                            BUILD], check=True, capture_output=True,
+                           text=True).stdout.split()
+    with tempfile.TemporaryDirectory() as tmp:
+        initrd = os.path.join(tmp, 'initrd.gz')
+        subprocess.run([os.path.join(REPO, 'scripts/guest-initramfs.sh'),
+                        initrd, os.path.join(REPO, 'guest/e2e-tool.sh')]
+                       + files, check=True)
+        args = []
+        for c in CARDS:
+            args += c.split(' ', 1)
+        p = subprocess.run([os.path.join(REPO, 'scripts/guest-run.sh'),
+                            initrd] + args, capture_output=True, text=True)
+        return p.returncode, p.stdout + p.stderr
+
+
+def parse_steps(console):
+    steps, cur, lines = {}, None, []
+    for line in console.splitlines():
+        line = line.rstrip('\r')
+        m = re.match(r'^=== (STEP|RC) (\S+)(?: (\d+))?$', line)
+        if m and m.group(1) == 'STEP':
+            cur, lines = m.group(2), []
+        elif m and cur == m.group(2):
+            steps[cur] = (int(m.group(3)), '\n'.join(lines))
+            cur = None
+        elif cur:
+            lines.append(line)
+    return steps
+
+
+def json_docs(text):
+    dec, docs, i = json.JSONDecoder(), [], 0
+    text = text.strip()
+    while i < len(text):
+        obj, end = dec.raw_decode(text, i)
+        docs.append(obj)
+        i = end
+        while i < len(text) and text[i].isspace():
+            i += 1
+    return docs
+
+
+def near(value, expect, tol):
+    return abs(value - expect) <= tol
+
+
+def check_pattern(doc):
+    """Every channel of the pattern card equals its closed form within one
+    drain window of its own clock (plus one frame)."""
+    ep = doc['data']['endpoints'][0]
+    cyc = {True: ep['pcie_cycles'], False: ep['dma_cycles']}
+    bad = []
+    for name, f in FRAMES.items():
+        bus = ep['buses'][name]
+        c = cyc[bus['pcie_clk']]
+        per = c / f['period']
+
+        def want(key, per_frame, got):
+            tol = per_frame * (DRAIN / f['period'] + 1) + 8
+            if not near(got, per * per_frame, tol):
+                bad.append('%s %s %d, expected %.0f +- %.0f'
+                           % (name, key, got, per * per_frame, tol))
+        want('words', f['words'], bus['words'])
+        want('backpressure', f['stall'], bus['backpressure'])
+        want('transactions', 1, bus['transactions'])
+        want('mvb', f['mvb'], bus['mvb'])
+        want('mvb_backpressure', f['stall'] if f['mvb'] else 0,
+             bus['mvb_backpressure'])
+        want('items', f['items'], bus['items'])
+        for r, n in enumerate(f['regions']):
+            want('region %d' % r, n, bus['regions'][r])
+    c = ep['pcie_cycles']
+    for k, v in enumerate(ep['brakes']):
+        exp = c if k in (0, 4) else 0
+        if not near(v, exp, DRAIN + 8):
+            bad.append('brake %d %d, expected %d' % (k, v, exp))
+    for h, band in ((0, 1), (1, 3)):   # 20 of 256 tags, 600 of 1024 words
+        for b, v in enumerate(ep['hists'][h]):
+            exp = c if b == band else 0
+            if not near(v, exp, DRAIN + 8):
+                bad.append('hist %d band %d %d, expected %d' % (h, b, v, exp))
+    if not near(ep['dma_cycles'], c / 2, 2 * DRAIN):
+        bad.append('dma_cycles %d vs pcie_cycles %d' % (ep['dma_cycles'], c))
+    return bad
+
+
+def main():
+    rc, console = run_guest()
+    steps = parse_steps(console)
+    check('guest ran all steps to its end',
+          re.search(r'^GUEST-EXIT 0', console, re.M), console[-2000:])
+
+    def step(name):
+        return steps.get(name, (None, ''))
+
+    # --list: every card with a tree, its block and offset
+    rc_, out = step('list')
+    check('--list exits 0', rc_ == 0, out)
+    check('--list shows the block at 0x20000 of 00:03.0',
+          re.search(r'0000:00:03\.0.*\n(.*\n)*?.*0x20000', out), out)
+    check('--list names the card without a device tree',
+          re.search(r'0000:00:06\.0', out), out)
+    rc_, out = step('version')
+    check('--version exits 0 with a version', rc_ == 0 and
+          re.search(r'\d+\.\d+\.\d+', out), out)
+
+    # the closed form of the pattern card, over a 1 s interval
+    rc_, out = step('pattern-json')
+    try:
+        doc = json_docs(out)[0]
+        bad = check_pattern(doc)
+        check('pattern card: every channel equals its closed form within '
+              'one drain window', not bad, '\n'.join(bad))
+        ep = doc['data']['endpoints'][0]
+        check('pattern card: interval measured at the snapshots (%.3f s)'
+              % doc['seconds'], 0.95 <= doc['seconds'] <= 1.5, out)
+        mhz = ep['pcie_cycles'] / doc['seconds'] / 1e6
+        check('pattern card: derived PCIe clock %.1f MHz is 400 +- 15 %%'
+              % mhz, near(mhz, 400, 60))
+        check('pattern card: free tags 20 and FIFO words 600, now and lowest',
+              (ep['tags_free'], ep['tags_free_min'], ep['stfifo_free'],
+               ep['stfifo_free_min']) == (20, 20, 600, 600), str(ep))
+        cfg = doc['data']['config']
+        check('pattern card: config as FACTS.md gives for the defaults',
+              cfg == dict(pcie_endpoints=1, dma_ports=1, probe_pcie_regions=2,
+                          probe_dma_regions=2, counter_width=48, item_bytes=4,
+                          drain_period=4096, hist_bands=4, tag_capacity=256,
+                          stfifo_capacity=1024), str(cfg))
+        st = doc['data']['status']
+        check('pattern card: no flags', st == dict(
+            busy=False, lost_deltas=False, readout_overrun=False), str(st))
+        check('pattern card: exit status 0', rc_ == 0)
+    except (ValueError, KeyError, IndexError, TypeError) as e:
+        check('pattern card JSON has the reference schema', False,
+              '%r\n%s' % (e, out))
+
+    # the big card, found through its device tree at offset 0x20000
+    rc_, out = step('big-text')
+    check('big card text: exit 0', rc_ == 0, out)
+    check('big card text: title', 'PCIe telemetry - 2 endpoint(s), 2 DMA '
+          'port(s) per endpoint' in out, out)
+    check('big card text: both endpoints',
+          'PCIe endpoint 0' in out and 'PCIe endpoint 1' in out, out)
+    names = ['PTC -> PCIe (RQ)', 'PCIe -> PTC (RC)', 'DMA0 -> PTC (UP)',
+             'PTC -> DMA0 (DOWN)', 'DMA1 -> PTC (UP)', 'PTC -> DMA1 (DOWN)']
+    check('big card text: six bus rows per endpoint',
+          all(out.count(n) == 2 for n in names), out)
+    rq = [ln for ln in out.splitlines() if ln.startswith('PTC -> PCIe (RQ)')]
+    # RQ frames of 8 regions fill 2 words of 4 regions back to back
+    check('big card text: RQ used 100 %, words 100 %, four regions of 100 %',
+          rq and all(re.search(r'\(RQ\)\s+100\.00\s+100\.00\s+0\.00\s+-\s+'
+                               r'100\.0 100\.0 100\.0 100\.0\s', ln)
+                     for ln in rq), '\n'.join(rq))
+    check('big card text: measured-over line and clocks',
+          re.search(r'^Measured over 0\.\d\d s$', out, re.M) and
+          re.search(r'PCIe clock \d+\.\d MHz, DMA clock \d+\.\d MHz', out),
+          out)
+    rc_, out = step('big-json')
+    try:
+        doc = json_docs(out)[0]
+        eps = doc['data']['endpoints']
+        check('big card JSON (sysfs path): 2 endpoints of 6 buses',
+              rc_ == 0 and len(eps) == 2 and
+              all(list(e['buses']) == names for e in eps), out[:3000])
+        check('big card JSON: 4 RQ regions, 2 RC regions',
+              all(len(e['buses'][names[0]]['regions']) == 4 and
+                  len(e['buses'][names[1]]['regions']) == 2 for e in eps))
+        cfg = doc['data']['config']
+        check('big card JSON: config', (cfg['pcie_endpoints'],
+              cfg['dma_ports'], cfg['probe_pcie_regions']) == (2, 2, 4),
+              str(cfg))
+        up = eps[1]['buses']['DMA1 -> PTC (UP)']
+        # 100 B = 25 items in 4 regions = 2 words, 3 idle cycles: period 5
+        check('big card JSON: DMA1 UP of endpoint 1 moves 2 words in 5 cycles',
+              near(up['words'], eps[1]['dma_cycles'] * 2 / 5, 2 * DRAIN),
+              str(up))
+    except (ValueError, KeyError, IndexError, TypeError) as e:
+        check('big card JSON parses', False, '%r\n%s' % (e, out))
+
+    rc_, out = step('default-card')
+    try:
+        doc = json_docs(out)[0]
+        check('no -d: the first card (00:03.0, 2 endpoints) is read',
+              rc_ == 0 and doc['data']['config']['pcie_endpoints'] == 2, out)
+    except (ValueError, KeyError, IndexError) as e:
+        check('no -d: JSON parses', False, '%r\n%s' % (e, out))
+
+    rc_, out = step('index-1')
+    check('-i 1 on a card with one block: exit 6 (no node)', rc_ == 6, out)
+    check('-i 1: one line that says it is out of range',
+          len(out.strip().splitlines()) == 1 and
+          re.search(r'out of range', out), out)
+
+    # -t 0 after -c: the totals restart from zero
+    try:
+        before = json_docs(step('totals-before')[1])[0]
+        after = json_docs(step('totals-after')[1])[0]
+        check('-c exits 0', step('clear')[0] == 0, step('clear')[1])
+        b = before['data']['endpoints'][0]['pcie_cycles']
+        a = after['data']['endpoints'][0]['pcie_cycles']
+        check('-t 0: seconds is null', before['seconds'] is None and
+              after['seconds'] is None)
+        # the guest has been up for seconds before; the clear was moments
+        # ago (plus at most one drain window still in the probe)
+        check('-t 0 after -c: totals restart (%d cycles before, %d after)'
+              % (b, a), b > 400e6 and a < 0.3 * 400e6 and a < b)
+    except (ValueError, KeyError, IndexError) as e:
+        check('-t 0 JSON parses', False, repr(e))
+    rc_, out = step('totals-text')
+    check('-t 0 text: third line is "Totals since the last clear"',
+          out.splitlines()[2:3] == ['Totals since the last clear'], out)
+    check('-t 0 text: no clock line', 'MHz' not in out, out)
+
+    # wrap-around: 33-bit counters at 4 GHz
+    rc_, out = step('wrap-watch')
+    try:
+        docs = json_docs(out)
+        mhz = [d['data']['endpoints'][0]['pcie_cycles'] / d['seconds'] / 1e6
+               for d in docs]
+        check('watch: runs until interrupted, exit 0 (%d intervals)'
+              % len(docs), rc_ == 0 and len(docs) >= 4, out[-500:])
+        check('wrap: every interval derives a 4 GHz clock (%s)'
+              % ' '.join('%.0f' % m for m in mhz),
+              mhz and all(near(m, 4000, 600) for m in mhz))
+        tot = json_docs(step('wrap-totals')[1])[0]
+        raw = tot['data']['endpoints'][0]['pcie_cycles']
+        up = float(step('uptime')[1].split()[0])
+        check('wrap: the 33-bit counter wrapped (raw %d after %.1f s at '
+              '4 GHz)' % (raw, up), raw < 2**33 and up * 4e9 > 2**33 + 4e9)
+        check('wrap: CNT_WIDTH 33 reported',
+              tot['data']['config']['counter_width'] == 33)
+    except (ValueError, KeyError, IndexError, ZeroDivisionError) as e:
+        check('wrap JSON parses', False, '%r\n%s' % (e, out))
+
+    rc_, out = step('csv')
+    rows = [ln for ln in out.splitlines() if ln]
+    check('CSV: a header and one row per bus', rc_ == 0 and len(rows) == 5 and
+          ',' in rows[0] and all(r.count(',') == rows[0].count(',')
+                                 for r in rows), out)
+    rc_, out = step('prometheus')
+    m = re.search(r'^ndk_pcie_telemetry_cycles_total\{[^}]*clock="pcie"[^}]*'
+                  r'\} (\d+)$', out, re.M)
+    check('Prometheus: PCIe cycles counter with labels', rc_ == 0 and m, out)
+    check('Prometheus: HELP and TYPE for every family',
+          len(re.findall(r'^# TYPE ', out, re.M)) ==
+          len(re.findall(r'^# HELP ', out, re.M)) > 5, out)
+
+    rc_, out = step('no-tree')
+    check('card without a device tree: exit 5, says --bar/--offset',
+          rc_ == 5 and '--bar' in out and '--offset' in out, out)
+    rc_, out = step('no-tree-explicit')
+    try:
+        doc = json_docs(out)[0]
+        check('card without a device tree: --bar 0 --offset 0 reads it',
+              rc_ == 0 and doc['data']['config']['counter_width'] == 48, out)
+    except (ValueError, KeyError, IndexError) as e:
+        check('--bar/--offset JSON parses', False, '%r\n%s' % (e, out))
+    rc_, out = step('no-card')
+    check('no matching card: exit 3, says what was searched',
+          rc_ == 3 and re.search(r'8086:1234', out), out)
+    rc_, out = step('bad-interval')
+    check('negative interval: exit 2 (usage)', rc_ == 2, out)
+    rc_, out = step('non-root')
+    check('non-root: exit 4, says root is needed',
+          rc_ == 4 and re.search(r'root|CAP_SYS_ADMIN', out), out)
+
+    print('1..%d' % len(tests))
+    for i, (desc, ok, detail) in enumerate(tests, 1):
+        print('%s %d - %s' % ('ok' if ok else 'not ok', i, desc))
+        if not ok and detail:
+            for ln in str(detail).splitlines()[:60]:
+                print('# ' + ln)
+    if not all(ok for _, ok, _ in tests):
+        print('# guest console (tail):')
+        for ln in console.splitlines()[-40:]:
+            print('# ' + ln)
+    return 0 if all(ok for _, ok, _ in tests) else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())
