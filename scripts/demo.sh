@@ -3,17 +3,36 @@
 #
 # The main job: set everything up, boot a Linux guest with a virtual
 # ndk-pcie-telemetry card driven by the ptc generator (a model of the PCIe
-# transaction controller), and show what the guest reads from its BAR0.
-# Extra arguments are passed to QEMU, e.g. to change the card:
+# transaction controller), and print what pcie-telemetry reports in it.
+#   scripts/demo.sh            report and power off
+#   scripts/demo.sh --shell    report, then a shell in the guest (exit or
+#                              Ctrl-A X leaves)
+# Further arguments are passed to QEMU, e.g. to change the card:
 #   scripts/demo.sh -global ndk-pcie-telemetry.dma-ports=2
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
+shell=0
+if [ "${1:-}" = --shell ]; then
+    shell=1
+    shift
+fi
 "$REPO/scripts/setup.sh"
-printf '\n==> Preparing the guest (Debian kernel, busybox initramfs)\n'
-"$REPO/scripts/guest-kernel.sh" > /dev/null
+printf '\n==> Preparing the guest (Debian kernel, busybox and pcie-telemetry)\n'
+kernel=$("$REPO/scripts/guest-kernel.sh")
 initrd="$REPO/build/demo-initramfs.gz"
-"$REPO/scripts/guest-initramfs.sh" "$initrd" "$REPO/guest/show-registers.sh"
-printf '\n==> Booting the guest with the virtual card (about 5 s)\n'
-exec "$REPO/scripts/guest-run.sh" "$initrd" \
-    -object telemetry-traffic-ptc,id=traffic0 \
-    -device ndk-pcie-telemetry,traffic=traffic0 "$@"
+mapfile -t files < <("$REPO/scripts/guest-tool-files.sh" "$REPO/build")
+"$REPO/scripts/guest-initramfs.sh" "$initrd" "$REPO/guest/demo-report.sh" \
+    "${files[@]}"
+card=(-object telemetry-traffic-ptc,id=traffic0
+      -device ndk-pcie-telemetry,traffic=traffic0)
+if [ $shell = 0 ]; then
+    printf '\n==> Booting the guest with the virtual card (about 10 s)\n'
+    exec "$REPO/scripts/guest-run.sh" "$initrd" "${card[@]}" "$@"
+fi
+printf '\n==> Booting the guest with the virtual card; a shell follows\n'
+exec "$REPO/build/qemu-system-x86_64" \
+    -machine q35 -accel tcg -cpu max -smp 1 -m 256M -nodefaults \
+    -display none -no-reboot -serial mon:stdio -kernel "$kernel" \
+    -initrd "$initrd" \
+    -append "console=ttyS0 quiet panic=-1 mitigations=off shell" \
+    "${card[@]}" "$@"

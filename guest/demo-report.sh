@@ -1,0 +1,20 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Runs inside the demo guest: list the cards pcie-telemetry finds, then
+# print its report of one second of traffic. With "shell" on the kernel
+# command line, leave the user at a shell instead of powering off.
+echo
+echo '$ pcie-telemetry --list'
+pcie-telemetry --list
+echo
+echo '$ pcie-telemetry'
+pcie-telemetry
+rc=$?
+if grep -qw shell /proc/cmdline; then
+    echo
+    echo 'A shell in the guest: try pcie-telemetry -w, -j, --csv, --prometheus, -c.'
+    echo 'Leave with exit (or Ctrl-A X).'
+    setsid cttyhack sh -l
+    exit 0
+fi
+exit $rc
