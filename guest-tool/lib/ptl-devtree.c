@@ -1,2 +1,337 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The NDK device tree: an XZ-compressed flattened device tree that the
+ * firmware keeps behind a vendor-specific extended capability. This file
+ * only decompresses and interprets it; reading it from the configuration
+ * space is in ptl-find.c.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libfdt.h>
+#include <lzma.h>
+
 #include "pcie-telemetry.h"
+
+/* Far above any real tree (the NDK driver stops at 64 KiB compressed). */
+#define PTL_DEVTREE_MAX_OUT   (16u << 20)
+#define PTL_DEVTREE_MEMLIMIT  (64u << 20)
+#define PTL_MI_BUS_COMPATIBLE "netcope,bus,mi"
+
+static const char *lzma_ret_text(lzma_ret r)
+{
+    switch (r) {
+    case LZMA_FORMAT_ERROR:
+        return "it is not an XZ stream";
+    case LZMA_OPTIONS_ERROR:
+        return "it uses unsupported XZ options";
+    case LZMA_DATA_ERROR:
+        return "the XZ data is corrupt";
+    case LZMA_BUF_ERROR:
+        return "the XZ stream is truncated";
+    case LZMA_MEM_ERROR:
+        return "out of memory";
+    case LZMA_MEMLIMIT_ERROR:
+        return "it needs more than 64 MiB to decompress";
+    case LZMA_UNSUPPORTED_CHECK:
+        return "its integrity check is not supported";
+    default:
+        return "the XZ decoder failed";
+    }
+}
+
+ptl_err ptl_devtree_decompress(const void *xz, size_t len, void **fdt,
+                               size_t *fdt_len, ptl_error *err)
+{
+    lzma_stream strm = LZMA_STREAM_INIT;
+    uint8_t *out = NULL, *grown;
+    size_t cap = 0;
+    lzma_ret r;
+    ptl_err code = PTL_OK;
+
+    *fdt = NULL;
+    *fdt_len = 0;
+    if (!xz || len == 0) {
+        return ptl_set_error(err, PTL_E_DEVTREE,
+                             "the device tree is empty");
+    }
+    /*
+     * TELL_ANY_CHECK reports the check type as soon as the stream header
+     * is decoded, so that a stream the kernel's decoder would refuse
+     * (CRC64, SHA-256) is refused here too, before any output is used.
+     */
+    r = lzma_stream_decoder(&strm, PTL_DEVTREE_MEMLIMIT, LZMA_TELL_ANY_CHECK);
+    if (r != LZMA_OK) {
+        return ptl_set_error(err, r == LZMA_MEM_ERROR ? PTL_E_INTERNAL
+                                                      : PTL_E_DEVTREE,
+                             "cannot start the XZ decoder: %s",
+                             lzma_ret_text(r));
+    }
+    strm.next_in = xz;
+    strm.avail_in = len;
+
+    for (;;) {
+        if (strm.avail_out == 0) {
+            size_t ncap = cap ? cap * 2 : 64 * 1024;
+
+            if (cap >= PTL_DEVTREE_MAX_OUT) {
+                code = ptl_set_error(err, PTL_E_DEVTREE,
+                                     "the device tree decompresses to more "
+                                     "than %u MiB", PTL_DEVTREE_MAX_OUT >> 20);
+                goto fail;
+            }
+            if (ncap > PTL_DEVTREE_MAX_OUT) {
+                ncap = PTL_DEVTREE_MAX_OUT;
+            }
+            grown = realloc(out, ncap);
+            if (!grown) {
+                code = ptl_set_error(err, PTL_E_INTERNAL,
+                                     "out of memory decompressing the "
+                                     "device tree");
+                goto fail;
+            }
+            out = grown;
+            strm.next_out = out + cap;
+            strm.avail_out = ncap - cap;
+            cap = ncap;
+        }
+        r = lzma_code(&strm, LZMA_FINISH);
+        if (r == LZMA_OK) {
+            continue;
+        }
+        if (r == LZMA_GET_CHECK) {
+            lzma_check check = lzma_get_check(&strm);
+
+            if (check != LZMA_CHECK_NONE && check != LZMA_CHECK_CRC32) {
+                code = ptl_set_error(err, PTL_E_DEVTREE,
+                                     "the device tree's XZ stream uses "
+                                     "integrity check %d; only CRC32 and "
+                                     "none are accepted (as by the NDK "
+                                     "driver)", (int)check);
+                goto fail;
+            }
+            continue;
+        }
+        if (r == LZMA_STREAM_END) {
+            break;
+        }
+        code = ptl_set_error(err, r == LZMA_MEM_ERROR ? PTL_E_INTERNAL
+                                                      : PTL_E_DEVTREE,
+                             "cannot decompress the device tree: %s",
+                             lzma_ret_text(r));
+        goto fail;
+    }
+    /* Bytes after the end of the stream are ignored, as the driver does
+     * (the tree is read in whole 32-bit words). */
+    *fdt_len = strm.total_out;
+    *fdt = out;
+    lzma_end(&strm);
+    if (*fdt_len == 0) {
+        free(out);
+        *fdt = NULL;
+        return ptl_set_error(err, PTL_E_DEVTREE,
+                             "the device tree decompresses to nothing");
+    }
+    return PTL_OK;
+
+fail:
+    lzma_end(&strm);
+    free(out);
+    return code;
+}
+
+/* #address-cells / #size-cells of node; 0 if absent, -1 if malformed. */
+static int cells_prop(const void *fdt, int node, const char *name)
+{
+    const fdt32_t *p;
+    int plen;
+
+    p = fdt_getprop(fdt, node, name, &plen);
+    if (!p) {
+        return 0;
+    }
+    if (plen != 4) {
+        return -1;
+    }
+    return (int)fdt32_to_cpu(*p);
+}
+
+static uint64_t read_cells(const fdt32_t *p, int n)
+{
+    uint64_t v = 0;
+    int i;
+
+    for (i = 0; i < n; i++) {
+        v = (v << 32) | fdt32_to_cpu(p[i]);
+    }
+    return v;
+}
+
+static uint32_t u32_prop(const void *fdt, int node, const char *name)
+{
+    const fdt32_t *p;
+    int plen;
+
+    p = fdt_getprop(fdt, node, name, &plen);
+    if (!p || plen < 4) {
+        return 0;
+    }
+    return fdt32_to_cpu(*p);
+}
+
+/* Parses "PCI<e>,BAR<n>"; false if the string is anything else. */
+static bool parse_resource(const char *s, int len, unsigned *ep,
+                           unsigned *bar)
+{
+    char buf[64];
+    unsigned e, b;
+    int used = -1;
+
+    if (len <= 0 || len > (int)sizeof(buf) || s[len - 1] != '\0') {
+        return false;
+    }
+    memcpy(buf, s, len);
+    if (sscanf(buf, "PCI%u,BAR%u%n", &e, &b, &used) != 2 || used < 0 ||
+        buf[used] != '\0') {
+        return false;
+    }
+    *ep = e;
+    *bar = b;
+    return true;
+}
+
+ptl_err ptl_devtree_nodes(const void *fdt, size_t len, unsigned endpoint,
+                          ptl_node_info **nodes, unsigned *n, ptl_error *err)
+{
+    ptl_node_info *list = NULL, *grown;
+    unsigned count = 0, cap = 0;
+    int node, rc;
+
+    *nodes = NULL;
+    *n = 0;
+    if (!fdt || len < sizeof(struct fdt_header)) {
+        return ptl_set_error(err, PTL_E_DEVTREE,
+                             "the device tree is too short (%zu bytes)", len);
+    }
+    rc = fdt_check_header(fdt);
+    if (rc != 0) {
+        return ptl_set_error(err, PTL_E_DEVTREE,
+                             "the device tree is not a flattened device "
+                             "tree: %s", fdt_strerror(rc));
+    }
+    if (fdt_totalsize(fdt) > len) {
+        return ptl_set_error(err, PTL_E_DEVTREE,
+                             "the device tree claims %u bytes but only %zu "
+                             "were decompressed", fdt_totalsize(fdt), len);
+    }
+
+    for (node = fdt_node_offset_by_compatible(fdt, -1, PTL_COMPATIBLE);
+         node >= 0;
+         node = fdt_node_offset_by_compatible(fdt, node, PTL_COMPATIBLE)) {
+        int parent = fdt_parent_offset(fdt, node);
+        int bus = parent;
+        const char *res;
+        const fdt32_t *reg;
+        int res_len, reg_len, ac, sc;
+        unsigned bus_ep, bar;
+        ptl_node_info *ni;
+
+        /* The enclosing MI bus says which endpoint and BAR hold it. */
+        while (bus >= 0 &&
+               fdt_node_check_compatible(fdt, bus, PTL_MI_BUS_COMPATIBLE)) {
+            bus = fdt_parent_offset(fdt, bus);
+        }
+        if (bus < 0) {
+            /* Not on an MI bus: nothing maps it, so it cannot be read. */
+            continue;
+        }
+        res = fdt_getprop(fdt, bus, "resource", &res_len);
+        if (!res || !parse_resource(res, res_len, &bus_ep, &bar)) {
+            char path[128];
+
+            if (fdt_get_path(fdt, bus, path, sizeof(path)) != 0) {
+                snprintf(path, sizeof(path), "(node at %d)", bus);
+            }
+            free(list);
+            return ptl_set_error(err, PTL_E_DEVTREE,
+                                 "MI bus %s has no resource property of the "
+                                 "form \"PCI<e>,BAR<n>\"", path);
+        }
+        if (bus_ep != endpoint) {
+            continue;
+        }
+
+        /* reg is in the cells of the direct parent, else of the bus;
+         * NDK trees give 1 and 1. */
+        ac = cells_prop(fdt, parent, "#address-cells");
+        sc = cells_prop(fdt, parent, "#size-cells");
+        if (ac == 0) {
+            ac = cells_prop(fdt, bus, "#address-cells");
+        }
+        if (sc == 0) {
+            sc = cells_prop(fdt, bus, "#size-cells");
+        }
+        ac = ac == 0 ? 1 : ac;
+        sc = sc == 0 ? 1 : sc;
+        reg = fdt_getprop(fdt, node, "reg", &reg_len);
+
+        if (cap == count) {
+            cap = cap ? cap * 2 : 4;
+            grown = realloc(list, cap * sizeof(*list));
+            if (!grown) {
+                free(list);
+                return ptl_set_error(err, PTL_E_INTERNAL, "out of memory");
+            }
+            list = grown;
+        }
+        ni = &list[count];
+        memset(ni, 0, sizeof(*ni));
+        if (fdt_get_path(fdt, node, ni->path, sizeof(ni->path)) != 0) {
+            const char *name = fdt_get_name(fdt, node, NULL);
+
+            snprintf(ni->path, sizeof(ni->path), "%s", name ? name : "?");
+        }
+        if (ac < 1 || ac > 2 || sc < 1 || sc > 2) {
+            free(list);
+            return ptl_set_error(err, PTL_E_DEVTREE,
+                                 "%s: #address-cells %d / #size-cells %d "
+                                 "are not supported (1 or 2)",
+                                 ni->path, ac, sc);
+        }
+        if (!reg || reg_len < (ac + sc) * 4) {
+            char path[128];
+
+            snprintf(path, sizeof(path), "%s", ni->path);
+            free(list);
+            return ptl_set_error(err, PTL_E_DEVTREE,
+                                 "%s: reg is missing or shorter than %d "
+                                 "cells", path, ac + sc);
+        }
+        if (bar > 5) {
+            char path[128];
+
+            snprintf(path, sizeof(path), "%s", ni->path);
+            free(list);
+            return ptl_set_error(err, PTL_E_DEVTREE,
+                                 "%s: its bus is mapped to BAR%u, which no "
+                                 "PCI function has", path, bar);
+        }
+        ni->bar = bar;
+        ni->offset = read_cells(reg, ac);
+        ni->size = read_cells(reg + ac, sc);
+        ni->version = u32_prop(fdt, node, "version");
+        ni->pcie_endpoints = u32_prop(fdt, node, "pcie-endpoints");
+        count++;
+    }
+    if (node != -FDT_ERR_NOTFOUND) {
+        free(list);
+        return ptl_set_error(err, PTL_E_DEVTREE,
+                             "the device tree is damaged: %s",
+                             fdt_strerror(node));
+    }
+    *nodes = list;
+    *n = count;
+    return PTL_OK;
+}

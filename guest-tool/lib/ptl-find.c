@@ -1,2 +1,1048 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Finding a telemetry block: scan the PCI functions with libpci, read the
+ * NDK device tree from the device-tree VSEC through libpci's configuration
+ * space access, pick the N-th telemetry node and map the BAR that holds it
+ * through sysfs, exactly as on a host with a real card.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <pci/pci.h>
+
 #include "pcie-telemetry.h"
+
+/* The NDK device-tree VSEC (FACTS.md): header at +4, then registers. */
+#define VSEC_HEADER      0x04
+#define VSEC_ENDPOINT    0x08
+#define VSEC_TREE_LEN    0x0C
+#define VSEC_TREE_SEL    0x10
+#define VSEC_TREE_DATA   0x14
+#define VSEC_MIN_LEN     0x18
+/* Far above any real tree; the NDK driver itself stops at 64 KiB. */
+#define TREE_MAX_BYTES   (1u << 20)
+#define LOCK_TIMEOUT_MS  10000
+#define SYSFS_ENV        "PCIE_TELEMETRY_SYSFS"
+
+/* PCI IDs taken by default: the NDK driver's vendors and the virtual card. */
+static const struct {
+    uint16_t vendor;
+    int device;         /* -1: any */
+} ndk_ids[] = {
+    { 0x18ec, -1 },     /* CESNET */
+    { 0x1b26, -1 },     /* Netcope */
+    { 0x1bad, -1 },     /* ReflexCES */
+    { 0x1c2c, -1 },     /* Silicom (FiberBlaze) */
+    { 0x1234, 0x0d7b }, /* the virtual card's default ID */
+};
+#define NDK_IDS_TEXT "vendors 18ec, 1b26, 1bad, 1c2c and ID 1234:0d7b"
+
+struct ptl_handle {
+    ptl_card_info card;
+    ptl_node_info node;
+    int fd;
+    void *map;
+    size_t map_len;
+    volatile uint8_t *regs;
+    ptl_block *block;
+    bool locked;
+};
+
+/* ------------------------------------------------------------------
+ * libpci reports fatal errors through a callback that must not return;
+ * leave the failing call with a jump instead of exiting the process.
+ */
+static __thread sigjmp_buf *pci_jump;
+static __thread char pci_msg[256];
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+pci_error_cb(char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(pci_msg, sizeof(pci_msg), fmt, ap);
+    va_end(ap);
+    if (pci_jump) {
+        siglongjmp(*pci_jump, 1);
+    }
+    abort();
+}
+
+static void __attribute__((format(printf, 1, 2)))
+pci_warning_cb(char *fmt, ...)
+{
+    va_list ap;
+
+    /* kept for a later message; libpci would print it otherwise */
+    va_start(ap, fmt);
+    vsnprintf(pci_msg, sizeof(pci_msg), fmt, ap);
+    va_end(ap);
+}
+
+static void __attribute__((format(printf, 1, 2)))
+pci_debug_cb(char *fmt, ...)
+{
+}
+
+/* Runs fn(ctx); false if libpci raised an error inside it. */
+static bool pci_guard(void (*fn)(void *), void *ctx)
+{
+    sigjmp_buf jb;
+    sigjmp_buf *prev = pci_jump;
+
+    if (sigsetjmp(jb, 0)) {
+        pci_jump = prev;
+        return false;
+    }
+    pci_jump = &jb;
+    fn(ctx);
+    pci_jump = prev;
+    return true;
+}
+
+/* ------------------------------------------------------------------
+ * Scan state.
+ */
+typedef struct cand {
+    struct pci_dev *dev;
+    ptl_card_info ci;
+    ptl_err code;               /* why ci has no usable tree */
+    char msg[512];
+} cand;
+
+typedef struct scan {
+    const ptl_find_opts *o;
+    struct pci_access *pacc;
+    char sysfs[PATH_MAX];       /* libpci's sysfs.path */
+    bool have_slot, have_idf;
+    struct pci_filter slot, idf;
+    char slot_text[64];
+    struct pci_filter *extra;
+    unsigned nextra;
+    unsigned searched;
+    cand *cands;
+    unsigned ncands;
+} scan;
+
+void ptl_find_opts_init(ptl_find_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->bar = -1;
+    o->offset = -1;
+}
+
+/* Copies src into dst, cut to fit. */
+static void copy_str(char *dst, size_t len, const char *src)
+{
+    size_t n = strnlen(src, len - 1);
+
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+static bool parse_bdf(const char *s, unsigned *dom, unsigned *bus,
+                      unsigned *dev, unsigned *fn)
+{
+    int used = -1;
+
+    if (sscanf(s, "%x:%x:%x.%x%n", dom, bus, dev, fn, &used) != 4 ||
+        used < 0 || s[used] != '\0') {
+        return false;
+    }
+    return *bus < 256 && *dev < 32 && *fn < 8;
+}
+
+static const char *base_name(const char *p)
+{
+    const char *s = strrchr(p, '/');
+
+    return s ? s + 1 : p;
+}
+
+/*
+ * -d takes a slot as lspci -s does, a sysfs device path, or /dev/nfbN of
+ * the NDK driver; the last two become the slot of the PCI function they
+ * stand for.
+ */
+static ptl_err resolve_device(const char *dev, char *slot, size_t len,
+                              ptl_error *err)
+{
+    char real[PATH_MAX], tmp[PATH_MAX + 16];
+    unsigned d, b, s, f;
+    struct stat st;
+
+    if (dev[0] != '/') {
+        snprintf(slot, len, "%s", dev);
+        return PTL_OK;
+    }
+    if (stat(dev, &st) != 0) {
+        return ptl_set_error(err, PTL_E_NO_CARD, "cannot find %s: %s", dev,
+                             strerror(errno));
+    }
+    if (S_ISCHR(st.st_mode)) {
+        /* /dev/nfbN: its class device's parent is the PCI function */
+        snprintf(tmp, sizeof(tmp), "/sys/dev/char/%u:%u/device",
+                 major(st.st_rdev), minor(st.st_rdev));
+        if (!realpath(tmp, real)) {
+            snprintf(tmp, sizeof(tmp), "/sys/class/nfb/%s/device",
+                     base_name(dev));
+            if (!realpath(tmp, real)) {
+                return ptl_set_error(err, PTL_E_NO_CARD,
+                                     "%s has no PCI device behind it in "
+                                     "sysfs (is it a device of the NDK "
+                                     "driver?)", dev);
+            }
+        }
+    } else if (!realpath(dev, real)) {
+        return ptl_set_error(err, PTL_E_NO_CARD, "cannot resolve %s: %s",
+                             dev, strerror(errno));
+    }
+    if (!parse_bdf(base_name(real), &d, &b, &s, &f)) {
+        /* a class device such as /sys/class/nfb/nfb0: follow "device" */
+        snprintf(tmp, sizeof(tmp), "%s/device", real);
+        if (!realpath(tmp, real) ||
+            !parse_bdf(base_name(real), &d, &b, &s, &f)) {
+            return ptl_set_error(err, PTL_E_NO_CARD,
+                                 "%s is not a PCI device", dev);
+        }
+    }
+    snprintf(slot, len, "%04x:%02x:%02x.%u", d, b, s, f);
+    return PTL_OK;
+}
+
+static bool is_ndk_id(uint16_t vendor, uint16_t device)
+{
+    for (size_t i = 0; i < sizeof(ndk_ids) / sizeof(ndk_ids[0]); i++) {
+        if (ndk_ids[i].vendor == vendor &&
+            (ndk_ids[i].device < 0 || ndk_ids[i].device == device)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void scan_init_cb(void *ctx)
+{
+    scan *s = ctx;
+    const char *path;
+
+    s->pacc->method = PCI_ACCESS_SYS_BUS_PCI;
+    /* a different sysfs root, for tests with a fake tree */
+    path = getenv(SYSFS_ENV);
+    if (path && *path) {
+        pci_set_param(s->pacc, "sysfs.path", (char *)path);
+    }
+    pci_init(s->pacc);
+    snprintf(s->sysfs, sizeof(s->sysfs), "%s",
+             pci_get_param(s->pacc, "sysfs.path"));
+    pci_scan_bus(s->pacc);
+}
+
+typedef struct fill_ctx {
+    struct pci_dev *dev;
+    int flags;
+} fill_ctx;
+
+static void fill_cb(void *ctx)
+{
+    fill_ctx *c = ctx;
+
+    pci_fill_info(c->dev, c->flags);
+}
+
+static int cmp_dev(const void *a, const void *b)
+{
+    const struct pci_dev *x = *(struct pci_dev *const *)a;
+    const struct pci_dev *y = *(struct pci_dev *const *)b;
+
+    if (x->domain != y->domain) {
+        return x->domain < y->domain ? -1 : 1;
+    }
+    if (x->bus != y->bus) {
+        return x->bus < y->bus ? -1 : 1;
+    }
+    if (x->dev != y->dev) {
+        return x->dev < y->dev ? -1 : 1;
+    }
+    return (int)x->func - (int)y->func;
+}
+
+static void scan_free(scan *s)
+{
+    for (unsigned i = 0; i < s->ncands; i++) {
+        free(s->cands[i].ci.nodes);
+    }
+    free(s->cands);
+    free(s->extra);
+    if (s->pacc) {
+        pci_cleanup(s->pacc);
+    }
+    memset(s, 0, sizeof(*s));
+}
+
+static ptl_err parse_filters(scan *s, ptl_error *err)
+{
+    const ptl_find_opts *o = s->o;
+    char buf[128];
+    char *msg;
+
+    if (o->device && *o->device) {
+        ptl_err r = resolve_device(o->device, s->slot_text,
+                                   sizeof(s->slot_text), err);
+
+        if (r != PTL_OK) {
+            return r;
+        }
+        pci_filter_init(s->pacc, &s->slot);
+        snprintf(buf, sizeof(buf), "%s", s->slot_text);
+        msg = pci_filter_parse_slot(&s->slot, buf);
+        if (msg) {
+            return ptl_set_error(err, PTL_E_USAGE,
+                                 "-d %s: %s (expected [[domain:]bus:]"
+                                 "slot[.func], a sysfs device path or "
+                                 "/dev/nfbN)", o->device, msg);
+        }
+        s->have_slot = true;
+    }
+    if (o->id_filter && *o->id_filter) {
+        pci_filter_init(s->pacc, &s->idf);
+        snprintf(buf, sizeof(buf), "%s", o->id_filter);
+        msg = pci_filter_parse_id(&s->idf, buf);
+        if (msg) {
+            return ptl_set_error(err, PTL_E_USAGE,
+                                 "ID %s: %s (expected vendor:device in hex, "
+                                 "as lspci -d takes it)", o->id_filter, msg);
+        }
+        s->have_idf = true;
+    }
+    if (o->extra_ids) {
+        unsigned n = 0;
+
+        while (o->extra_ids[n]) {
+            n++;
+        }
+        s->extra = calloc(n ? n : 1, sizeof(*s->extra));
+        if (!s->extra) {
+            return ptl_set_error(err, PTL_E_INTERNAL, "out of memory");
+        }
+        for (unsigned i = 0; i < n; i++) {
+            pci_filter_init(s->pacc, &s->extra[i]);
+            snprintf(buf, sizeof(buf), "%s", o->extra_ids[i]);
+            msg = pci_filter_parse_id(&s->extra[i], buf);
+            if (msg) {
+                return ptl_set_error(err, PTL_E_USAGE,
+                                     "ID %s: %s (expected vendor:device in "
+                                     "hex)", o->extra_ids[i], msg);
+            }
+        }
+        s->nextra = n;
+    }
+    return PTL_OK;
+}
+
+/* ------------------------------------------------------------------
+ * The device tree of one function.
+ */
+typedef struct tree_ctx {
+    struct pci_dev *dev;
+    int cap;                    /* VSEC offset, 0 if none */
+    uint32_t endpoint_reg;
+    uint32_t tree_len;
+    uint8_t *buf;
+    bool write_failed;
+    uint32_t failed_word;
+} tree_ctx;
+
+static void find_vsec_cb(void *ctx)
+{
+    tree_ctx *t = ctx;
+    struct pci_cap *c;
+
+    pci_fill_info(t->dev, PCI_FILL_EXT_CAPS);
+    /* the list is not in config-space order; take the lowest match */
+    for (c = t->dev->first_cap; c; c = c->next) {
+        uint32_t hdr;
+
+        if (c->type != PCI_CAP_EXTENDED || c->id != PCI_EXT_CAP_ID_VNDR) {
+            continue;
+        }
+        hdr = pci_read_long(t->dev, c->addr + VSEC_HEADER);
+        if ((hdr & 0xffff) != PTL_VSEC_ID || (hdr >> 20) < VSEC_MIN_LEN) {
+            continue;
+        }
+        if (!t->cap || (int)c->addr < t->cap) {
+            t->cap = c->addr;
+        }
+    }
+    if (t->cap) {
+        t->endpoint_reg = pci_read_long(t->dev, t->cap + VSEC_ENDPOINT);
+        t->tree_len = pci_read_long(t->dev, t->cap + VSEC_TREE_LEN);
+    }
+}
+
+static void read_tree_cb(void *ctx)
+{
+    tree_ctx *t = ctx;
+    uint32_t words = (t->tree_len + 3) / 4;
+
+    for (uint32_t i = 0; i < words; i++) {
+        uint32_t w;
+
+        if (!pci_write_long(t->dev, t->cap + VSEC_TREE_SEL, i)) {
+            t->write_failed = true;
+            t->failed_word = i;
+            return;
+        }
+        w = pci_read_long(t->dev, t->cap + VSEC_TREE_DATA);
+        for (unsigned k = 0; k < 4; k++) {
+            if (4 * i + k < t->tree_len) {
+                t->buf[4 * i + k] = (uint8_t)(w >> (8 * k));
+            }
+        }
+    }
+}
+
+static void cand_fail(cand *c, ptl_err code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void cand_fail(cand *c, ptl_err code, const char *fmt, ...)
+{
+    va_list ap;
+
+    c->code = code;
+    va_start(ap, fmt);
+    vsnprintf(c->msg, sizeof(c->msg), fmt, ap);
+    va_end(ap);
+    /* the card's own record: the message without the card's name */
+    copy_str(c->ci.tree_error, sizeof(c->ci.tree_error), c->msg);
+}
+
+/*
+ * Reading the extended configuration space needs CAP_SYS_ADMIN: without
+ * it the kernel returns only the first 64 bytes and libpci would see a
+ * card without capabilities. Ask the sysfs file directly first.
+ */
+static bool check_config(scan *s, cand *c)
+{
+    char path[PATH_MAX + 32];
+    uint8_t b[4];
+    struct stat st;
+    int fd;
+    ssize_t n;
+
+    snprintf(path, sizeof(path), "%s/config", c->ci.sysfs);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == EACCES || errno == EPERM) {
+            cand_fail(c, PTL_E_PERM, "reading the configuration space of "
+                      "%s needs root (CAP_SYS_ADMIN)", c->ci.slot);
+        } else {
+            cand_fail(c, PTL_E_DEVTREE, "cannot open %s: %s", path,
+                      strerror(errno));
+        }
+        return false;
+    }
+    if (fstat(fd, &st) == 0 && st.st_size <= 256) {
+        close(fd);
+        cand_fail(c, PTL_E_DEVTREE, "%s has no NDK device tree: it has no "
+                  "extended configuration space (conventional PCI); "
+                  "--bar and --offset reach the block anyway", c->ci.slot);
+        return false;
+    }
+    n = pread(fd, b, sizeof(b), 0x100);
+    close(fd);
+    if (n != (ssize_t)sizeof(b)) {
+        cand_fail(c, PTL_E_PERM, "reading the configuration space of %s "
+                  "needs root (CAP_SYS_ADMIN)", c->ci.slot);
+        return false;
+    }
+    /* the tree is read by writing a word index: needs write access */
+    fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0 && (errno == EACCES || errno == EPERM)) {
+        cand_fail(c, PTL_E_PERM, "writing the configuration space of %s "
+                  "needs root (CAP_SYS_ADMIN)", c->ci.slot);
+        return false;
+    }
+    if (fd >= 0) {
+        close(fd);
+    }
+    (void)s;
+    return true;
+}
+
+static void probe_tree(scan *s, cand *c)
+{
+    tree_ctx t = { .dev = c->dev };
+    void *fdt = NULL;
+    size_t fdt_len = 0;
+    ptl_error e = { 0 };
+    ptl_err r;
+
+    if (!check_config(s, c)) {
+        return;
+    }
+    if (!pci_guard(find_vsec_cb, &t)) {
+        cand_fail(c, PTL_E_DEVTREE, "cannot read the capabilities of %s: "
+                  "%s", c->ci.slot, pci_msg);
+        return;
+    }
+    if (!t.cap) {
+        cand_fail(c, PTL_E_DEVTREE, "%s has no NDK device tree (no "
+                  "vendor-specific capability 0x%04x); --bar and --offset "
+                  "reach the block anyway", c->ci.slot, PTL_VSEC_ID);
+        return;
+    }
+    c->ci.has_vsec = true;
+    c->ci.endpoint = (t.endpoint_reg & 0x80000000u) ?
+                     (int)(t.endpoint_reg & 0xf) : -1;
+    if (t.tree_len == 0 || t.tree_len > TREE_MAX_BYTES) {
+        cand_fail(c, PTL_E_DEVTREE, "the device tree of %s cannot be read: "
+                  "its capability gives a length of %u bytes", c->ci.slot,
+                  t.tree_len);
+        return;
+    }
+    t.buf = calloc(1, t.tree_len);
+    if (!t.buf) {
+        cand_fail(c, PTL_E_INTERNAL, "out of memory");
+        return;
+    }
+    if (!pci_guard(read_tree_cb, &t) || t.write_failed) {
+        cand_fail(c, PTL_E_DEVTREE, "the device tree of %s cannot be read: "
+                  "selecting word %u failed%s%s", c->ci.slot, t.failed_word,
+                  pci_msg[0] ? ": " : "", pci_msg);
+        free(t.buf);
+        return;
+    }
+    r = ptl_devtree_decompress(t.buf, t.tree_len, &fdt, &fdt_len, &e);
+    free(t.buf);
+    if (r == PTL_OK) {
+        r = ptl_devtree_nodes(fdt, fdt_len,
+                              c->ci.endpoint < 0 ? 0 : c->ci.endpoint,
+                              &c->ci.nodes, &c->ci.nnodes, &e);
+        free(fdt);
+    }
+    if (r != PTL_OK) {
+        cand_fail(c, r, "the device tree of %s cannot be read: %s",
+                  c->ci.slot, e.msg);
+        return;
+    }
+    if (c->ci.nnodes == 0) {
+        cand_fail(c, PTL_E_NO_NODE, "%s has no telemetry block (no node "
+                  "compatible with %s on endpoint %d in its device tree)",
+                  c->ci.slot, PTL_COMPATIBLE,
+                  c->ci.endpoint < 0 ? 0 : c->ci.endpoint);
+    }
+}
+
+/*
+ * Every function that passes the filters becomes a candidate; with
+ * read_trees its device tree is read too.
+ */
+static ptl_err scan_run(scan *s, const ptl_find_opts *o, bool read_trees,
+                        ptl_error *err)
+{
+    struct pci_dev **devs = NULL, *d;
+    unsigned ndev = 0;
+    ptl_err r;
+
+    memset(s, 0, sizeof(*s));
+    s->o = o;
+    s->pacc = pci_alloc();
+    if (!s->pacc) {
+        return ptl_set_error(err, PTL_E_INTERNAL, "out of memory");
+    }
+    s->pacc->error = pci_error_cb;
+    s->pacc->warning = pci_warning_cb;
+    s->pacc->debug = pci_debug_cb;
+    pci_msg[0] = '\0';
+    if (!pci_guard(scan_init_cb, s)) {
+        /* libpci's state is unknown after a failed init: leak it */
+        s->pacc = NULL;
+        return ptl_set_error(err, PTL_E_NO_CARD,
+                             "cannot scan the PCI functions: %s", pci_msg);
+    }
+    r = parse_filters(s, err);
+    if (r != PTL_OK) {
+        return r;
+    }
+
+    for (d = s->pacc->devices; d; d = d->next) {
+        ndev++;
+    }
+    devs = calloc(ndev ? ndev : 1, sizeof(*devs));
+    s->cands = calloc(ndev ? ndev : 1, sizeof(*s->cands));
+    if (!devs || !s->cands) {
+        free(devs);
+        return ptl_set_error(err, PTL_E_INTERNAL, "out of memory");
+    }
+    ndev = 0;
+    for (d = s->pacc->devices; d; d = d->next) {
+        devs[ndev++] = d;
+    }
+    qsort(devs, ndev, sizeof(*devs), cmp_dev);
+
+    for (unsigned i = 0; i < ndev; i++) {
+        fill_ctx fc = { devs[i], PCI_FILL_IDENT | PCI_FILL_BASES |
+                                 PCI_FILL_SIZES | PCI_FILL_CLASS };
+        bool accept;
+        cand *c;
+
+        d = devs[i];
+        if (!pci_guard(fill_cb, &fc)) {
+            continue;
+        }
+        if (s->have_slot && !pci_filter_match(&s->slot, d)) {
+            continue;
+        }
+        s->searched++;
+        if (s->have_idf && !pci_filter_match(&s->idf, d)) {
+            continue;
+        }
+        /* a named device or ID is taken whatever its vendor */
+        accept = s->have_slot || s->have_idf ||
+                 is_ndk_id(d->vendor_id, d->device_id);
+        for (unsigned k = 0; !accept && k < s->nextra; k++) {
+            accept = pci_filter_match(&s->extra[k], d);
+        }
+        if (!accept) {
+            continue;
+        }
+        c = &s->cands[s->ncands++];
+        c->dev = d;
+        snprintf(c->ci.slot, sizeof(c->ci.slot), "%04x:%02x:%02x.%u",
+                 (unsigned)d->domain, d->bus, d->dev, d->func);
+        {
+            char p[PATH_MAX + 32];
+
+            snprintf(p, sizeof(p), "%s/devices/%s", s->sysfs, c->ci.slot);
+            copy_str(c->ci.sysfs, sizeof(c->ci.sysfs), p);
+        }
+        c->ci.vendor = d->vendor_id;
+        c->ci.device = d->device_id;
+        c->ci.endpoint = -1;
+        if (read_trees) {
+            probe_tree(s, c);
+        }
+    }
+    free(devs);
+    return PTL_OK;
+}
+
+static ptl_err no_card(const scan *s, ptl_error *err)
+{
+    const ptl_find_opts *o = s->o;
+
+    if (s->have_slot) {
+        return ptl_set_error(err, PTL_E_NO_CARD,
+                             "no PCI function matches %s%s%s%s%s",
+                             s->slot_text,
+                             strcmp(s->slot_text, o->device) ? " (" : "",
+                             strcmp(s->slot_text, o->device) ? o->device : "",
+                             strcmp(s->slot_text, o->device) ? ")" : "",
+                             s->have_idf ? " and the ID filter" : "");
+    }
+    if (s->have_idf) {
+        return ptl_set_error(err, PTL_E_NO_CARD,
+                             "no PCI function with ID %s found (searched %u "
+                             "PCI functions); use -d to name a device",
+                             o->id_filter, s->searched);
+    }
+    return ptl_set_error(err, PTL_E_NO_CARD,
+                         "no NDK card found (searched %u PCI functions for "
+                         NDK_IDS_TEXT "%s); use -d to name a device, "
+                         "--id or --add-id for another vendor:device",
+                         s->searched, s->nextra ? " and the added IDs" : "");
+}
+
+ptl_err ptl_list(const ptl_find_opts *o, ptl_card_info **cards, unsigned *n,
+                 ptl_error *err)
+{
+    scan s;
+    ptl_err r;
+
+    *cards = NULL;
+    *n = 0;
+    r = scan_run(&s, o, true, err);
+    if (r == PTL_OK && s.ncands == 0) {
+        r = no_card(&s, err);
+    }
+    if (r != PTL_OK) {
+        scan_free(&s);
+        return r;
+    }
+    *cards = calloc(s.ncands, sizeof(**cards));
+    if (!*cards) {
+        scan_free(&s);
+        return ptl_set_error(err, PTL_E_INTERNAL, "out of memory");
+    }
+    for (unsigned i = 0; i < s.ncands; i++) {
+        (*cards)[i] = s.cands[i].ci;
+        s.cands[i].ci.nodes = NULL;     /* moved */
+    }
+    *n = s.ncands;
+    scan_free(&s);
+    return PTL_OK;
+}
+
+void ptl_list_free(ptl_card_info *cards, unsigned n)
+{
+    if (!cards) {
+        return;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        free(cards[i].nodes);
+    }
+    free(cards);
+}
+
+/* ------------------------------------------------------------------
+ * Mapping the BAR.
+ */
+static uint32_t bar_read32(void *opaque, uint32_t offset)
+{
+    ptl_handle *h = opaque;
+
+    return *(volatile uint32_t *)(h->regs + offset);
+}
+
+static void bar_write32(void *opaque, uint32_t offset, uint32_t value)
+{
+    ptl_handle *h = opaque;
+
+    *(volatile uint32_t *)(h->regs + offset) = value;
+}
+
+static uint64_t bar_read64(void *opaque, uint32_t offset)
+{
+    ptl_handle *h = opaque;
+
+    return *(volatile uint64_t *)(h->regs + offset);
+}
+
+static const ptl_regs_ops bar_ops = {
+    .read32 = bar_read32,
+    .write32 = bar_write32,
+    .read64 = bar_read64,
+    .now_ns = NULL,
+};
+
+/* Start, size and flags of a BAR from the sysfs "resource" file. */
+static bool read_resource(const char *sysfs, unsigned bar, uint64_t *size,
+                          uint64_t *flags)
+{
+    char path[PATH_MAX + 16], line[256];
+    unsigned long long start, end, fl;
+    FILE *f;
+    bool ok = false;
+
+    snprintf(path, sizeof(path), "%s/resource", sysfs);
+    f = fopen(path, "re");
+    if (!f) {
+        return false;
+    }
+    for (unsigned i = 0; fgets(line, sizeof(line), f); i++) {
+        if (i == bar) {
+            if (sscanf(line, "%llx %llx %llx", &start, &end, &fl) == 3) {
+                *size = end > start ? end - start + 1 : 0;
+                *flags = fl;
+                ok = true;
+            }
+            break;
+        }
+    }
+    fclose(f);
+    return ok;
+}
+
+static void driver_name(const char *sysfs, char *buf, size_t len)
+{
+    char path[PATH_MAX + 16], real[PATH_MAX];
+
+    snprintf(path, sizeof(path), "%s/driver", sysfs);
+    if (realpath(path, real)) {
+        copy_str(buf, len, base_name(real));
+    } else {
+        buf[0] = '\0';
+    }
+}
+
+static ptl_err map_block(ptl_handle *h, ptl_error *err)
+{
+    const ptl_card_info *ci = &h->card;
+    unsigned bar = h->node.bar;
+    uint64_t off = h->node.offset;
+    uint64_t size = 0, flags = 0, moff, mend;
+    char path[PATH_MAX + 16], drv[64];
+    struct stat st;
+    long pg = sysconf(_SC_PAGESIZE);
+
+    snprintf(path, sizeof(path), "%s/resource%u", ci->sysfs, bar);
+    if (stat(path, &st) != 0) {
+        return ptl_set_error(err, PTL_E_BAR, "BAR%u of %s cannot be mapped: "
+                             "%s: %s", bar, ci->slot, path, strerror(errno));
+    }
+    if (read_resource(ci->sysfs, bar, &size, &flags) && (flags & 0x100)) {
+        return ptl_set_error(err, PTL_E_BAR, "BAR%u of %s is an I/O port "
+                             "BAR, not memory", bar, ci->slot);
+    }
+    if (size == 0) {
+        size = st.st_size;
+    }
+    if (size == 0) {
+        return ptl_set_error(err, PTL_E_BAR, "BAR%u of %s is not "
+                             "implemented", bar, ci->slot);
+    }
+    if (off % 8 != 0) {
+        return ptl_set_error(err, PTL_E_BAR, "offset 0x%llx of the block "
+                             "in BAR%u of %s is not a multiple of 8",
+                             (unsigned long long)off, bar, ci->slot);
+    }
+    if (off > size || size - off < PTL_BLOCK_SIZE) {
+        return ptl_set_error(err, PTL_E_BAR, "BAR%u of %s is 0x%llx bytes, "
+                             "the block needs 0x%llx..0x%llx", bar, ci->slot,
+                             (unsigned long long)size,
+                             (unsigned long long)off,
+                             (unsigned long long)off + PTL_BLOCK_SIZE);
+    }
+
+    h->fd = open(path, O_RDWR | O_SYNC | O_CLOEXEC);
+    if (h->fd < 0) {
+        if (errno == EACCES || errno == EPERM) {
+            return ptl_set_error(err, PTL_E_PERM, "opening %s needs root",
+                                 path);
+        }
+        return ptl_set_error(err, PTL_E_BAR, "cannot open %s: %s", path,
+                             strerror(errno));
+    }
+    /* map only the pages of the block, not the whole BAR */
+    moff = off & ~(uint64_t)(pg - 1);
+    mend = (off + PTL_BLOCK_SIZE + pg - 1) & ~(uint64_t)(pg - 1);
+    if (mend > size) {
+        mend = size;
+    }
+    h->map_len = mend - moff;
+    h->map = mmap(NULL, h->map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+                  h->fd, (off_t)moff);
+    if (h->map == MAP_FAILED) {
+        int e = errno;
+
+        h->map = NULL;
+        driver_name(ci->sysfs, drv, sizeof(drv));
+        if (e == EPERM || e == EINVAL || e == EACCES) {
+            /*
+             * The kernel refuses a mapping of a range a driver claimed
+             * (CONFIG_IO_STRICT_DEVMEM) with EINVAL, and under lockdown
+             * with EPERM.
+             */
+            return ptl_set_error(err, PTL_E_PERM,
+                                 "mapping BAR%u of %s was refused (%s): "
+                                 "run as root, and when a kernel driver%s%s "
+                                 "owns the BAR boot with iomem=relaxed "
+                                 "(and without kernel lockdown)",
+                                 bar, ci->slot, strerror(e),
+                                 drv[0] ? " such as " : "", drv);
+        }
+        return ptl_set_error(err, PTL_E_BAR, "cannot map BAR%u of %s: %s",
+                             bar, ci->slot, strerror(e));
+    }
+    h->regs = (volatile uint8_t *)h->map + (off - moff);
+    return PTL_OK;
+}
+
+static ptl_handle *handle_new(void)
+{
+    ptl_handle *h = calloc(1, sizeof(*h));
+
+    if (h) {
+        h->fd = -1;
+    }
+    return h;
+}
+
+/* Picks the card to open: the first with a telemetry node, else the
+ * most telling error of all candidates. */
+static ptl_err pick(scan *s, bool explicit_place, cand **out,
+                    ptl_error *err)
+{
+    cand *first_err = NULL;
+
+    if (s->ncands == 0) {
+        return no_card(s, err);
+    }
+    if (explicit_place) {
+        *out = &s->cands[0];
+        return PTL_OK;
+    }
+    for (unsigned i = 0; i < s->ncands; i++) {
+        cand *c = &s->cands[i];
+
+        if (c->ci.nnodes > 0) {
+            *out = c;
+            return PTL_OK;
+        }
+        if (!first_err || (c->code == PTL_E_PERM &&
+                           first_err->code != PTL_E_PERM)) {
+            first_err = c;
+        }
+    }
+    return ptl_set_error(err, first_err->code, "%s", first_err->msg);
+}
+
+ptl_err ptl_open(const ptl_find_opts *o, unsigned index, ptl_handle **out,
+                 ptl_error *err)
+{
+    bool explicit_place = o->bar >= 0 || o->offset >= 0;
+    ptl_handle *h;
+    cand *c = NULL;
+    scan s;
+    ptl_err r;
+
+    *out = NULL;
+    if (o->bar > 5 || (o->bar >= 0 && o->offset < 0)) {
+        return ptl_set_error(err, PTL_E_USAGE, o->bar > 5 ?
+                             "BAR %d does not exist (0..5)" :
+                             "a BAR needs an offset too (--offset)", o->bar);
+    }
+    /* a place given by hand needs no device tree */
+    r = scan_run(&s, o, !explicit_place, err);
+    if (r == PTL_OK) {
+        r = pick(&s, explicit_place, &c, err);
+    }
+    if (r != PTL_OK) {
+        scan_free(&s);
+        return r;
+    }
+    h = handle_new();
+    if (!h) {
+        scan_free(&s);
+        return ptl_set_error(err, PTL_E_INTERNAL, "out of memory");
+    }
+    h->card = c->ci;
+    c->ci.nodes = NULL;         /* moved into the handle */
+    scan_free(&s);
+
+    if (explicit_place) {
+        snprintf(h->node.path, sizeof(h->node.path), "(--bar/--offset)");
+        h->node.bar = o->bar >= 0 ? (unsigned)o->bar : 0;
+        h->node.offset = (uint64_t)o->offset;
+        h->node.size = PTL_BLOCK_SIZE;
+    } else if (index >= h->card.nnodes) {
+        r = ptl_set_error(err, PTL_E_NO_NODE, "%s has %u telemetry "
+                          "block%s, index %u is out of range (0..%u)",
+                          h->card.slot, h->card.nnodes,
+                          h->card.nnodes == 1 ? "" : "s", index,
+                          h->card.nnodes - 1);
+        ptl_close(h);
+        return r;
+    } else {
+        h->node = h->card.nodes[index];
+    }
+    if (h->node.size != 0 && h->node.size < PTL_BLOCK_SIZE) {
+        r = ptl_set_error(err, PTL_E_DEVTREE, "%s: the telemetry node %s "
+                          "is 0x%llx bytes, the block has 0x%x",
+                          h->card.slot, h->node.path,
+                          (unsigned long long)h->node.size, PTL_BLOCK_SIZE);
+        ptl_close(h);
+        return r;
+    }
+
+    r = map_block(h, err);
+    if (r == PTL_OK) {
+        r = ptl_handle_lock(h, err);
+    }
+    if (r == PTL_OK) {
+        r = ptl_block_open(&bar_ops, h, &h->block, err);
+        ptl_handle_unlock(h);
+    }
+    if (r != PTL_OK) {
+        ptl_close(h);
+        return r;
+    }
+    *out = h;
+    return PTL_OK;
+}
+
+void ptl_close(ptl_handle *h)
+{
+    if (!h) {
+        return;
+    }
+    if (h->block) {
+        ptl_block_close(h->block);
+    }
+    if (h->map) {
+        munmap(h->map, h->map_len);
+    }
+    if (h->fd >= 0) {
+        close(h->fd);           /* drops the lock too */
+    }
+    free(h->card.nodes);
+    free(h);
+}
+
+ptl_block *ptl_handle_block(ptl_handle *h)
+{
+    return h->block;
+}
+
+const ptl_card_info *ptl_handle_card(const ptl_handle *h)
+{
+    return &h->card;
+}
+
+const ptl_node_info *ptl_handle_node(const ptl_handle *h)
+{
+    return &h->node;
+}
+
+/*
+ * All readers of a card map the same resource file, so an flock on it
+ * orders them. A holder that never lets go is reported, not waited for.
+ */
+ptl_err ptl_handle_lock(ptl_handle *h, ptl_error *err)
+{
+    struct timespec ms = { 0, 1000000 };
+
+    if (h->locked) {
+        return PTL_OK;
+    }
+    for (unsigned waited = 0;; waited++) {
+        if (flock(h->fd, LOCK_EX | LOCK_NB) == 0) {
+            h->locked = true;
+            return PTL_OK;
+        }
+        if (errno != EWOULDBLOCK && errno != EINTR) {
+            return ptl_set_error(err, PTL_E_INTERNAL, "cannot lock "
+                                 "BAR%u of %s: %s", h->node.bar,
+                                 h->card.slot, strerror(errno));
+        }
+        if (waited >= LOCK_TIMEOUT_MS) {
+            return ptl_set_error(err, PTL_E_BUSY, "another reader has held "
+                                 "the lock of %s for more than %u s",
+                                 h->card.slot, LOCK_TIMEOUT_MS / 1000);
+        }
+        nanosleep(&ms, NULL);
+    }
+}
+
+void ptl_handle_unlock(ptl_handle *h)
+{
+    if (h->locked) {
+        flock(h->fd, LOCK_UN);
+        h->locked = false;
+    }
+}
