@@ -1,3 +1,367 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * pcie-telemetry: report the traffic counted by the PCIE_TELEMETRY_MI
+ * block of a CESNET NDK card. A thin client of libpcie-telemetry: find the
+ * block, take readings under the card's lock, print them.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "pcie-telemetry.h"
-int main(void) { return 1; }
+#include "options.h"
+
+#define PROG "pcie-telemetry"
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop(int sig)
+{
+    stop_requested = 1;
+}
+
+/*
+ * A BAR whose device went away can fault instead of reading all ones
+ * (hot removal revokes the mapping). Say so and leave; nothing is held
+ * that the kernel does not release.
+ */
+static void on_sigbus(int sig)
+{
+    static const char m[] = PROG ": bus error on the card's BAR: the card "
+                            "disappeared or its BAR cannot be read\n";
+    ssize_t r = write(STDERR_FILENO, m, sizeof(m) - 1);
+
+    (void)r;
+    _exit(PTL_E_GONE);
+}
+
+static int report(const ptl_error *e)
+{
+    fprintf(stderr, PROG ": %s\n", e->msg);
+    return e->code ? (int)e->code : PTL_E_INTERNAL;
+}
+
+static int write_failed(void)
+{
+    fprintf(stderr, PROG ": cannot write the output: %s\n", strerror(errno));
+    return PTL_E_INTERNAL;
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static double unix_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Sleeps until the monotonic deadline; false when asked to stop. */
+static bool sleep_until(uint64_t deadline)
+{
+    struct timespec ts = {
+        .tv_sec = deadline / 1000000000ull,
+        .tv_nsec = deadline % 1000000000ull,
+    };
+
+    for (;;) {
+        int r;
+
+        if (stop_requested) {
+            return false;
+        }
+        r = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+        if (r == 0) {
+            return !stop_requested;
+        }
+        if (r != EINTR) {
+            return !stop_requested;
+        }
+    }
+}
+
+static void format_node_line(const ptl_node_info *n, unsigned i)
+{
+    printf("    %u: BAR%u offset 0x%llx size 0x%llx version 0x%08x "
+           "pcie-endpoints %u  %s\n", i, n->bar,
+           (unsigned long long)n->offset, (unsigned long long)n->size,
+           n->version, n->pcie_endpoints, n->path);
+}
+
+static int do_list(const ptl_find_opts *fo)
+{
+    ptl_card_info *cards;
+    unsigned n;
+    ptl_error e = { 0 };
+    bool perm = false;
+
+    if (ptl_list(fo, &cards, &n, &e) != PTL_OK) {
+        return report(&e);
+    }
+    for (unsigned i = 0; i < n; i++) {
+        const ptl_card_info *c = &cards[i];
+
+        printf("%s  %04x:%04x  ", c->slot, c->vendor, c->device);
+        if (c->endpoint >= 0) {
+            printf("endpoint %d  ", c->endpoint);
+        }
+        if (c->nnodes) {
+            printf("%u telemetry block%s\n", c->nnodes,
+                   c->nnodes == 1 ? "" : "s");
+            for (unsigned k = 0; k < c->nnodes; k++) {
+                format_node_line(&c->nodes[k], k);
+            }
+        } else {
+            printf("no telemetry block\n    %s\n", c->tree_error);
+        }
+        perm |= strstr(c->tree_error, "needs root") != NULL;
+    }
+    ptl_list_free(cards, n);
+    if (fflush(stdout) != 0) {
+        return write_failed();
+    }
+    return perm ? PTL_E_PERM : 0;
+}
+
+typedef struct run {
+    const ptt_opts *o;
+    ptl_handle *h;
+    ptl_block *b;
+    const ptl_layout *lay;
+    const char *slot;
+    bool csv_header_done;
+} run;
+
+/* One reading (and optionally the flags cleared after it) under the lock. */
+static ptl_err locked_read(run *r, ptl_reading *rd, bool clear_after,
+                           ptl_error *e)
+{
+    ptl_err rc = ptl_handle_lock(r->h, e);
+
+    if (rc == PTL_OK) {
+        rc = ptl_block_read(r->b, rd, e);
+        if (rc == PTL_OK && clear_after) {
+            rc = ptl_block_clear_flags(r->b, true, e);
+        }
+        ptl_handle_unlock(r->h);
+    }
+    return rc;
+}
+
+static int print_data(run *r, const ptl_reading *rd, double seconds)
+{
+    ptl_data *d = ptl_data_decode(r->lay, rd);
+    int rc = 0;
+
+    if (!d) {
+        fprintf(stderr, PROG ": out of memory\n");
+        return PTL_E_INTERNAL;
+    }
+    switch (r->o->format) {
+    case PTT_TEXT:
+        rc = ptl_format_text(stdout, d, seconds);
+        break;
+    case PTT_JSON:
+        rc = ptl_format_json(stdout, d, seconds);
+        break;
+    case PTT_CSV:
+        if (!r->csv_header_done) {
+            rc = ptl_format_csv_header(stdout);
+            r->csv_header_done = true;
+        }
+        if (rc == 0) {
+            rc = ptl_format_csv(stdout, d, seconds, unix_now(), r->slot,
+                                r->o->index);
+        }
+        break;
+    case PTT_PROMETHEUS:
+        rc = ptl_format_prometheus(stdout, d, r->slot, r->o->index);
+        break;
+    }
+    ptl_data_free(d);
+    if (rc != 0 || fflush(stdout) != 0) {
+        return write_failed();
+    }
+    return 0;
+}
+
+/* -t 0 and --prometheus: totals since the last clear, once or per -t. */
+static int measure_totals(run *r, ptl_reading *a)
+{
+    uint64_t period = (uint64_t)(r->o->interval * 1e9);
+    uint64_t deadline = mono_ns();
+    ptl_error e = { 0 };
+    int rc;
+
+    for (;;) {
+        if (locked_read(r, a, false, &e) != PTL_OK) {
+            return report(&e);
+        }
+        rc = print_data(r, a, 0);
+        if (rc || !r->o->watch) {
+            return rc;
+        }
+        deadline += period;
+        if (deadline < mono_ns()) {
+            deadline = mono_ns();
+        }
+        if (!sleep_until(deadline)) {
+            return 0;
+        }
+    }
+}
+
+/*
+ * One interval: clear the flags and lowest values, reading A, sleep,
+ * reading B, difference. In watch mode B is the next interval's A, and the
+ * flags are cleared right after its read-out.
+ */
+static int measure_intervals(run *r, ptl_reading *a, ptl_reading *b,
+                             ptl_reading *diff)
+{
+    uint64_t period = (uint64_t)(r->o->interval * 1e9);
+    ptl_error e = { 0 };
+    uint64_t deadline;
+    ptl_err rc = ptl_handle_lock(r->h, &e);
+
+    if (rc == PTL_OK) {
+        rc = ptl_block_clear_flags(r->b, true, &e);
+        if (rc == PTL_OK) {
+            rc = ptl_block_read(r->b, a, &e);
+        }
+        ptl_handle_unlock(r->h);
+    }
+    if (rc != PTL_OK) {
+        return report(&e);
+    }
+    deadline = mono_ns();
+    for (;;) {
+        ptl_reading *t;
+        int prc;
+
+        deadline += period;
+        if (deadline < mono_ns()) {
+            deadline = mono_ns();   /* fell behind: do not catch up */
+        }
+        if (!sleep_until(deadline)) {
+            return 0;
+        }
+        if (locked_read(r, b, r->o->watch, &e) != PTL_OK) {
+            return report(&e);
+        }
+        ptl_reading_diff(r->lay, a, b, diff);
+        prc = print_data(r, diff, (double)(b->t_ns - a->t_ns) / 1e9);
+        if (prc || !r->o->watch || stop_requested) {
+            return prc;
+        }
+        t = a;
+        a = b;
+        b = t;
+    }
+}
+
+static int measure(run *r)
+{
+    ptl_reading *a = ptl_reading_new(r->lay);
+    ptl_reading *b = ptl_reading_new(r->lay);
+    ptl_reading *d = ptl_reading_new(r->lay);
+    int rc;
+
+    if (!a || !b || !d) {
+        fprintf(stderr, PROG ": out of memory\n");
+        rc = PTL_E_INTERNAL;
+    } else if (r->o->interval == 0 || r->o->format == PTT_PROMETHEUS) {
+        rc = measure_totals(r, a);
+    } else {
+        rc = measure_intervals(r, a, b, d);
+    }
+    ptl_reading_free(a);
+    ptl_reading_free(b);
+    ptl_reading_free(d);
+    return rc;
+}
+
+static void install_signals(bool watch)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof(sa));
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = on_sigbus;
+    sigaction(SIGBUS, &sa, NULL);
+    if (watch) {
+        /* no SA_RESTART: the sleep returns at once */
+        sa.sa_handler = on_stop;
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    ptt_opts o;
+    ptl_find_opts fo;
+    ptl_error e = { 0 };
+    char msg[256];
+    run r = { .o = &o };
+    int rc;
+
+    if (ptt_parse_options(argc, argv, &o, msg, sizeof(msg)) != 0) {
+        fprintf(stderr, PROG ": %s (see " PROG " --help)\n", msg);
+        return PTL_E_USAGE;
+    }
+    if (o.help) {
+        ptt_print_help(stdout);
+        return fflush(stdout) == 0 ? 0 : PTL_E_INTERNAL;
+    }
+    if (o.version) {
+        printf(PROG " %s\n", ptl_version_string());
+        return fflush(stdout) == 0 ? 0 : PTL_E_INTERNAL;
+    }
+    install_signals(o.watch);
+
+    ptl_find_opts_init(&fo);
+    fo.device = o.device;
+    fo.id_filter = o.id_filter;
+    fo.extra_ids = o.nadd_ids ? o.add_ids : NULL;
+    fo.bar = o.bar;
+    fo.offset = o.offset;
+    if (o.offset >= 0 && o.bar < 0) {
+        fo.bar = 0;
+    }
+    if (o.list) {
+        return do_list(&fo);
+    }
+
+    if (ptl_open(&fo, o.index, &r.h, &e) != PTL_OK) {
+        return report(&e);
+    }
+    r.b = ptl_handle_block(r.h);
+    r.lay = ptl_block_layout(r.b);
+    r.slot = ptl_handle_card(r.h)->slot;
+
+    if (o.clear) {
+        rc = ptl_handle_lock(r.h, &e);
+        if (rc == PTL_OK) {
+            rc = ptl_block_clear(r.b, &e);
+            ptl_handle_unlock(r.h);
+        }
+        rc = rc == PTL_OK ? 0 : report(&e);
+    } else {
+        rc = measure(&r);
+    }
+    ptl_close(r.h);
+    return rc;
+}

@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Command line of pcie-telemetry: the reference reader's options with the
+ * same meaning, plus the ways to reach cards it does not know.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+
+enum {
+    OPT_CSV = 0x100,
+    OPT_PROMETHEUS,
+    OPT_ADD_ID,
+    OPT_BAR,
+    OPT_OFFSET,
+};
+
+static const struct option long_opts[] = {
+    { "device", required_argument, NULL, 'd' },
+    { "index", required_argument, NULL, 'i' },
+    { "interval", required_argument, NULL, 't' },
+    { "watch", no_argument, NULL, 'w' },
+    { "clear", no_argument, NULL, 'c' },
+    { "json", no_argument, NULL, 'j' },
+    { "csv", no_argument, NULL, OPT_CSV },
+    { "prometheus", no_argument, NULL, OPT_PROMETHEUS },
+    { "id", required_argument, NULL, 'D' },
+    { "add-id", required_argument, NULL, OPT_ADD_ID },
+    { "bar", required_argument, NULL, OPT_BAR },
+    { "offset", required_argument, NULL, OPT_OFFSET },
+    { "list", no_argument, NULL, 'l' },
+    { "help", no_argument, NULL, 'h' },
+    { "version", no_argument, NULL, 'V' },
+    { NULL, 0, NULL, 0 },
+};
+
+void ptt_print_help(FILE *f)
+{
+    fputs(
+"Usage: pcie-telemetry [OPTION]...\n"
+"Read the PCIE_TELEMETRY_MI block of a CESNET NDK card and report the PCIe\n"
+"and DMA traffic of one interval (by default one second).\n"
+"\n"
+"Selecting the card and the block:\n"
+"  -d, --device DEV      the card: a PCI address as lspci -s takes it\n"
+"                        ([[domain:]bus:]slot[.func]), a sysfs device path\n"
+"                        (/sys/bus/pci/devices/0000:01:00.0) or /dev/nfbN;\n"
+"                        default: the first card with a telemetry block\n"
+"  -i, --index N         the N-th telemetry block in the card's device tree\n"
+"                        (default 0)\n"
+"  -D, --id VEN:DEV      only functions with this vendor:device (hex, lspci -d\n"
+"                        syntax; either part may be empty); such functions are\n"
+"                        taken whatever their vendor\n"
+"      --add-id VEN:DEV  also take this vendor:device besides the NDK vendors\n"
+"                        (CESNET 18ec, Netcope 1b26, ReflexCES 1bad, Silicom\n"
+"                        1c2c) and the virtual card 1234:0d7b; repeatable\n"
+"      --bar N           BAR of the block (0-5), for a card without a device\n"
+"                        tree; needs --offset\n"
+"      --offset X        offset of the block in the BAR (decimal or 0x hex);\n"
+"                        alone it means BAR 0\n"
+"  -l, --list            list the cards and telemetry blocks found, then exit\n"
+"\n"
+"Measuring:\n"
+"  -t, --interval SEC    length of the measured interval (default 1.0); 0\n"
+"                        prints the totals since the last clear\n"
+"  -w, --watch           keep measuring and printing until interrupted\n"
+"  -c, --clear           zero all counters and exit\n"
+"\n"
+"Output (default: the report as a table):\n"
+"  -j, --json            the reference reader's JSON\n"
+"      --csv             one row per bus and interval, after one header line\n"
+"      --prometheus      raw counters in the Prometheus text format (totals;\n"
+"                        with -w repeated every interval)\n"
+"\n"
+"  -h, --help            print this help and exit\n"
+"  -V, --version         print the version and exit\n"
+"\n"
+"Reading a card needs root (CAP_SYS_ADMIN for the configuration space and\n"
+"the BAR's sysfs resource file). When a kernel driver owns the BAR, the\n"
+"kernel must run with iomem=relaxed.\n"
+"\n"
+"Exit status:\n"
+"   0  success (also when -w is interrupted)\n"
+"   1  internal error (out of memory, write error)\n"
+"   2  bad option or argument\n"
+"   3  no matching card\n"
+"   4  no permission (not root, or the BAR mapping was refused)\n"
+"   5  no device tree, or it cannot be read or parsed\n"
+"   6  no telemetry block, or the index is out of range\n"
+"   7  BAR missing, too small or cannot be mapped\n"
+"   8  wrong MAGIC\n"
+"   9  unsupported major version\n"
+"  10  the block stayed BUSY (or its lock was held) for too long\n"
+"  11  the card disappeared\n", f);
+}
+
+static int fail(char *msg, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int fail(char *msg, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, len, fmt, ap);
+    va_end(ap);
+    return 2;
+}
+
+/* Whole-string unsigned decimal (or 0x hex when hex_ok). */
+static bool parse_u64(const char *s, bool hex_ok, uint64_t max, uint64_t *v)
+{
+    unsigned long long x;
+    char *end;
+
+    while (*s == ' ' || *s == '\t') {
+        s++;
+    }
+    if (*s < '0' || *s > '9') {
+        return false;           /* no sign, no empty string */
+    }
+    errno = 0;
+    x = strtoull(s, &end, hex_ok ? 0 : 10);
+    if (errno || end == s || *end != '\0' || x > max) {
+        return false;
+    }
+    *v = x;
+    return true;
+}
+
+int ptt_parse_options(int argc, char **argv, ptt_opts *o, char *msg,
+                      size_t msg_len)
+{
+    unsigned formats = 0;
+    uint64_t v;
+    int c;
+
+    memset(o, 0, sizeof(*o));
+    o->interval = 1.0;
+    o->format = PTT_TEXT;
+    o->bar = -1;
+    o->offset = -1;
+    msg[0] = '\0';
+
+    optind = 0;                 /* full re-initialisation (glibc) */
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":d:i:t:wcjD:lhV", long_opts,
+                            NULL)) != -1) {
+        switch (c) {
+        case 'd':
+            if (!*optarg) {
+                return fail(msg, msg_len, "-d: empty device");
+            }
+            o->device = optarg;
+            break;
+        case 'i':
+            if (!parse_u64(optarg, false, INT_MAX, &v)) {
+                return fail(msg, msg_len, "-i: '%s' is not a block index "
+                            "(0, 1, ...)", optarg);
+            }
+            o->index = (unsigned)v;
+            break;
+        case 't': {
+            char *end;
+            double t;
+
+            errno = 0;
+            t = strtod(optarg, &end);
+            if (end == optarg || *end != '\0' || errno || !isfinite(t) ||
+                t < 0 || t > 86400.0) {
+                return fail(msg, msg_len, "-t: '%s' is not an interval "
+                            "(seconds from 0 to 86400)", optarg);
+            }
+            o->interval = t;
+            break;
+        }
+        case 'w':
+            o->watch = true;
+            break;
+        case 'c':
+            o->clear = true;
+            break;
+        case 'j':
+            o->format = PTT_JSON;
+            formats++;
+            break;
+        case OPT_CSV:
+            o->format = PTT_CSV;
+            formats++;
+            break;
+        case OPT_PROMETHEUS:
+            o->format = PTT_PROMETHEUS;
+            formats++;
+            break;
+        case 'D':
+            o->id_filter = optarg;
+            break;
+        case OPT_ADD_ID:
+            if (o->nadd_ids >= PTT_MAX_ADD_IDS) {
+                return fail(msg, msg_len, "--add-id: at most %d IDs",
+                            PTT_MAX_ADD_IDS);
+            }
+            o->add_ids[o->nadd_ids++] = optarg;
+            break;
+        case OPT_BAR:
+            if (!parse_u64(optarg, false, 5, &v)) {
+                return fail(msg, msg_len, "--bar: '%s' is not a BAR number "
+                            "(0 to 5)", optarg);
+            }
+            o->bar = (int)v;
+            break;
+        case OPT_OFFSET:
+            if (!parse_u64(optarg, true, (uint64_t)INT64_MAX, &v)) {
+                return fail(msg, msg_len, "--offset: '%s' is not an offset "
+                            "(decimal or 0x hex)", optarg);
+            }
+            o->offset = (int64_t)v;
+            break;
+        case 'l':
+            o->list = true;
+            break;
+        case 'h':
+            o->help = true;
+            break;
+        case 'V':
+            o->version = true;
+            break;
+        case ':':
+            return fail(msg, msg_len, "%s needs an argument",
+                        argv[optind - 1]);
+        default:
+            if (optopt > 0 && optopt < 256) {
+                return fail(msg, msg_len, "unknown option -%c", optopt);
+            }
+            return fail(msg, msg_len, "unknown option %s",
+                        argv[optind - 1]);
+        }
+    }
+    if (o->help || o->version) {
+        return 0;
+    }
+    if (optind < argc) {
+        return fail(msg, msg_len, "unexpected argument '%s'", argv[optind]);
+    }
+    if (formats > 1) {
+        return fail(msg, msg_len, "choose one of --json, --csv and "
+                    "--prometheus");
+    }
+    if (o->bar >= 0 && o->offset < 0) {
+        return fail(msg, msg_len, "--bar needs --offset");
+    }
+    if (o->list && (o->clear || o->watch || formats)) {
+        return fail(msg, msg_len, "--list goes with no measuring or output "
+                    "option");
+    }
+    if (o->clear && o->watch) {
+        return fail(msg, msg_len, "--clear and --watch exclude each other");
+    }
+    if (o->watch && o->interval == 0) {
+        return fail(msg, msg_len, "--watch needs an interval above 0");
+    }
+    if (o->format == PTT_PROMETHEUS && !o->watch) {
+        o->interval = 0;        /* a totals reading */
+    }
+    return 0;
+}

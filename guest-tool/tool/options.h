@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Command line of pcie-telemetry, kept apart from main() so that the unit
+ * tests can parse command lines without a card.
+ */
+#ifndef PTT_OPTIONS_H
+#define PTT_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define PTT_MAX_ADD_IDS 16
+
+typedef enum ptt_format {
+    PTT_TEXT, PTT_JSON, PTT_CSV, PTT_PROMETHEUS,
+} ptt_format;
+
+typedef struct ptt_opts {
+    const char *device;         /* -d */
+    unsigned index;             /* -i */
+    double interval;            /* -t, seconds; 0 = totals */
+    bool watch, clear, list, help, version;
+    ptt_format format;
+    const char *id_filter;      /* -D/--id */
+    const char *add_ids[PTT_MAX_ADD_IDS + 1];   /* NULL-terminated */
+    unsigned nadd_ids;
+    int bar;                    /* -1: from the device tree */
+    int64_t offset;             /* -1: from the device tree */
+} ptt_opts;
+
+/*
+ * Parses argv into o. Returns 0, or 2 (the usage exit code) with a
+ * one-line message in msg. Can be called more than once.
+ */
+int ptt_parse_options(int argc, char **argv, ptt_opts *o, char *msg,
+                      size_t msg_len);
+
+/* The text of --help. */
+void ptt_print_help(FILE *f);
+
+#endif
