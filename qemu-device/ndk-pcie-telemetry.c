@@ -3,8 +3,8 @@
  * ndk-pcie-telemetry: a PCI(e) function whose BAR0 is CESNET's
  * PCIE_TELEMETRY_MI block, for developing and testing NDK software without
  * an FPGA. The block itself is modelled in ptm-core.c without QEMU; this
- * file is the glue: properties, BAR, PCIe capability, clock, reset,
- * migration and trace events.
+ * file is the glue: properties, BAR, PCIe capability, the NDK device-tree
+ * VSEC, clock, reset, migration and trace events.
  *
  * docs/ndk-pcie-telemetry.md in the project describes the device.
  */
@@ -12,6 +12,7 @@
 #include "qapi/error.h"
 #include "qemu/error-report.h"
 #include "qemu/module.h"
+#include "qemu/range.h"
 #include "qemu/timer.h"
 #include "hw/pci/pci_device.h"
 #include "hw/pci/pcie.h"
@@ -21,6 +22,7 @@
 #include "trace.h"
 
 #include "ptm-core.h"
+#include "ptm-devtree.h"
 #include "telemetry-traffic.h"
 
 #define TYPE_NDK_PCIE_TELEMETRY "ndk-pcie-telemetry"
@@ -33,6 +35,9 @@ OBJECT_DECLARE_SIMPLE_TYPE(NdkPcieTelemetryState, NDK_PCIE_TELEMETRY)
 #define NDK_TELEMETRY_VENDOR_ID 0x1234
 #define NDK_TELEMETRY_DEVICE_ID 0x0d7b
 
+/* Highest block-offset: BAR0 stays within 256 MiB. */
+#define NDK_TELEMETRY_MAX_BLOCK_OFFSET 0x0FFF0000u
+
 /* How often the model catches up with virtual time on its own. */
 #define NDK_TELEMETRY_TICK_NS   (1 * SCALE_MS)
 
@@ -44,11 +49,15 @@ OBJECT_DECLARE_SIMPLE_TYPE(NdkPcieTelemetryState, NDK_PCIE_TELEMETRY)
 struct NdkPcieTelemetryState {
     PCIDevice parent_obj;
 
-    MemoryRegion bar;
+    MemoryRegion bar;           /* all of BAR0; reads 0 outside the block */
+    MemoryRegion block;         /* the telemetry block at block_offset */
     QEMUTimer *timer;
     PtmCore *core;
     uint8_t *state;             /* migration buffer of the core */
     uint32_t state_len;
+    uint8_t *devtree_xz;        /* the compressed device tree */
+    size_t devtree_len;
+    uint16_t vsec;              /* its VSEC in config space, 0 if none */
 
     /* properties */
     PtmConfig cfg;
@@ -59,6 +68,8 @@ struct NdkPcieTelemetryState {
     bool tag_10bit;             /* 10-bit tag requester supported */
     char *fpga_device;
     TelemetryTraffic *traffic;
+    uint32_t block_offset;      /* bytes into BAR0 */
+    bool devtree;               /* offer the device-tree VSEC */
 };
 
 static uint64_t now_ns(void)
@@ -107,6 +118,36 @@ static const MemoryRegionOps ndk_telemetry_mmio_ops = {
     },
 };
 
+/* BAR0 outside the block: nothing decodes there on the card's MI bus. */
+static uint64_t ndk_telemetry_unused_read(void *opaque, hwaddr addr,
+                                          unsigned size)
+{
+    trace_ptm_bar_unused(addr, size, 0);
+    return 0;
+}
+
+static void ndk_telemetry_unused_write(void *opaque, hwaddr addr,
+                                       uint64_t val, unsigned size)
+{
+    trace_ptm_bar_unused(addr, size, 1);
+}
+
+static const MemoryRegionOps ndk_telemetry_unused_ops = {
+    .read = ndk_telemetry_unused_read,
+    .write = ndk_telemetry_unused_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        .min_access_size = 1,
+        .max_access_size = 8,
+        .unaligned = true,
+    },
+    .impl = {
+        .min_access_size = 1,
+        .max_access_size = 8,
+        .unaligned = true,
+    },
+};
+
 static void ndk_telemetry_tick(void *opaque)
 {
     NdkPcieTelemetryState *s = opaque;
@@ -138,6 +179,33 @@ static void ndk_telemetry_sync_settings(NdkPcieTelemetryState *s)
     for (unsigned e = 0; e < s->cfg.pcie_endpoints; e++) {
         ptm_core_set_settings(s->core, now_ns(), e, &set);
     }
+}
+
+/*
+ * The data register of the device-tree VSEC returns word <index> of the
+ * stream; it is computed here so that config space only holds the index,
+ * which migrates with the rest of it.
+ */
+static uint32_t ndk_telemetry_config_read(PCIDevice *pdev, uint32_t addr,
+                                          int len)
+{
+    NdkPcieTelemetryState *s = NDK_PCIE_TELEMETRY(pdev);
+    uint32_t val = pci_default_read_config(pdev, addr, len);
+    uint32_t data = s->vsec + PTM_VSEC_REG_DATA;
+    uint32_t index, word;
+
+    if (!s->vsec || !ranges_overlap(addr, len, data, 4)) {
+        return val;
+    }
+    index = pci_get_long(pdev->config + s->vsec + PTM_VSEC_REG_INDEX);
+    word = ptm_devtree_word(s->devtree_xz, s->devtree_len, index);
+    trace_ptm_devtree_read(index, word);
+    for (int i = 0; i < len; i++) {
+        if (addr + i >= data && addr + i < data + 4) {
+            val = deposit32(val, 8 * i, 8, word >> (8 * (addr + i - data)));
+        }
+    }
+    return val;
 }
 
 static void ndk_telemetry_config_write(PCIDevice *pdev, uint32_t addr,
@@ -183,6 +251,14 @@ static bool ndk_telemetry_check_props(NdkPcieTelemetryState *s, Error **errp)
                    s->fpga_device ? s->fpga_device : "");
         return false;
     }
+    if (s->block_offset % 0x1000 ||
+        s->block_offset > NDK_TELEMETRY_MAX_BLOCK_OFFSET) {
+        error_setg(errp, "%s: property 'block-offset' is 0x%x, allowed: a "
+                   "multiple of 0x1000 from 0 to 0x%08x",
+                   TYPE_NDK_PCIE_TELEMETRY, s->block_offset,
+                   NDK_TELEMETRY_MAX_BLOCK_OFFSET);
+        return false;
+    }
     return true;
 }
 
@@ -225,12 +301,46 @@ static int ndk_telemetry_init_pcie(NdkPcieTelemetryState *s, Error **errp)
     return pos;
 }
 
+/*
+ * The NDK device-tree VSEC, where the NDK driver looks for the firmware's
+ * device tree: header, endpoint index, length, then the word index
+ * (read/write) and the data word (see ndk_telemetry_config_read).
+ */
+static bool ndk_telemetry_init_devtree(NdkPcieTelemetryState *s,
+                                       Error **errp)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+    g_autofree char *err = NULL;
+    uint8_t *cap;
+
+    s->devtree_xz = ptm_devtree_build(s->block_offset, PTM_VERSION,
+                                      s->cfg.pcie_endpoints,
+                                      &s->devtree_len, &err);
+    if (!s->devtree_xz) {
+        error_setg(errp, "%s: %s", TYPE_NDK_PCIE_TELEMETRY, err);
+        return false;
+    }
+    s->vsec = PTM_VSEC_OFFSET;
+    pcie_add_capability(pdev, PTM_VSEC_CAP_ID, PTM_VSEC_CAP_VER, s->vsec,
+                        PTM_VSEC_SIZE);
+    cap = pdev->config + s->vsec;
+    pci_set_long(cap + PTM_VSEC_REG_HEADER, PTM_VSEC_HEADER);
+    /* this function is PCIe endpoint 0 of the card */
+    pci_set_long(cap + PTM_VSEC_REG_ENDPOINT, PTM_VSEC_ENDPOINT_VALID | 0);
+    pci_set_long(cap + PTM_VSEC_REG_LENGTH, s->devtree_len);
+    pci_set_long(pdev->wmask + s->vsec + PTM_VSEC_REG_INDEX, 0xFFFFFFFF);
+    return true;
+}
+
 /* Power-on values of the fields the host negotiates. */
 static void ndk_telemetry_reset_pcie(NdkPcieTelemetryState *s)
 {
     PCIDevice *pdev = PCI_DEVICE(s);
     uint8_t *cap;
 
+    if (s->vsec) {
+        pci_set_long(pdev->config + s->vsec + PTM_VSEC_REG_INDEX, 0);
+    }
     if (!pci_is_express(pdev) || !pdev->exp.exp_cap) {
         return;
     }
@@ -281,6 +391,11 @@ static void ndk_telemetry_realize(PCIDevice *pdev, Error **errp)
         /* on a conventional bus the function has no PCIe capability */
         pdev->cap_present &= ~QEMU_PCI_CAP_EXPRESS;
     }
+    /* the VSEC lives in extended config space, which only PCIe has */
+    if (s->devtree && pci_is_express(pdev) &&
+        !ndk_telemetry_init_devtree(s, errp)) {
+        return;
+    }
 
     s->core = ptm_core_new(&s->cfg);
     if (s->traffic) {
@@ -295,6 +410,8 @@ static void ndk_telemetry_realize(PCIDevice *pdev, Error **errp)
         if (!ops) {
             ptm_core_free(s->core);
             s->core = NULL;
+            g_free(s->devtree_xz);
+            s->devtree_xz = NULL;
             return;
         }
         ptm_core_set_source(s->core, ops, opaque);
@@ -304,8 +421,13 @@ static void ndk_telemetry_realize(PCIDevice *pdev, Error **errp)
     ndk_telemetry_reset_pcie(s);
     ndk_telemetry_sync_settings(s);
 
-    memory_region_init_io(&s->bar, OBJECT(s), &ndk_telemetry_mmio_ops, s,
-                          "ndk-pcie-telemetry-bar0", PTM_BAR_SIZE);
+    /* BAR0 is the smallest power of two that holds the block */
+    memory_region_init_io(&s->bar, OBJECT(s), &ndk_telemetry_unused_ops, s,
+                          "ndk-pcie-telemetry-bar0",
+                          pow2ceil((uint64_t)s->block_offset + PTM_BAR_SIZE));
+    memory_region_init_io(&s->block, OBJECT(s), &ndk_telemetry_mmio_ops, s,
+                          "ndk-pcie-telemetry-block", PTM_BAR_SIZE);
+    memory_region_add_subregion(&s->bar, s->block_offset, &s->block);
     pci_register_bar(pdev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY, &s->bar);
 
     s->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, ndk_telemetry_tick, s);
@@ -327,6 +449,8 @@ static void ndk_telemetry_exit(PCIDevice *pdev)
     s->core = NULL;
     g_free(s->state);
     s->state = NULL;
+    g_free(s->devtree_xz);
+    s->devtree_xz = NULL;
 }
 
 /* A device reset is the MI reset: the counter memory survives it. */
@@ -466,6 +590,8 @@ static const Property ndk_telemetry_properties[] = {
                        512),
     DEFINE_PROP_BOOL("ext-tag", NdkPcieTelemetryState, ext_tag, true),
     DEFINE_PROP_BOOL("tag-10bit", NdkPcieTelemetryState, tag_10bit, true),
+    DEFINE_PROP_UINT32("block-offset", NdkPcieTelemetryState, block_offset, 0),
+    DEFINE_PROP_BOOL("devtree", NdkPcieTelemetryState, devtree, true),
     DEFINE_PROP_LINK("traffic", NdkPcieTelemetryState, traffic,
                      TYPE_TELEMETRY_TRAFFIC, TelemetryTraffic *),
 };
@@ -488,6 +614,7 @@ static void ndk_telemetry_class_init(ObjectClass *oc, void *data)
 
     pc->realize = ndk_telemetry_realize;
     pc->exit = ndk_telemetry_exit;
+    pc->config_read = ndk_telemetry_config_read;
     pc->config_write = ndk_telemetry_config_write;
     pc->vendor_id = NDK_TELEMETRY_VENDOR_ID;
     pc->device_id = NDK_TELEMETRY_DEVICE_ID;
@@ -531,6 +658,11 @@ static void ndk_telemetry_class_init(ObjectClass *oc, void *data)
         "the card supports extended (8-bit) tags");
     object_class_property_set_description(oc, "tag-10bit",
         "the card supports 10-bit tags as requester");
+    object_class_property_set_description(oc, "block-offset",
+        "bytes from the start of BAR0 to the block, a multiple of 0x1000 up "
+        "to 0x0fff0000 (BAR0 grows to the next power of two)");
+    object_class_property_set_description(oc, "devtree",
+        "offer the NDK device tree in a VSEC (PCIe bus only)");
     object_class_property_set_description(oc, "traffic",
         "id of a telemetry-traffic-* object driving the signals "
         "(default: idle, link up)");

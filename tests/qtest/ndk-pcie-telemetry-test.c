@@ -31,6 +31,9 @@
 #include "hw/pci/pci_regs.h"
 #include "qobject/qdict.h"
 
+#include <libfdt.h>
+#include <lzma.h>
+
 #define NDK_VENDOR_ID           0x1234
 #define NDK_DEVICE_ID           0x0d7b
 #define NDK_DEVFN               QPCI_DEVFN(4, 0)
@@ -93,6 +96,14 @@ enum {
 #define EXP_DEVCAP2_10BIT_TAG   0x00020000
 #define EXP_DEVCTL2_10BIT_TAG   0x1000
 
+/* The NDK device-tree VSEC (FACTS.md, "How software finds the block") */
+#define VSEC                    0x100
+#define VSEC_HEADER             0x02010D7Bu
+#define VSEC_ENDPOINT           0x08
+#define VSEC_LENGTH             0x0C
+#define VSEC_INDEX              0x10
+#define VSEC_DATA               0x14
+
 /* q35: MCH PCIEXBAR and where this test puts ECAM */
 #define Q35_PCIEXBAR            0x60
 #define ECAM_BASE               0xb0000000ull
@@ -142,8 +153,8 @@ static QPCIDevice *find_device(QPCIBus *bus, int vendor, int device)
  * first step starts from is the time at which the device was realized and
  * reset: read it with a 1 ns step.
  */
-static void ndk_open_ids(Ndk *n, const char *machine, int vendor, int device,
-                         const char *extra)
+static void ndk_open_bar(Ndk *n, const char *machine, int vendor, int device,
+                         uint64_t bar_size, const char *extra)
 {
     uint64_t size = 0;
     uint32_t bar0;
@@ -155,7 +166,7 @@ static void ndk_open_ids(Ndk *n, const char *machine, int vendor, int device,
     qpci_device_enable(n->dev);
     n->bar = qpci_iomap(n->dev, 0, &size);
     g_assert_false(n->bar.is_io);
-    g_assert_cmphex(size, ==, NDK_BAR_SIZE);
+    g_assert_cmphex(size, ==, bar_size);
     /* a 32-bit, non-prefetchable memory BAR */
     bar0 = qpci_config_readl(n->dev, PCI_BASE_ADDRESS_0);
     g_assert_cmphex(bar0 & 0xF, ==, PCI_BASE_ADDRESS_SPACE_MEMORY |
@@ -163,6 +174,12 @@ static void ndk_open_ids(Ndk *n, const char *machine, int vendor, int device,
     n->now = qtest_clock_step(n->qts, 1);
     n->t0 = n->now - 1;
     g_test_message("device reset at %" PRId64 " ns of virtual time", n->t0);
+}
+
+static void ndk_open_ids(Ndk *n, const char *machine, int vendor, int device,
+                         const char *extra)
+{
+    ndk_open_bar(n, machine, vendor, device, NDK_BAR_SIZE, extra);
 }
 
 static void ndk_open(Ndk *n, const char *machine, const char *extra)
@@ -1167,22 +1184,27 @@ static uint64_t ecam(int devfn, uint32_t off)
     return ECAM_BASE + ((uint64_t)devfn << 12 | off);
 }
 
+/* Enable a 256 MiB ECAM window at 0xb0000000 in the q35 MCH. */
+static void ecam_enable(Ndk *n)
+{
+    QPCIDevice *mch = qpci_device_find(n->bus, 0);
+
+    g_assert(mch);
+    g_assert_cmphex(qpci_config_readw(mch, PCI_VENDOR_ID), ==, 0x8086);
+    qpci_config_writel(mch, Q35_PCIEXBAR + 4, 0);
+    qpci_config_writel(mch, Q35_PCIEXBAR, ECAM_BASE | 1);
+    g_free(mch);
+}
+
 static void test_ecam(void)
 {
-    QPCIDevice *mch;
     uint32_t hdr, off;
     int devfn;
     Ndk n;
 
     ndk_open(&n, "q35", "-device ndk-pcie-telemetry,addr=04.0");
     devfn = n.dev->devfn;
-
-    /* enable a 256 MiB ECAM window at 0xb0000000 in the MCH */
-    mch = qpci_device_find(n.bus, 0);
-    g_assert(mch);
-    g_assert_cmphex(qpci_config_readw(mch, PCI_VENDOR_ID), ==, 0x8086);
-    qpci_config_writel(mch, Q35_PCIEXBAR + 4, 0);
-    qpci_config_writel(mch, Q35_PCIEXBAR, ECAM_BASE | 1);
+    ecam_enable(&n);
 
     g_assert_cmphex(qtest_readl(n.qts, ecam(devfn, PCI_VENDOR_ID)), ==,
                     NDK_DEVICE_ID << 16 | NDK_VENDOR_ID);
@@ -1229,7 +1251,6 @@ static void test_ecam(void)
     g_assert_cmphex(qtest_readl(n.qts, ecam(devfn, 0)), ==,
                     NDK_DEVICE_ID << 16 | NDK_VENDOR_ID);
     g_assert_cmphex(rd(&n, REG_MAGIC), ==, MAGIC);
-    g_free(mch);
     ndk_close(&n);
 }
 
@@ -1682,6 +1703,9 @@ static void test_bad_properties(void)
     /* 64-byte RQ regions: 16 items need width 4 */
     expect_refused("pcie-rq-mfb-region-bytes=64", "pcie-eof-pos-width");
     expect_refused("dma-eof-pos-width=4", "dma-eof-pos-width");
+    /* not a multiple of 0x1000; past 0x0fff0000 */
+    expect_refused("block-offset=0x20800", "block-offset");
+    expect_refused("block-offset=0x10000000", "block-offset");
 }
 
 /* The smallest and largest legal values start and read back. */
@@ -1704,6 +1728,316 @@ static void test_edge_properties(void)
     step_to(&n, n.t0 + 100000);
     g_assert_cmphex(rd(&n, REG_STATUS) & STATUS_LOST, ==, STATUS_LOST);
     ndk_close(&n);
+}
+
+/* ------------------------------------------------------------------ */
+/* The NDK device tree and the block's offset in BAR0                  */
+
+#define DT_ARGS "-device ndk-pcie-telemetry,addr=04.0,pcie-endpoints=2," \
+                "block-offset=0x20000"
+#define DT_OFFSET               0x20000
+#define DT_BAR_SIZE             0x40000
+
+static uint32_t vsec_rd(Ndk *n, uint32_t reg)
+{
+    return qtest_readl(n->qts, ecam(n->dev->devfn, VSEC + reg));
+}
+
+static void vsec_wr(Ndk *n, uint32_t reg, uint32_t val)
+{
+    qtest_writel(n->qts, ecam(n->dev->devfn, VSEC + reg), val);
+}
+
+/* The whole stream, word by word through the index and data registers. */
+static GByteArray *vsec_fetch(Ndk *n)
+{
+    uint32_t len = vsec_rd(n, VSEC_LENGTH), words = DIV_ROUND_UP(len, 4);
+    GByteArray *b = g_byte_array_sized_new(words * 4);
+    uint8_t le[4];
+
+    g_assert_cmpuint(len, >, 24);
+    g_assert_cmpuint(len, <, 4096);
+    for (uint32_t i = 0; i < words; i++) {
+        vsec_wr(n, VSEC_INDEX, i);
+        g_assert_cmpuint(vsec_rd(n, VSEC_INDEX), ==, i);
+        stl_le_p(le, vsec_rd(n, VSEC_DATA));
+        g_byte_array_append(b, le, 4);
+    }
+    /* the last word is padded with zeros */
+    for (uint32_t i = len; i < words * 4; i++) {
+        g_assert_cmphex(b->data[i], ==, 0);
+    }
+    g_byte_array_set_size(b, len);
+    return b;
+}
+
+static uint32_t fdt_u32(const void *fdt, int node, const char *name)
+{
+    int len = -1;
+    const fdt32_t *p = fdt_getprop(fdt, node, name, &len);
+
+    g_assert_nonnull(p);
+    g_assert_cmpint(len, ==, 4);
+    return fdt32_to_cpu(*p);
+}
+
+/*
+ * Decompress the stream and find what NDK software looks for: the
+ * telemetry node on an MI bus of /firmware mapped to BAR0 of endpoint 0.
+ */
+static void check_devtree(GByteArray *xz, uint32_t offset, unsigned eps)
+{
+    g_autofree uint8_t *fdt = g_malloc0(65536);
+    uint64_t memlimit = 1024 * 1024 + 65536;
+    size_t in_pos = 0, out_pos = 0;
+    lzma_stream_flags flags;
+    const fdt32_t *reg;
+    const char *str;
+    int fw, bus, tel, len;
+
+    g_assert_cmpint(lzma_stream_header_decode(&flags, xz->data), ==,
+                    LZMA_OK);
+    g_assert_cmpint(flags.check, ==, LZMA_CHECK_CRC32);
+    /* a decoder limited to little more than a 1 MiB dictionary copes */
+    g_assert_cmpint(lzma_stream_buffer_decode(&memlimit, 0, NULL, xz->data,
+                                              &in_pos, xz->len, fdt,
+                                              &out_pos, 65536), ==, LZMA_OK);
+    g_assert_cmpuint(in_pos, ==, xz->len);
+    g_assert_cmpint(fdt_check_header(fdt), ==, 0);
+    g_assert_cmpuint(fdt_totalsize(fdt), ==, out_pos);
+
+    fw = fdt_path_offset(fdt, "/firmware");
+    g_assert_cmpint(fw, >=, 0);
+    tel = fdt_node_offset_by_compatible(fdt, -1,
+                                        "cesnet,ofm,pcie_telemetry_mi");
+    g_assert_cmpint(tel, >=, 0);
+    g_assert_cmpint(fdt_node_offset_by_compatible(fdt, tel,
+                        "cesnet,ofm,pcie_telemetry_mi"), ==,
+                    -FDT_ERR_NOTFOUND);
+    bus = fdt_parent_offset(fdt, tel);
+    g_assert_cmpint(fdt_parent_offset(fdt, bus), ==, fw);
+    g_assert_cmpint(fdt_node_check_compatible(fdt, bus, "netcope,bus,mi"),
+                    ==, 0);
+    str = fdt_getprop(fdt, bus, "resource", &len);
+    g_assert_nonnull(str);
+    g_assert_cmpstr(str, ==, "PCI0,BAR0");
+    g_assert_cmphex(fdt_u32(fdt, bus, "#address-cells"), ==, 1);
+    g_assert_cmphex(fdt_u32(fdt, bus, "#size-cells"), ==, 1);
+
+    reg = fdt_getprop(fdt, tel, "reg", &len);
+    g_assert_nonnull(reg);
+    g_assert_cmpint(len, ==, 8);
+    g_assert_cmphex(fdt32_to_cpu(reg[0]), ==, offset);
+    g_assert_cmphex(fdt32_to_cpu(reg[1]), ==, 0x10000);
+    g_assert_cmphex(fdt_u32(fdt, tel, "version"), ==, VERSION);
+    g_assert_cmpuint(fdt_u32(fdt, tel, "pcie-endpoints"), ==, eps);
+}
+
+/* The VSEC through ECAM, its registers, and the tree it holds. */
+static void test_devtree_vsec(void)
+{
+    g_autoptr(GByteArray) xz = NULL;
+    uint32_t words, w;
+    Ndk n;
+
+    ndk_open_bar(&n, "q35", NDK_VENDOR_ID, NDK_DEVICE_ID, DT_BAR_SIZE,
+                 DT_ARGS);
+    ecam_enable(&n);
+    g_assert_cmphex(qtest_readl(n.qts, ecam(n.dev->devfn, 0)), ==,
+                    NDK_DEVICE_ID << 16 | NDK_VENDOR_ID);
+
+    /* ID 0x000B, version 1, the last capability */
+    g_assert_cmphex(vsec_rd(&n, 0), ==, 0x0001000B);
+    g_assert_cmphex(vsec_rd(&n, 4), ==, VSEC_HEADER);
+    g_assert_cmphex(vsec_rd(&n, VSEC_ENDPOINT), ==, 0x80000000);
+    /* after reset the index is 0: the data word starts with the XZ magic */
+    g_assert_cmphex(vsec_rd(&n, VSEC_INDEX), ==, 0);
+    g_assert_cmphex(vsec_rd(&n, VSEC_DATA), ==, 0x587A37FD);
+    g_assert_cmphex(vsec_rd(&n, 0x18), ==, 0);
+    g_assert_cmphex(vsec_rd(&n, 0x1C), ==, 0);
+
+    xz = vsec_fetch(&n);
+    check_devtree(xz, DT_OFFSET, 2);
+    words = DIV_ROUND_UP(xz->len, 4);
+
+    /* narrow reads of the data register: bytes of word 1 */
+    vsec_wr(&n, VSEC_INDEX, 1);
+    w = ldl_le_p(xz->data + 4);
+    for (int i = 0; i < 4; i++) {
+        g_assert_cmphex(qtest_readb(n.qts, ecam(n.dev->devfn,
+                                                VSEC + VSEC_DATA + i)),
+                        ==, (w >> (8 * i)) & 0xFF);
+    }
+    g_assert_cmphex(qtest_readw(n.qts, ecam(n.dev->devfn,
+                                            VSEC + VSEC_DATA + 2)),
+                    ==, w >> 16);
+    /* past the end: 0, and the index keeps all 32 bits */
+    vsec_wr(&n, VSEC_INDEX, words);
+    g_assert_cmphex(vsec_rd(&n, VSEC_DATA), ==, 0);
+    vsec_wr(&n, VSEC_INDEX, 0xFFFFFFFF);
+    g_assert_cmphex(vsec_rd(&n, VSEC_INDEX), ==, 0xFFFFFFFF);
+    g_assert_cmphex(vsec_rd(&n, VSEC_DATA), ==, 0);
+
+    /* everything but the index is read-only */
+    for (uint32_t r = 0; r < 0x20; r += 4) {
+        if (r != VSEC_INDEX) {
+            vsec_wr(&n, r, 0x5A5A5A5A);
+        }
+    }
+    g_assert_cmphex(vsec_rd(&n, 0), ==, 0x0001000B);
+    g_assert_cmphex(vsec_rd(&n, 4), ==, VSEC_HEADER);
+    g_assert_cmphex(vsec_rd(&n, VSEC_ENDPOINT), ==, 0x80000000);
+    g_assert_cmphex(vsec_rd(&n, VSEC_LENGTH), ==, xz->len);
+    g_assert_cmphex(vsec_rd(&n, VSEC_INDEX), ==, 0xFFFFFFFF);
+    g_assert_cmphex(vsec_rd(&n, 0x18), ==, 0);
+    g_assert_cmphex(vsec_rd(&n, 0x1C), ==, 0);
+    vsec_wr(&n, VSEC_INDEX, 0);
+    g_assert_cmphex(vsec_rd(&n, VSEC_DATA), ==, ldl_le_p(xz->data));
+
+    /* a system reset puts the index back to 0 */
+    vsec_wr(&n, VSEC_INDEX, 3);
+    qtest_system_reset(n.qts);
+    ecam_enable(&n);
+    g_assert_cmphex(vsec_rd(&n, VSEC_INDEX), ==, 0);
+    ndk_close(&n);
+}
+
+/* Size probe of BAR0: all ones written, the size bits read back as 0. */
+static uint64_t bar0_size(Ndk *n)
+{
+    uint32_t saved = qpci_config_readl(n->dev, PCI_BASE_ADDRESS_0), probe;
+    uint16_t cmd = qpci_config_readw(n->dev, PCI_COMMAND);
+
+    qpci_config_writew(n->dev, PCI_COMMAND, cmd & ~PCI_COMMAND_MEMORY);
+    qpci_config_writel(n->dev, PCI_BASE_ADDRESS_0, 0xFFFFFFFF);
+    probe = qpci_config_readl(n->dev, PCI_BASE_ADDRESS_0);
+    qpci_config_writel(n->dev, PCI_BASE_ADDRESS_0, saved);
+    qpci_config_writew(n->dev, PCI_COMMAND, cmd);
+    return (uint64_t)(uint32_t)~(probe & PCI_BASE_ADDRESS_MEM_MASK) + 1;
+}
+
+/* The block at 0x20000 of a 0x40000-byte BAR0; the rest is empty. */
+static void test_block_offset(void)
+{
+    static const uint32_t outside[] = {
+        0x0, 0x20, 0x28, 0x8000, 0x10020, 0x1FFFC, 0x30000, 0x30020,
+        0x38000, 0x3FFFC,
+    };
+    Ndk n;
+
+    ndk_open_bar(&n, "q35", NDK_VENDOR_ID, NDK_DEVICE_ID, DT_BAR_SIZE,
+                 DT_ARGS);
+    g_assert_cmphex(bar0_size(&n), ==, DT_BAR_SIZE);
+    g_assert_cmphex(rd(&n, DT_OFFSET + REG_MAGIC), ==, MAGIC);
+    g_assert_cmphex(rd(&n, DT_OFFSET + REG_VERSION), ==, VERSION);
+    /* 2 endpoints, 1 DMA port, 4 probes */
+    g_assert_cmphex(rd(&n, DT_OFFSET + REG_CFG_TOPOLOGY), ==, 0x00040102);
+    for (size_t i = 0; i < G_N_ELEMENTS(outside); i++) {
+        g_assert_cmphex(rd(&n, outside[i]), ==, 0);
+    }
+    g_assert_cmphex(rdq(&n, 0x1FFF8), ==, 0);
+    g_assert_cmphex(qpci_io_readb(n.dev, n.bar, 0x3FFFF), ==, 0);
+    /* an alias of MAGIC near the end of the register area */
+    g_assert_cmphex(rd(&n, DT_OFFSET + 0x7F00), ==, MAGIC);
+
+    /* PCIe window 0 drained: 4095 cycles in the live copy */
+    step_to(&n, n.t0 + 15000);
+    wr(&n, DT_OFFSET + REG_READ_SEL, 1);
+    g_assert_cmpuint(cnt(&n, 0), ==, 0);
+    g_assert_cmpuint(rd(&n, DT_OFFSET + CNT(0)), ==, 4095);
+    /*
+     * Writes outside the block change nothing: CLEAR and READ_SEL at the
+     * offsets the registers would have without the offset, and elsewhere.
+     */
+    for (size_t i = 0; i < G_N_ELEMENTS(outside); i++) {
+        wr(&n, outside[i], CMD_CLEAR | CMD_CLEAR_FLAGS);
+        qpci_io_writeq(n.dev, n.bar, outside[i] & ~7u, ~0ull);
+    }
+    wr(&n, REG_READ_SEL, 0);
+    for (size_t i = 0; i < G_N_ELEMENTS(outside); i++) {
+        g_assert_cmphex(rd(&n, outside[i]), ==, 0);
+    }
+    step(&n, 2000);
+    g_assert_cmphex(rd(&n, DT_OFFSET + REG_STATUS), ==, 0);
+    g_assert_cmphex(rd(&n, DT_OFFSET + REG_READ_SEL), ==, 1);
+    g_assert_cmpuint(rd(&n, DT_OFFSET + CNT(0)), ==, 4095);
+    /* and the block still takes its own commands */
+    wr(&n, DT_OFFSET + REG_COMMAND, CMD_CLEAR);
+    /* 1 + 2 x 128 MI cycles, done before PCIe window 1 drains (20.48 us) */
+    step(&n, 3000);
+    g_assert_cmphex(rd(&n, DT_OFFSET + REG_STATUS), ==, 0);
+    g_assert_cmpuint(rd(&n, DT_OFFSET + CNT(0)), ==, 0);
+    ndk_close(&n);
+
+    /* the largest offset: a 256 MiB BAR0 */
+    ndk_open_bar(&n, "q35", NDK_VENDOR_ID, NDK_DEVICE_ID, 0x10000000,
+                 "-device ndk-pcie-telemetry,addr=04.0,"
+                 "block-offset=0x0fff0000");
+    g_assert_cmphex(rd(&n, 0x0FFF0000 + REG_MAGIC), ==, MAGIC);
+    g_assert_cmphex(rd(&n, 0x0FFEFFFC), ==, 0);
+    g_assert_cmphex(rd(&n, 0), ==, 0);
+    ndk_close(&n);
+
+    /* block-offset 0x1000: the next power of two is 0x20000 */
+    ndk_open_bar(&n, "q35", NDK_VENDOR_ID, NDK_DEVICE_ID, 0x20000,
+                 "-device ndk-pcie-telemetry,addr=04.0,block-offset=0x1000");
+    g_assert_cmphex(rd(&n, 0x1000 + REG_MAGIC), ==, MAGIC);
+    g_assert_cmphex(rd(&n, 0x11000), ==, 0);
+    g_assert_cmphex(rd(&n, 0), ==, 0);
+    ndk_close(&n);
+}
+
+/* devtree=off: no capability in the extended space, the block at 0. */
+static void test_devtree_off(void)
+{
+    Ndk n;
+
+    ndk_open(&n, "q35", "-device ndk-pcie-telemetry,addr=04.0,devtree=off");
+    ecam_enable(&n);
+    g_assert_cmphex(qtest_readl(n.qts, ecam(n.dev->devfn, 0)), ==,
+                    NDK_DEVICE_ID << 16 | NDK_VENDOR_ID);
+    g_assert_cmphex(qtest_readl(n.qts, ecam(n.dev->devfn, VSEC)), ==, 0);
+    g_assert_cmphex(qtest_readl(n.qts, ecam(n.dev->devfn, VSEC + 4)), ==, 0);
+    g_assert_cmphex(qtest_readl(n.qts, ecam(n.dev->devfn, VSEC + 0xC)), ==,
+                    0);
+    g_assert_cmphex(rd(&n, REG_MAGIC), ==, MAGIC);
+    ndk_close(&n);
+}
+
+/* The word index is configuration space: it survives a migration. */
+static void test_devtree_migration(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("ndk-ptm-dt-XXXXXX", NULL);
+    g_autofree char *file = g_build_filename(dir, "state.mig", NULL);
+    g_autofree char *uri = g_strdup_printf("file:%s", file);
+    g_autoptr(GByteArray) xz = NULL;
+    int64_t t0, t1;
+    Ndk a, b;
+
+    g_assert(dir);
+    ndk_open_bar(&a, "q35", NDK_VENDOR_ID, NDK_DEVICE_ID, DT_BAR_SIZE,
+                 DT_ARGS);
+    ecam_enable(&a);
+    xz = vsec_fetch(&a);
+    g_assert_cmpuint(xz->len, >, 4 * 5 + 4);
+    vsec_wr(&a, VSEC_INDEX, 5);
+    g_assert_cmphex(vsec_rd(&a, VSEC_DATA), ==, ldl_le_p(xz->data + 20));
+    t0 = a.t0;
+    t1 = a.now + 1000;
+    step_to(&a, t1);
+    migrate_out(&a, uri);
+
+    migrate_in(&b, "q35", DT_ARGS, uri, t0, t1);
+    /* ECAM came with the MCH's state, the index with the card's */
+    g_assert_cmphex(vsec_rd(&b, 4), ==, VSEC_HEADER);
+    g_assert_cmphex(vsec_rd(&b, VSEC_LENGTH), ==, xz->len);
+    g_assert_cmphex(vsec_rd(&b, VSEC_INDEX), ==, 5);
+    g_assert_cmphex(vsec_rd(&b, VSEC_DATA), ==, ldl_le_p(xz->data + 20));
+    g_assert_cmphex(rd(&b, DT_OFFSET + REG_MAGIC), ==, MAGIC);
+    g_assert_cmphex(rd(&b, 0), ==, 0);
+    ndk_close(&b);
+    unlink(file);
+    rmdir(dir);
 }
 
 /* ------------------------------------------------------------------ */
@@ -3502,6 +3836,12 @@ int main(int argc, char **argv)
                    test_bad_properties);
     g_test_add_func("/ndk-pcie-telemetry/properties/edges",
                    test_edge_properties);
+    g_test_add_func("/ndk-pcie-telemetry/devtree/vsec", test_devtree_vsec);
+    g_test_add_func("/ndk-pcie-telemetry/devtree/block-offset",
+                    test_block_offset);
+    g_test_add_func("/ndk-pcie-telemetry/devtree/off", test_devtree_off);
+    g_test_add_func("/ndk-pcie-telemetry/devtree/migration",
+                    test_devtree_migration);
     g_test_add_func("/ndk-pcie-telemetry/reset/keeps-counters", test_reset);
     g_test_add_func("/ndk-pcie-telemetry/pc/conventional",
                    test_conventional_pci);
