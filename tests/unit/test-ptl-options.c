@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The command line of pcie-telemetry: every option's value, the defaults,
+ * and that bad arguments are refused with the usage code, never a crash.
+ */
+#include <glib.h>
+#include <string.h>
+
+#include "options.h"
+
+static int parse(ptt_opts *o, char *msg, const char *line)
+{
+    g_auto(GStrv) words = NULL;
+    g_autofree char *cmd = g_strconcat("pcie-telemetry ", line, NULL);
+    int argc;
+    int r;
+
+    g_assert_true(g_shell_parse_argv(cmd, &argc, &words, NULL));
+    r = ptt_parse_options(argc, words, o, msg, 256);
+    if (r == 0) {
+        /* pointers into argv must survive: copy what the tests read */
+        o->device = o->device ? g_intern_string(o->device) : NULL;
+        o->id_filter = o->id_filter ? g_intern_string(o->id_filter) : NULL;
+        for (unsigned i = 0; i < o->nadd_ids; i++) {
+            o->add_ids[i] = g_intern_string(o->add_ids[i]);
+        }
+    }
+    return r;
+}
+
+static void test_defaults(void)
+{
+    ptt_opts o;
+    char msg[256];
+
+    g_assert_cmpint(parse(&o, msg, ""), ==, 0);
+    g_assert_null(o.device);
+    g_assert_cmpuint(o.index, ==, 0);
+    g_assert_cmpfloat(o.interval, ==, 1.0);
+    g_assert_false(o.watch || o.clear || o.list || o.help || o.version);
+    g_assert_cmpint(o.format, ==, PTT_TEXT);
+    g_assert_cmpint(o.bar, ==, -1);
+    g_assert_cmpint(o.offset, ==, -1);
+    g_assert_cmpuint(o.nadd_ids, ==, 0);
+}
+
+static void test_values(void)
+{
+    ptt_opts o;
+    char msg[256];
+
+    g_assert_cmpint(parse(&o, msg, "-d 03:00.0 -i 2 -t 0.25 -w -j "
+                          "-D 18ec: --add-id 8086:1234 --add-id 10ee:9038 "
+                          "--bar 2 --offset 0x2000"), ==, 0);
+    g_assert_cmpstr(o.device, ==, "03:00.0");
+    g_assert_cmpuint(o.index, ==, 2);
+    g_assert_cmpfloat(o.interval, ==, 0.25);
+    g_assert_true(o.watch);
+    g_assert_cmpint(o.format, ==, PTT_JSON);
+    g_assert_cmpstr(o.id_filter, ==, "18ec:");
+    g_assert_cmpuint(o.nadd_ids, ==, 2);
+    g_assert_cmpstr(o.add_ids[1], ==, "10ee:9038");
+    g_assert_null(o.add_ids[2]);
+    g_assert_cmpint(o.bar, ==, 2);
+    g_assert_cmpint(o.offset, ==, 0x2000);
+
+    g_assert_cmpint(parse(&o, msg, "--device=/dev/nfb0 --index=1 "
+                          "--interval=0 --csv"), ==, 0);
+    g_assert_cmpstr(o.device, ==, "/dev/nfb0");
+    g_assert_cmpfloat(o.interval, ==, 0);
+    g_assert_cmpint(o.format, ==, PTT_CSV);
+
+    g_assert_cmpint(parse(&o, msg, "--offset 65536"), ==, 0);
+    g_assert_cmpint(o.offset, ==, 65536);
+    g_assert_cmpint(o.bar, ==, -1);
+
+    g_assert_cmpint(parse(&o, msg, "-c -d 0000:00:04.0"), ==, 0);
+    g_assert_true(o.clear);
+    g_assert_cmpint(parse(&o, msg, "-l"), ==, 0);
+    g_assert_true(o.list);
+    g_assert_cmpint(parse(&o, msg, "-h"), ==, 0);
+    g_assert_true(o.help);
+    g_assert_cmpint(parse(&o, msg, "--version"), ==, 0);
+    g_assert_true(o.version);
+}
+
+/* --prometheus is a totals reading unless it repeats with -w. */
+static void test_prometheus(void)
+{
+    ptt_opts o;
+    char msg[256];
+
+    g_assert_cmpint(parse(&o, msg, "--prometheus -t 5"), ==, 0);
+    g_assert_cmpint(o.format, ==, PTT_PROMETHEUS);
+    g_assert_cmpfloat(o.interval, ==, 0);
+    g_assert_cmpint(parse(&o, msg, "--prometheus -w -t 5"), ==, 0);
+    g_assert_cmpfloat(o.interval, ==, 5);
+}
+
+static void test_refused(void)
+{
+    static const char *const bad[] = {
+        "-t -1", "-t abc", "-t 1x", "-t nan", "-t inf", "-t ''", "-t 1e9",
+        "-i -1", "-i 1.5", "-i x", "-i ''", "-i 99999999999",
+        "--bar 6", "--bar -1", "--bar 0x1 --offset 0", "--bar 1",
+        "--offset -5", "--offset 0x", "--offset zz",
+        "-t", "-d", "--offset", "--bogus", "-x", "extra",
+        "-j --csv", "--csv --prometheus", "-l -c", "-l -w", "-c -w",
+        "-w -t 0", "-d ''",
+    };
+    ptt_opts o;
+    char msg[256];
+
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        msg[0] = '\0';
+        if (parse(&o, msg, bad[i]) != 2) {
+            g_error("'%s' was accepted", bad[i]);
+        }
+        g_assert_cmpuint(strlen(msg), >, 0);
+        g_assert_null(strchr(msg, '\n'));
+    }
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/ptl-options/defaults", test_defaults);
+    g_test_add_func("/ptl-options/values", test_values);
+    g_test_add_func("/ptl-options/prometheus", test_prometheus);
+    g_test_add_func("/ptl-options/refused", test_refused);
+    return g_test_run();
+}
