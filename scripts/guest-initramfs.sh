@@ -9,6 +9,7 @@ REPO=$(cd "$(dirname "$0")/.." && pwd)
 out=$1 main=$2
 shift 2
 root=$(mktemp -d)
+chmod 755 "$root"   # mktemp makes it 0700: nobody could not reach /bin
 trap 'rm -rf "$root"' EXIT
 mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp,etc,root}
 cp /bin/busybox "$root/bin/busybox"
