@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * libpcie-telemetry's finding half against a prepared sysfs tree
+ * (PCIE_TELEMETRY_SYSFS): the scan and its filters, -d as a slot and as a
+ * sysfs path, the messages for a card without a device tree, and the BAR
+ * mapping with --bar/--offset on a resource file that holds a register
+ * image of the block with the defaults of FACTS.md.
+ */
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pcie-telemetry.h"
+
+static char *root;
+
+static void put(const char *dir, const char *name, const void *data,
+                gsize len)
+{
+    g_autofree char *p = g_build_filename(dir, name, NULL);
+
+    g_assert_true(g_file_set_contents(p, data, len, NULL));
+}
+
+/* A function with no capabilities; config_size 256 = conventional PCI. */
+static void add_function(const char *slot, unsigned vendor, unsigned device,
+                         gsize config_size, gsize bar0_size,
+                         uint32_t block_at)
+{
+    g_autofree char *dir = g_build_filename(root, "devices", slot, NULL);
+    g_autofree char *v = g_strdup_printf("0x%04x\n", vendor);
+    g_autofree char *d = g_strdup_printf("0x%04x\n", device);
+    g_autofree char *res = g_strdup_printf(
+        "0x00000000fe000000 0x%016llx 0x0000000000040200\n",
+        (unsigned long long)(0xfe000000ull + bar0_size - 1));
+    g_autofree uint8_t *config = g_malloc0(config_size);
+    g_autofree uint32_t *bar = g_malloc0(bar0_size);
+    /* the configuration registers with the defaults (FACTS.md) */
+    static const uint32_t regs[16] = {
+        0x50544C4D, 0x00020000, 0x00020101, 0x30300040,
+        0x0E02021F, 0x00020211, 0x00041000, 0x00008000,
+        0, 0, 0, 0x02020202, 0x00200020, 0x00000204, 0x04000100, 0x00200020,
+    };
+    GString *r = g_string_new(res);
+
+    g_assert_cmpint(g_mkdir_with_parents(dir, 0755), ==, 0);
+    put(dir, "vendor", v, -1);
+    put(dir, "device", d, -1);
+    put(dir, "class", "0x020000\n", -1);
+    put(dir, "irq", "0\n", -1);
+    for (int i = 1; i < 7; i++) {
+        g_string_append(r, "0x0000000000000000 0x0000000000000000 "
+                        "0x0000000000000000\n");
+    }
+    put(dir, "resource", r->str, r->len);
+    g_string_free(r, TRUE);
+    config[0] = vendor;
+    config[1] = vendor >> 8;
+    config[2] = device;
+    config[3] = device >> 8;
+    put(dir, "config", config, config_size);
+    memcpy((uint8_t *)bar + block_at, regs, sizeof(regs));
+    /* counter 0 (PCIe cycles of endpoint 0) */
+    ((uint8_t *)bar)[block_at + 0x8000] = 0x2a;
+    put(dir, "resource0", bar, bar0_size);
+}
+
+static void setup(void)
+{
+    root = g_dir_make_tmp("ptl-sysfs-XXXXXX", NULL);
+    g_assert_nonnull(root);
+    g_setenv("PCIE_TELEMETRY_SYSFS", root, TRUE);
+    add_function("0000:00:04.0", 0x1234, 0x0d7b, 4096, 0x20000, 0x10000);
+    add_function("0000:00:05.0", 0x18ec, 0xc000, 256, 0x10000, 0);
+    add_function("0000:00:06.0", 0x8086, 0x1234, 4096, 0x10000, 0);
+}
+
+static void rm_rf(const char *path)
+{
+    GDir *d = g_dir_open(path, 0, NULL);
+    const char *n;
+
+    if (d) {
+        while ((n = g_dir_read_name(d))) {
+            g_autofree char *p = g_build_filename(path, n, NULL);
+
+            rm_rf(p);
+        }
+        g_dir_close(d);
+    }
+    g_remove(path);
+}
+
+static void test_list_default(void)
+{
+    ptl_find_opts o;
+    ptl_card_info *cards;
+    unsigned n;
+    ptl_error e = { 0 };
+
+    ptl_find_opts_init(&o);
+    g_assert_cmpint(o.bar, ==, -1);
+    g_assert_cmpint(o.offset, ==, -1);
+    g_assert_cmpint(ptl_list(&o, &cards, &n, &e), ==, PTL_OK);
+    /* 8086:1234 is not an NDK ID; the others are, in address order */
+    g_assert_cmpuint(n, ==, 2);
+    g_assert_cmpstr(cards[0].slot, ==, "0000:00:04.0");
+    g_assert_cmpuint(cards[0].vendor, ==, 0x1234);
+    g_assert_cmpuint(cards[0].device, ==, 0x0d7b);
+    g_assert_false(cards[0].has_vsec);
+    g_assert_cmpint(cards[0].endpoint, ==, -1);
+    g_assert_cmpuint(cards[0].nnodes, ==, 0);
+    g_assert_nonnull(strstr(cards[0].tree_error, "no NDK device tree"));
+    g_assert_nonnull(strstr(cards[0].tree_error, "--bar"));
+    g_assert_true(g_str_has_suffix(cards[0].sysfs, "/devices/0000:00:04.0"));
+    g_assert_cmpstr(cards[1].slot, ==, "0000:00:05.0");
+    g_assert_nonnull(strstr(cards[1].tree_error, "conventional PCI"));
+    ptl_list_free(cards, n);
+}
+
+static void test_filters(void)
+{
+    const char *add[] = { "8086:1234", NULL };
+    ptl_find_opts o;
+    ptl_card_info *cards;
+    unsigned n;
+    ptl_error e = { 0 };
+
+    ptl_find_opts_init(&o);
+    o.extra_ids = add;
+    g_assert_cmpint(ptl_list(&o, &cards, &n, &e), ==, PTL_OK);
+    g_assert_cmpuint(n, ==, 3);
+    ptl_list_free(cards, n);
+
+    ptl_find_opts_init(&o);
+    o.id_filter = "18ec:";
+    g_assert_cmpint(ptl_list(&o, &cards, &n, &e), ==, PTL_OK);
+    g_assert_cmpuint(n, ==, 1);
+    g_assert_cmpstr(cards[0].slot, ==, "0000:00:05.0");
+    ptl_list_free(cards, n);
+
+    o.id_filter = "10ee:9038";
+    g_assert_cmpint(ptl_list(&o, &cards, &n, &e), ==, PTL_E_NO_CARD);
+    g_assert_nonnull(strstr(e.msg, "10ee:9038"));
+    g_assert_nonnull(strstr(e.msg, "searched 3 PCI functions"));
+
+    o.id_filter = "zz:1";
+    g_assert_cmpint(ptl_list(&o, &cards, &n, &e), ==, PTL_E_USAGE);
+
+    /* a named function is taken whatever its vendor */
+    ptl_find_opts_init(&o);
+    o.device = "00:06";
+    g_assert_cmpint(ptl_list(&o, &cards, &n, &e), ==, PTL_OK);
+    g_assert_cmpuint(n, ==, 1);
+    g_assert_cmpuint(cards[0].vendor, ==, 0x8086);
+    ptl_list_free(cards, n);
+
+    o.device = "00:07.0";
+    g_assert_cmpint(ptl_list(&o, &cards, &n, &e), ==, PTL_E_NO_CARD);
+    g_assert_nonnull(strstr(e.msg, "00:07.0"));
+}
+
+static void test_no_card(void)
+{
+    ptl_find_opts o;
+    ptl_handle *h;
+    ptl_error e = { 0 };
+    g_autofree char *empty = g_dir_make_tmp("ptl-empty-XXXXXX", NULL);
+    g_autofree char *devs = g_build_filename(empty, "devices", NULL);
+
+    g_assert_cmpint(g_mkdir(devs, 0755), ==, 0);
+    g_setenv("PCIE_TELEMETRY_SYSFS", empty, TRUE);
+    ptl_find_opts_init(&o);
+    g_assert_cmpint(ptl_open(&o, 0, &h, &e), ==, PTL_E_NO_CARD);
+    g_assert_null(h);
+    g_assert_nonnull(strstr(e.msg, "searched 0 PCI functions for vendors "
+                            "18ec, 1b26, 1bad, 1c2c"));
+    g_assert_nonnull(strstr(e.msg, "-d"));
+    g_setenv("PCIE_TELEMETRY_SYSFS", root, TRUE);
+    rm_rf(empty);
+}
+
+static void test_open_without_tree(void)
+{
+    ptl_find_opts o;
+    ptl_handle *h;
+    ptl_error e = { 0 };
+
+    ptl_find_opts_init(&o);
+    g_assert_cmpint(ptl_open(&o, 0, &h, &e), ==, PTL_E_DEVTREE);
+    g_assert_nonnull(strstr(e.msg, "0000:00:04.0 has no NDK device tree"));
+    g_assert_nonnull(strstr(e.msg, "--bar and --offset"));
+    g_assert_null(strchr(e.msg, '\n'));
+}
+
+static void test_open_explicit(void)
+{
+    g_autofree char *path = g_build_filename(root, "devices",
+                                             "0000:00:04.0", NULL);
+    ptl_find_opts o;
+    ptl_handle *h;
+    ptl_error e = { 0 };
+    ptl_reading *rd;
+
+    ptl_find_opts_init(&o);
+    o.device = path;            /* a sysfs path */
+    o.bar = 0;
+    o.offset = 0x10000;
+    g_assert_cmpint(ptl_open(&o, 0, &h, &e), ==, PTL_OK);
+    g_assert_cmpstr(ptl_handle_card(h)->slot, ==, "0000:00:04.0");
+    g_assert_cmpuint(ptl_handle_node(h)->bar, ==, 0);
+    g_assert_cmpuint(ptl_handle_node(h)->offset, ==, 0x10000);
+    g_assert_cmpuint(ptl_block_layout(ptl_handle_block(h))->entries, ==, 64);
+    g_assert_cmpuint(ptl_block_layout(ptl_handle_block(h))->cnt_width, ==,
+                     48);
+    /* a reading through the mapping: the file answers as a still block */
+    rd = ptl_reading_new(ptl_block_layout(ptl_handle_block(h)));
+    g_assert_cmpint(ptl_handle_lock(h, &e), ==, PTL_OK);
+    g_assert_cmpint(ptl_block_read(ptl_handle_block(h), rd, &e), ==, PTL_OK);
+    ptl_handle_unlock(h);
+    g_assert_cmpuint(rd->counters[0], ==, 0x2a);
+    g_assert_cmpuint(rd->counters[1], ==, 0);
+    ptl_reading_free(rd);
+    ptl_close(h);
+
+    /* the MAGIC is not at offset 0 */
+    o.offset = 0;
+    g_assert_cmpint(ptl_open(&o, 0, &h, &e), ==, PTL_E_MAGIC);
+}
+
+static void test_open_bar_checks(void)
+{
+    ptl_find_opts o;
+    ptl_handle *h;
+    ptl_error e = { 0 };
+
+    ptl_find_opts_init(&o);
+    o.device = "0000:00:04.0";
+    o.bar = 0;
+    o.offset = 0x18000;
+    g_assert_cmpint(ptl_open(&o, 0, &h, &e), ==, PTL_E_BAR);
+    g_assert_cmpstr(e.msg, ==, "BAR0 of 0000:00:04.0 is 0x20000 bytes, the "
+                    "block needs 0x18000..0x28000");
+    o.offset = 0x10004;
+    g_assert_cmpint(ptl_open(&o, 0, &h, &e), ==, PTL_E_BAR);
+    o.bar = 1;
+    o.offset = 0;
+    g_assert_cmpint(ptl_open(&o, 0, &h, &e), ==, PTL_E_BAR);
+    g_assert_nonnull(strstr(e.msg, "BAR1"));
+    o.bar = 6;
+    g_assert_cmpint(ptl_open(&o, 0, &h, &e), ==, PTL_E_USAGE);
+    o.bar = 0;
+    o.offset = -1;
+    g_assert_cmpint(ptl_open(&o, 0, &h, &e), ==, PTL_E_USAGE);
+}
+
+/* Two handles of one card share the resource file's lock. */
+static void test_lock(void)
+{
+    ptl_find_opts o;
+    ptl_handle *a, *b;
+    ptl_error e = { 0 };
+
+    ptl_find_opts_init(&o);
+    o.device = "00:04.0";
+    o.bar = 0;
+    o.offset = 0x10000;
+    g_assert_cmpint(ptl_open(&o, 0, &a, &e), ==, PTL_OK);
+    g_assert_cmpint(ptl_open(&o, 0, &b, &e), ==, PTL_OK);
+    g_assert_cmpint(ptl_handle_lock(a, &e), ==, PTL_OK);
+    /* taking it twice is harmless */
+    g_assert_cmpint(ptl_handle_lock(a, &e), ==, PTL_OK);
+    ptl_handle_unlock(a);
+    g_assert_cmpint(ptl_handle_lock(b, &e), ==, PTL_OK);
+    ptl_handle_unlock(b);
+    ptl_close(a);
+    ptl_close(b);
+}
+
+int main(int argc, char **argv)
+{
+    int r;
+
+    g_test_init(&argc, &argv, NULL);
+    setup();
+    g_test_add_func("/ptl-find/list-default", test_list_default);
+    g_test_add_func("/ptl-find/filters", test_filters);
+    g_test_add_func("/ptl-find/no-card", test_no_card);
+    g_test_add_func("/ptl-find/open-without-tree", test_open_without_tree);
+    g_test_add_func("/ptl-find/open-explicit", test_open_explicit);
+    g_test_add_func("/ptl-find/open-bar-checks", test_open_bar_checks);
+    g_test_add_func("/ptl-find/lock", test_lock);
+    r = g_test_run();
+    rm_rf(root);
+    g_free(root);
+    return r;
+}
