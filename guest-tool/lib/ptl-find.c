@@ -598,6 +598,7 @@ static ptl_err scan_run(scan *s, const ptl_find_opts *o, bool read_trees,
     for (unsigned i = 0; i < ndev; i++) {
         fill_ctx fc = { devs[i], PCI_FILL_IDENT | PCI_FILL_BASES |
                                  PCI_FILL_SIZES | PCI_FILL_CLASS };
+        char path[PATH_MAX + 32];
         bool accept;
         cand *c;
 
@@ -625,12 +626,8 @@ static ptl_err scan_run(scan *s, const ptl_find_opts *o, bool read_trees,
         c->dev = d;
         snprintf(c->ci.slot, sizeof(c->ci.slot), "%04x:%02x:%02x.%u",
                  (unsigned)d->domain, d->bus, d->dev, d->func);
-        {
-            char p[PATH_MAX + 32];
-
-            snprintf(p, sizeof(p), "%s/devices/%s", s->sysfs, c->ci.slot);
-            copy_str(c->ci.sysfs, sizeof(c->ci.sysfs), p);
-        }
+        snprintf(path, sizeof(path), "%s/devices/%s", s->sysfs, c->ci.slot);
+        copy_str(c->ci.sysfs, sizeof(c->ci.sysfs), path);
         c->ci.vendor = d->vendor_id;
         c->ci.device = d->device_id;
         c->ci.endpoint = -1;
