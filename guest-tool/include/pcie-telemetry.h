@@ -119,12 +119,21 @@ ptl_reading *ptl_reading_new(const ptl_layout *lay);
 void ptl_reading_free(ptl_reading *r);
 
 /*
- * One reading: make sure READ_SEL selects the snapshot copy, SNAPSHOT
- * (timestamped), wait while BUSY (1 s timeout), read the counter window
- * with 64-bit loads, read STATUS and the live registers.
+ * One reading: write READ_SEL = 0 (the snapshot copy), SNAPSHOT (t_ns is
+ * the mean of the clock just before and after that write), poll STATUS
+ * while BUSY (1 s timeout on the same clock; the last poll's value is the
+ * reading's status), load the counters of the existing endpoints (entries
+ * past endpoints x per_endpoint stay 0), read PCIE_STATUS, PCIE_TAGS and
+ * PCIE_STFIFO of each endpoint. BAR accesses: 2 posted writes, n >= 1
+ * STATUS reads, endpoints x per_endpoint 64-bit loads (twice as many 32-bit
+ * reads without read64), 3 x endpoints reads; 53 + n for the default card.
+ * All ones where the block cannot produce them: PTL_E_GONE.
  */
 ptl_err ptl_block_read(ptl_block *b, ptl_reading *r, ptl_error *err);
-/* COMMAND bits: clear the counters (bit 1), flags (2), lowest values (3). */
+/*
+ * COMMAND bits: clear the counters (bit 1, waits while BUSY), flags (2),
+ * lowest values (3). ptl_block_clear_flags is a single posted write.
+ */
 ptl_err ptl_block_clear(ptl_block *b, ptl_error *err);
 ptl_err ptl_block_clear_flags(ptl_block *b, bool lowest_too, ptl_error *err);
 uint32_t ptl_block_status(ptl_block *b);
@@ -192,15 +201,27 @@ void ptl_bus_compute(const ptl_endpoint *ep, const ptl_bus *bus,
 
 /* ---------------------------------------------------------------------
  * Output. seconds > 0: a measured interval; seconds <= 0: totals since
- * the last clear (-t 0). All return 0 or -1 with errno on a write error.
+ * the last clear (-t 0), where the text report leaves out the Gbps and Mpps
+ * columns and the clock line and JSON has "seconds": null. All return 0 or
+ * -1 with errno on a write error.
  */
 int ptl_format_text(FILE *f, const ptl_data *d, double seconds);
 int ptl_format_json(FILE *f, const ptl_data *d, double seconds);
-/* CSV: one row per bus; the header once per stream. */
+/*
+ * CSV: one row per bus; the header once per stream. Columns: unix_time,
+ * seconds, device, index, endpoint, bus, kind, port, cycles, the raw
+ * counters, regions (';'-joined), region_bytes, item_bytes, the figures
+ * (empty for NAN; region_pct ';'-joined), lost_deltas, readout_overrun.
+ */
 int ptl_format_csv_header(FILE *f);
 int ptl_format_csv(FILE *f, const ptl_data *d, double seconds,
                    double unix_time, const char *device, unsigned index);
-/* Prometheus text exposition of raw counters (a totals reading). */
+/*
+ * Prometheus text exposition (0.0.4) of raw counters (a totals reading):
+ * ndk_pcie_telemetry_*_total counters and gauges labelled device, index
+ * and endpoint (the block-wide item_bytes, lost_deltas and readout_overrun
+ * only device and index).
+ */
 int ptl_format_prometheus(FILE *f, const ptl_data *d, const char *device,
                           unsigned index);
 
