@@ -208,6 +208,7 @@ ptl_err ptl_devtree_nodes(const void *fdt, size_t len, unsigned endpoint,
     ptl_node_info *list = NULL, *grown;
     unsigned count = 0, cap = 0;
     int node, rc;
+    ptl_err code;
 
     *nodes = NULL;
     *n = 0;
@@ -293,30 +294,28 @@ ptl_err ptl_devtree_nodes(const void *fdt, size_t len, unsigned endpoint,
 
             snprintf(ni->path, sizeof(ni->path), "%s", name ? name : "?");
         }
+        /* the messages below are formatted before the list is freed */
         if (ac < 1 || ac > 2 || sc < 1 || sc > 2) {
-            free(list);
-            return ptl_set_error(err, PTL_E_DEVTREE,
+            code = ptl_set_error(err, PTL_E_DEVTREE,
                                  "%s: #address-cells %d / #size-cells %d "
                                  "are not supported (1 or 2)",
                                  ni->path, ac, sc);
+            free(list);
+            return code;
         }
         if (!reg || reg_len < (ac + sc) * 4) {
-            char path[128];
-
-            snprintf(path, sizeof(path), "%s", ni->path);
-            free(list);
-            return ptl_set_error(err, PTL_E_DEVTREE,
+            code = ptl_set_error(err, PTL_E_DEVTREE,
                                  "%s: reg is missing or shorter than %d "
-                                 "cells", path, ac + sc);
+                                 "cells", ni->path, ac + sc);
+            free(list);
+            return code;
         }
         if (bar > 5) {
-            char path[128];
-
-            snprintf(path, sizeof(path), "%s", ni->path);
-            free(list);
-            return ptl_set_error(err, PTL_E_DEVTREE,
+            code = ptl_set_error(err, PTL_E_DEVTREE,
                                  "%s: its bus is mapped to BAR%u, which no "
-                                 "PCI function has", path, bar);
+                                 "PCI function has", ni->path, bar);
+            free(list);
+            return code;
         }
         ni->bar = bar;
         ni->offset = read_cells(reg, ac);

@@ -293,6 +293,29 @@ static void test_missing_reg(void)
     g_assert_null(nodes);
 }
 
+/*
+ * Cells the library does not take: the message names the node (its path
+ * is copied out of the node list, which is freed on the way out).
+ */
+static void test_bad_cells(void)
+{
+    TBus b[] = {
+        { "mi_bus0", "PCI0,BAR0", 3, { { "telemetry_a", 0, 0x10000,
+                                         0x20000, 1 } } },
+        { NULL },
+    };
+    ptl_node_info *nodes;
+    unsigned n;
+    ptl_error e = { 0 };
+
+    g_assert_cmpint(roundtrip(b, NULL, 0, &nodes, &n, &e), ==,
+                    PTL_E_DEVTREE);
+    g_assert_null(nodes);
+    g_assert_cmpstr(e.msg, ==, "/firmware/mi_bus0/telemetry_a: "
+                    "#address-cells 3 / #size-cells 3 are not supported "
+                    "(1 or 2)");
+}
+
 static uint8_t sample_fdt[4096];
 static size_t sample_len;
 
@@ -487,6 +510,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ptl-devtree/node-outside-bus", test_node_outside_bus);
     g_test_add_func("/ptl-devtree/bad-resource", test_bad_resource);
     g_test_add_func("/ptl-devtree/missing-reg", test_missing_reg);
+    g_test_add_func("/ptl-devtree/bad-cells", test_bad_cells);
     g_test_add_func("/ptl-devtree/xz-checks", test_xz_checks);
     g_test_add_func("/ptl-devtree/xz-damaged", test_xz_damaged);
     g_test_add_func("/ptl-devtree/not-fdt", test_not_fdt);
