@@ -21,7 +21,8 @@ QEMU_CONFIG=(--python=/usr/bin/python3 --target-list=x86_64-softmmu
     --disable-docs --disable-tools --disable-user --disable-werror)
 PACKAGES=(build-essential ninja-build python3-venv python3-pip python3-setuptools pkg-config
     libglib2.0-dev zlib1g-dev dpkg-dev seabios libpci-dev pciutils
-    busybox-static libfdt-dev liblzma-dev cpio xz-utils qemu-system-data ghdl)
+    busybox-static libfdt-dev liblzma-dev cpio xz-utils qemu-system-data ghdl
+    groff-base)
 JOBS=${JOBS:-$(nproc)}
 
 step() { printf '\n==> %s\n' "$*"; }
