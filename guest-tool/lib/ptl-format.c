@@ -309,17 +309,33 @@ static bool text_buses(FILE *f, const ptl_data *d, const ptl_endpoint *ep,
 /* One column of the BRAKE block: labels and "x.xx %" values. */
 typedef struct brake_col {
     const char *head;
-    unsigned n;
-    char *label[64];
-    char *value[64];
+    unsigned n, cap;
+    char **label;
+    char **value;
     unsigned lw, vw;
 } brake_col;
 
-static void brake_add(brake_col *c, char *label, double v)
+/* false when out of memory */
+static bool brake_add(brake_col *c, char *label, double v)
 {
-    if (c->n >= 64 || !label) {
-        free(label);
-        return;
+    if (!label) {
+        return false;
+    }
+    if (c->n == c->cap) {
+        unsigned cap = c->cap ? 2 * c->cap : 8;
+        char **l = realloc(c->label, cap * sizeof(char *));
+        char **vv;
+
+        if (l) {
+            c->label = l;
+        }
+        vv = l ? realloc(c->value, cap * sizeof(char *)) : NULL;
+        if (!vv) {
+            free(label);
+            return false;
+        }
+        c->value = vv;
+        c->cap = cap;
     }
     c->label[c->n] = label;
     c->value[c->n] = isnan(v) ? strdup("-") : str_printf("%.2f %%", v);
@@ -330,34 +346,37 @@ static void brake_add(brake_col *c, char *label, double v)
         c->vw = strlen(c->value[c->n]);
     }
     c->n++;
+    return c->value[c->n - 1] != NULL;
 }
 
-static void text_brakes(FILE *f, const ptl_endpoint *ep)
+static bool text_brakes(FILE *f, const ptl_endpoint *ep)
 {
     double cyc = (double)ep->pcie_cycles;
+    double not_ready = cyc > 0 ? ep->buses[0].backpressure / cyc * 100 : NAN;
     brake_col col[3] = {
         { .head = "UP stream" }, { .head = "DOWN stream" },
         { .head = "other" },
     };
     unsigned rows = 0, ncol = 0;
     sbuf line = { 0 };
+    bool ok = true;
 
-    for (unsigned k = 0; k < ep->nbrakes; k++) {
+    for (unsigned k = 0; k < ep->nbrakes && ok; k++) {
         double v = cyc > 0 ? ep->brakes[k] / cyc * 100 : NAN;
         unsigned c = k < UP_REASONS ? 0 : k < NAMED_REASONS ? 1 : 2;
         char *label = k < NAMED_REASONS ? strdup(reason_name[k])
                                         : str_printf("reason %u", k);
 
-        brake_add(&col[c], label, v);
-        if (k + 1 == UP_REASONS || (k + 1 == ep->nbrakes && k < UP_REASONS)) {
+        ok = brake_add(&col[c], label, v);
+        if (ok && (k + 1 == UP_REASONS ||
+                   (k + 1 == ep->nbrakes && k < UP_REASONS))) {
             /* the RQ stall repeated among the UP reasons */
-            brake_add(&col[0], strdup("PCIe endpoint not ready"),
-                      cyc > 0 ? ep->buses[0].backpressure / cyc * 100 : NAN);
+            ok = brake_add(&col[0], strdup("PCIe endpoint not ready"),
+                           not_ready);
         }
     }
     if (ep->nbrakes == 0) {
-        brake_add(&col[0], strdup("PCIe endpoint not ready"),
-                  cyc > 0 ? ep->buses[0].backpressure / cyc * 100 : NAN);
+        ok = brake_add(&col[0], strdup("PCIe endpoint not ready"), not_ready);
     }
     for (unsigned c = 0; c < 3; c++) {
         if (col[c].n) {
@@ -371,22 +390,26 @@ static void text_brakes(FILE *f, const ptl_endpoint *ep)
             col[c].lw = strlen(col[c].head) - 1 - col[c].vw;
         }
     }
-    fprintf(f, "Why the PCIe transfer stopped (share of PCIe clock cycles)\n");
-    for (unsigned c = 0; c < ncol; c++) {
-        sb_add(&line, "%s%-*s", c ? "   " : "",
-               (int)(col[c].lw + 1 + col[c].vw), col[c].n ? col[c].head : "");
-    }
-    put_line(f, &line);
-    for (unsigned r = 0; r < rows; r++) {
+    if (ok) {
+        fprintf(f, "Why the PCIe transfer stopped (share of PCIe clock "
+                "cycles)\n");
         for (unsigned c = 0; c < ncol; c++) {
-            const char *l = r < col[c].n ? col[c].label[r] : "";
-            const char *v = r < col[c].n && col[c].value[r] ? col[c].value[r]
-                                                             : "";
-
-            sb_add(&line, "%s%-*s %*s", c ? "   " : "", (int)col[c].lw, l,
-                   (int)col[c].vw, v);
+            sb_add(&line, "%s%-*s", c ? "   " : "",
+                   (int)(col[c].lw + 1 + col[c].vw),
+                   col[c].n ? col[c].head : "");
         }
         put_line(f, &line);
+        for (unsigned r = 0; r < rows; r++) {
+            for (unsigned c = 0; c < ncol; c++) {
+                const char *l = r < col[c].n ? col[c].label[r] : "";
+                const char *v = r < col[c].n ? col[c].value[r] : "";
+
+                sb_add(&line, "%s%-*s %*s", c ? "   " : "", (int)col[c].lw,
+                       l, (int)col[c].vw, v);
+            }
+            put_line(f, &line);
+        }
+        ok = !line.oom;
     }
     free(line.p);
     for (unsigned c = 0; c < 3; c++) {
@@ -394,7 +417,10 @@ static void text_brakes(FILE *f, const ptl_endpoint *ep)
             free(col[c].label[r]);
             free(col[c].value[r]);
         }
+        free(col[c].label);
+        free(col[c].value);
     }
+    return ok;
 }
 
 static bool text_hists(FILE *f, const ptl_data *d, const ptl_endpoint *ep)
@@ -524,7 +550,7 @@ int ptl_format_text(FILE *f, const ptl_data *d, double seconds)
         fputc('\n', f);
         ok = text_buses(f, d, ep, seconds);
         fputc('\n', f);
-        text_brakes(f, ep);
+        ok = ok && text_brakes(f, ep);
         if (ep->nhists && ep->nbands) {
             fputc('\n', f);
             ok = ok && text_hists(f, d, ep);

@@ -359,6 +359,36 @@ static void test_text_shapes(void)
     ptl_data_free(d);
 }
 
+/*
+ * As many reasons as CFG_PCIE's 8-bit BRAKE field can give: every one past
+ * the 6 named ones gets a row of its own in the third column.
+ */
+static void test_text_many_reasons(void)
+{
+    ptl_data *d = pattern_data(NULL, false, NULL);
+    ptl_endpoint *ep = &d->endpoints[0];
+    unsigned n_other = 0;
+    char *txt, **lines, want[64];
+
+    ep->brakes = realloc(ep->brakes, 255 * sizeof(uint64_t));
+    for (unsigned k = 6; k < 255; k++) {
+        ep->brakes[k] = 0;
+    }
+    ep->brakes[254] = ep->pcie_cycles / 4;
+    ep->nbrakes = 255;
+    txt = capture(ptl_format_text, d, SECONDS);
+    lines = g_strsplit(txt, "\n", -1);
+    for (unsigned i = 0; lines[i]; i++) {
+        n_other += strstr(lines[i], "   reason ") != NULL;
+    }
+    g_assert_cmpuint(n_other, ==, 255 - 6);
+    snprintf(want, sizeof(want), "   reason 254 25.00 %%\n");
+    g_assert_nonnull(strstr(txt, want));
+    g_strfreev(lines);
+    free(txt);
+    ptl_data_free(d);
+}
+
 /* ------------------------------------------------------- JSON checker */
 
 typedef enum { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ } JType;
@@ -973,6 +1003,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ptl/text/totals", test_text_totals);
     g_test_add_func("/ptl/text/warnings", test_text_warnings);
     g_test_add_func("/ptl/text/shapes", test_text_shapes);
+    g_test_add_func("/ptl/text/many-reasons", test_text_many_reasons);
     g_test_add_func("/ptl/json/schema", test_json);
     g_test_add_func("/ptl/json/python", test_json_python);
     g_test_add_func("/ptl/json/floats", test_json_floats);
