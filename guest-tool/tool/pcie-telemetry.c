@@ -15,6 +15,7 @@
 
 #include "pcie-telemetry.h"
 #include "options.h"
+#include "wait.h"
 
 #define PROG "pcie-telemetry"
 
@@ -52,14 +53,6 @@ static int write_failed(void)
     return PTL_E_INTERNAL;
 }
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 static double unix_now(void)
 {
     struct timespec ts;
@@ -71,25 +64,7 @@ static double unix_now(void)
 /* Sleeps until the monotonic deadline; false when asked to stop. */
 static bool sleep_until(uint64_t deadline)
 {
-    struct timespec ts = {
-        .tv_sec = deadline / 1000000000ull,
-        .tv_nsec = deadline % 1000000000ull,
-    };
-
-    for (;;) {
-        int r;
-
-        if (stop_requested) {
-            return false;
-        }
-        r = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-        if (r == 0) {
-            return !stop_requested;
-        }
-        if (r != EINTR) {
-            return !stop_requested;
-        }
-    }
+    return ptt_sleep_until(deadline, &stop_requested);
 }
 
 static void format_node_line(const ptl_node_info *n, unsigned i)
@@ -201,7 +176,7 @@ static int print_data(run *r, const ptl_reading *rd, double seconds)
 static int measure_totals(run *r, ptl_reading *a)
 {
     uint64_t period = (uint64_t)(r->o->interval * 1e9);
-    uint64_t deadline = mono_ns();
+    uint64_t deadline = ptt_mono_ns();
     ptl_error e = { 0 };
     int rc;
 
@@ -214,8 +189,8 @@ static int measure_totals(run *r, ptl_reading *a)
             return rc;
         }
         deadline += period;
-        if (deadline < mono_ns()) {
-            deadline = mono_ns();
+        if (deadline < ptt_mono_ns()) {
+            deadline = ptt_mono_ns();
         }
         if (!sleep_until(deadline)) {
             return 0;
@@ -246,14 +221,14 @@ static int measure_intervals(run *r, ptl_reading *a, ptl_reading *b,
     if (rc != PTL_OK) {
         return report(&e);
     }
-    deadline = mono_ns();
+    deadline = ptt_mono_ns();
     for (;;) {
         ptl_reading *t;
         int prc;
 
         deadline += period;
-        if (deadline < mono_ns()) {
-            deadline = mono_ns();   /* fell behind: do not catch up */
+        if (deadline < ptt_mono_ns()) {
+            deadline = ptt_mono_ns();   /* fell behind: do not catch up */
         }
         if (!sleep_until(deadline)) {
             return 0;
@@ -302,7 +277,7 @@ static void install_signals(bool watch)
     sa.sa_handler = on_sigbus;
     sigaction(SIGBUS, &sa, NULL);
     if (watch) {
-        /* no SA_RESTART: the sleep returns at once */
+        /* no SA_RESTART; ptt_sleep_until() ends at once */
         sa.sa_handler = on_stop;
         sigaction(SIGINT, &sa, NULL);
         sigaction(SIGTERM, &sa, NULL);

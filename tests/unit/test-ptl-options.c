@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The command line of pcie-telemetry: every option's value, the defaults,
- * and that bad arguments are refused with the usage code, never a crash.
+ * and that bad arguments are refused with the usage code, never a crash;
+ * and the sleep of watch mode, which must never miss a stop request.
  */
 #include <glib.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
 
 #include "options.h"
+#include "wait.h"
 
 static int parse(ptt_opts *o, char *msg, const char *line)
 {
@@ -121,6 +125,91 @@ static void test_refused(void)
     }
 }
 
+static volatile sig_atomic_t stop_flag;
+
+static void on_stop(int sig)
+{
+    stop_flag = 1;
+}
+
+static void catch_stops(void)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof(sa));
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = on_stop;
+    g_assert_cmpint(sigaction(SIGINT, &sa, NULL), ==, 0);
+    g_assert_cmpint(sigaction(SIGTERM, &sa, NULL), ==, 0);
+    stop_flag = 0;
+}
+
+/* Without a signal the sleep lasts until the deadline, not longer. */
+static void test_sleep_deadline(void)
+{
+    uint64_t t0, t1;
+
+    catch_stops();
+    t0 = ptt_mono_ns();
+    g_assert_true(ptt_sleep_until(t0 + 30000000, &stop_flag));
+    t1 = ptt_mono_ns();
+    g_assert_cmpuint(t1 - t0, >=, 30000000);
+    g_assert_cmpuint(t1 - t0, <, 2000000000);
+    /* a deadline in the past: no sleep at all */
+    g_assert_true(ptt_sleep_until(t0, &stop_flag));
+}
+
+/*
+ * A signal that arrives after the caller looked at the flag and before
+ * the sleep starts (here: one that is pending when the sleep is called)
+ * ends the sleep at once instead of after the whole interval.
+ */
+static void test_sleep_pending_stop(void)
+{
+    sigset_t term, now;
+    uint64_t t0;
+
+    catch_stops();
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    g_assert_cmpint(sigprocmask(SIG_BLOCK, &term, NULL), ==, 0);
+    g_assert_cmpint(raise(SIGTERM), ==, 0);
+    g_assert_cmpint(stop_flag, ==, 0);
+    t0 = ptt_mono_ns();
+    g_assert_false(ptt_sleep_until(t0 + 10000000000ull, &stop_flag));
+    g_assert_cmpuint(ptt_mono_ns() - t0, <, 2000000000);
+    g_assert_cmpint(stop_flag, ==, 1);
+    /* the caller's mask is back */
+    g_assert_cmpint(sigprocmask(SIG_BLOCK, NULL, &now), ==, 0);
+    g_assert_true(sigismember(&now, SIGTERM));
+    g_assert_cmpint(sigprocmask(SIG_UNBLOCK, &term, NULL), ==, 0);
+    /* a flag already set: no sleep */
+    g_assert_false(ptt_sleep_until(ptt_mono_ns() + 10000000000ull,
+                                   &stop_flag));
+}
+
+static gpointer send_int(gpointer target)
+{
+    g_usleep(50000);
+    pthread_kill(*(pthread_t *)target, SIGINT);
+    return NULL;
+}
+
+/* SIGINT during the sleep ends it. */
+static void test_sleep_interrupted(void)
+{
+    pthread_t self = pthread_self();
+    GThread *th;
+    uint64_t t0;
+
+    catch_stops();
+    t0 = ptt_mono_ns();
+    th = g_thread_new("sigint", send_int, &self);
+    g_assert_false(ptt_sleep_until(t0 + 10000000000ull, &stop_flag));
+    g_assert_cmpuint(ptt_mono_ns() - t0, <, 5000000000ull);
+    g_thread_join(th);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -128,5 +217,8 @@ int main(int argc, char **argv)
     g_test_add_func("/ptl-options/values", test_values);
     g_test_add_func("/ptl-options/prometheus", test_prometheus);
     g_test_add_func("/ptl-options/refused", test_refused);
+    g_test_add_func("/ptl-tool/sleep/deadline", test_sleep_deadline);
+    g_test_add_func("/ptl-tool/sleep/pending-stop", test_sleep_pending_stop);
+    g_test_add_func("/ptl-tool/sleep/interrupted", test_sleep_interrupted);
     return g_test_run();
 }
