@@ -21,6 +21,7 @@
 #ifndef PCIE_TELEMETRY_H
 #define PCIE_TELEMETRY_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -251,7 +252,7 @@ typedef struct ptl_node_info {
 
 typedef struct ptl_card_info {
     char slot[16];              /* "0000:01:00.0" */
-    char sysfs[128];            /* /sys/bus/pci/devices/0000:01:00.0 */
+    char sysfs[PATH_MAX];       /* /sys/bus/pci/devices/0000:01:00.0 */
     uint16_t vendor, device;
     bool has_vsec;
     int endpoint;               /* from the VSEC, -1 if not given */

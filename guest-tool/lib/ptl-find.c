@@ -130,7 +130,7 @@ typedef struct scan {
     char sysfs[PATH_MAX];       /* libpci's sysfs.path */
     bool have_slot, have_idf;
     struct pci_filter slot, idf;
-    char slot_text[64];
+    char *slot_text;            /* -d as a slot, or NULL */
     struct pci_filter *extra;
     unsigned nextra;
     unsigned searched;
@@ -176,18 +176,20 @@ static const char *base_name(const char *p)
 /*
  * -d takes a slot as lspci -s does, a sysfs device path, or /dev/nfbN of
  * the NDK driver; the last two become the slot of the PCI function they
- * stand for.
+ * stand for. *slot is allocated: a slot is never cut to fit a buffer,
+ * which could make it name another function.
  */
-static ptl_err resolve_device(const char *dev, char *slot, size_t len,
-                              ptl_error *err)
+static ptl_err resolve_device(const char *dev, char **slot, ptl_error *err)
 {
     char real[PATH_MAX], tmp[PATH_MAX + 16];
     unsigned d, b, s, f;
     struct stat st;
 
+    *slot = NULL;
     if (dev[0] != '/') {
-        snprintf(slot, len, "%s", dev);
-        return PTL_OK;
+        *slot = strdup(dev);
+        return *slot ? PTL_OK : ptl_set_error(err, PTL_E_INTERNAL,
+                                              "out of memory");
     }
     if (stat(dev, &st) != 0) {
         return ptl_set_error(err, PTL_E_NO_CARD, "cannot find %s: %s", dev,
@@ -220,7 +222,10 @@ static ptl_err resolve_device(const char *dev, char *slot, size_t len,
                                  "%s is not a PCI device", dev);
         }
     }
-    snprintf(slot, len, "%04x:%02x:%02x.%u", d, b, s, f);
+    if (asprintf(slot, "%04x:%02x:%02x.%u", d, b, s, f) < 0) {
+        *slot = NULL;
+        return ptl_set_error(err, PTL_E_INTERNAL, "out of memory");
+    }
     return PTL_OK;
 }
 
@@ -288,48 +293,67 @@ static void scan_free(scan *s)
     }
     free(s->cands);
     free(s->extra);
+    free(s->slot_text);
     if (s->pacc) {
         pci_cleanup(s->pacc);
     }
     memset(s, 0, sizeof(*s));
 }
 
+/*
+ * libpci's parsers write into the text they parse: they get a copy of the
+ * whole argument, never one cut to a fixed buffer (a cut ID or slot can
+ * match another function).
+ */
+static char *parse_copy(char *(*parse)(struct pci_filter *, char *),
+                        struct pci_filter *f, const char *text, bool *oom)
+{
+    char *copy = strdup(text);
+    char *msg;
+
+    *oom = !copy;
+    if (!copy) {
+        return NULL;
+    }
+    msg = parse(f, copy);
+    free(copy);
+    return msg;
+}
+
 static ptl_err parse_filters(scan *s, ptl_error *err)
 {
     const ptl_find_opts *o = s->o;
-    char buf[128];
+    bool oom = false;
     char *msg;
 
     if (o->device && *o->device) {
-        ptl_err r = resolve_device(o->device, s->slot_text,
-                                   sizeof(s->slot_text), err);
+        ptl_err r = resolve_device(o->device, &s->slot_text, err);
 
         if (r != PTL_OK) {
             return r;
         }
         pci_filter_init(s->pacc, &s->slot);
-        snprintf(buf, sizeof(buf), "%s", s->slot_text);
-        msg = pci_filter_parse_slot(&s->slot, buf);
+        msg = parse_copy(pci_filter_parse_slot, &s->slot, s->slot_text,
+                         &oom);
         if (msg) {
             return ptl_set_error(err, PTL_E_USAGE,
                                  "-d %s: %s (expected [[domain:]bus:]"
                                  "slot[.func], a sysfs device path or "
                                  "/dev/nfbN)", o->device, msg);
         }
-        s->have_slot = true;
+        s->have_slot = !oom;
     }
-    if (o->id_filter && *o->id_filter) {
+    if (o->id_filter && *o->id_filter && !oom) {
         pci_filter_init(s->pacc, &s->idf);
-        snprintf(buf, sizeof(buf), "%s", o->id_filter);
-        msg = pci_filter_parse_id(&s->idf, buf);
+        msg = parse_copy(pci_filter_parse_id, &s->idf, o->id_filter, &oom);
         if (msg) {
             return ptl_set_error(err, PTL_E_USAGE,
                                  "ID %s: %s (expected vendor:device in hex, "
                                  "as lspci -d takes it)", o->id_filter, msg);
         }
-        s->have_idf = true;
+        s->have_idf = !oom;
     }
-    if (o->extra_ids) {
+    if (o->extra_ids && !oom) {
         unsigned n = 0;
 
         while (o->extra_ids[n]) {
@@ -339,10 +363,10 @@ static ptl_err parse_filters(scan *s, ptl_error *err)
         if (!s->extra) {
             return ptl_set_error(err, PTL_E_INTERNAL, "out of memory");
         }
-        for (unsigned i = 0; i < n; i++) {
+        for (unsigned i = 0; i < n && !oom; i++) {
             pci_filter_init(s->pacc, &s->extra[i]);
-            snprintf(buf, sizeof(buf), "%s", o->extra_ids[i]);
-            msg = pci_filter_parse_id(&s->extra[i], buf);
+            msg = parse_copy(pci_filter_parse_id, &s->extra[i],
+                             o->extra_ids[i], &oom);
             if (msg) {
                 return ptl_set_error(err, PTL_E_USAGE,
                                      "ID %s: %s (expected vendor:device in "
@@ -350,6 +374,9 @@ static ptl_err parse_filters(scan *s, ptl_error *err)
             }
         }
         s->nextra = n;
+    }
+    if (oom) {
+        return ptl_set_error(err, PTL_E_INTERNAL, "out of memory");
     }
     return PTL_OK;
 }
@@ -598,8 +625,8 @@ static ptl_err scan_run(scan *s, const ptl_find_opts *o, bool read_trees,
     for (unsigned i = 0; i < ndev; i++) {
         fill_ctx fc = { devs[i], PCI_FILL_IDENT | PCI_FILL_BASES |
                                  PCI_FILL_SIZES | PCI_FILL_CLASS };
-        char path[PATH_MAX + 32];
         bool accept;
+        int len;
         cand *c;
 
         d = devs[i];
@@ -626,8 +653,13 @@ static ptl_err scan_run(scan *s, const ptl_find_opts *o, bool read_trees,
         c->dev = d;
         snprintf(c->ci.slot, sizeof(c->ci.slot), "%04x:%02x:%02x.%u",
                  (unsigned)d->domain, d->bus, d->dev, d->func);
-        snprintf(path, sizeof(path), "%s/devices/%s", s->sysfs, c->ci.slot);
-        copy_str(c->ci.sysfs, sizeof(c->ci.sysfs), path);
+        len = snprintf(c->ci.sysfs, sizeof(c->ci.sysfs), "%s/devices/%s",
+                       s->sysfs, c->ci.slot);
+        if (len < 0 || (size_t)len >= sizeof(c->ci.sysfs)) {
+            free(devs);
+            return ptl_set_error(err, PTL_E_INTERNAL, "the sysfs path of %s "
+                                 "under %s is too long", c->ci.slot, s->sysfs);
+        }
         c->ci.vendor = d->vendor_id;
         c->ci.device = d->device_id;
         c->ci.endpoint = -1;

@@ -10,6 +10,7 @@
 #include <glib/gstdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pcie-telemetry.h"
 
@@ -161,6 +162,58 @@ static void test_filters(void)
     g_assert_nonnull(strstr(e.msg, "00:07.0"));
 }
 
+/*
+ * Arguments and paths longer than any fixed buffer are used whole: a -d
+ * slot or an ID cut short could name another function, a cut sysfs path
+ * another file.
+ */
+static void test_long_arguments(void)
+{
+    g_autofree char *zeros58 = g_strnfill(58, '0');
+    g_autofree char *zeros118 = g_strnfill(118, '0');
+    g_autofree char *slot = g_strconcat(zeros58, ":06.01", NULL);
+    g_autofree char *id = g_strconcat(zeros118, "8086:12345", NULL);
+    g_autofree char *name = g_strnfill(120, 'd');
+    g_autofree char *deep = g_build_filename(root, name, NULL);
+    g_autofree char *link = g_build_filename(deep, "devices", NULL);
+    g_autofree char *target = g_build_filename(root, "devices", NULL);
+    ptl_find_opts o;
+    ptl_card_info *cards;
+    unsigned n;
+    ptl_error e = { 0 };
+
+    /*
+     * 64 characters, too long for libpci's parser; its first 63 would
+     * name 00:06.0, which exists
+     */
+    ptl_find_opts_init(&o);
+    o.device = slot;
+    g_assert_cmpint(ptl_list(&o, &cards, &n, &e), ==, PTL_E_USAGE);
+    g_assert_nonnull(strstr(e.msg, ":06.01"));
+    g_assert_nonnull(strstr(e.msg, "too long"));
+
+    /* too long as well; its first 127 characters would be 8086:1234 */
+    ptl_find_opts_init(&o);
+    o.id_filter = id;
+    g_assert_cmpint(ptl_list(&o, &cards, &n, &e), ==, PTL_E_USAGE);
+
+    /* a sysfs root whose device paths exceed 128 bytes */
+    g_assert_cmpint(g_mkdir(deep, 0755), ==, 0);
+    g_assert_cmpint(symlink(target, link), ==, 0);
+    g_setenv("PCIE_TELEMETRY_SYSFS", deep, TRUE);
+    ptl_find_opts_init(&o);
+    g_assert_cmpint(ptl_list(&o, &cards, &n, &e), ==, PTL_OK);
+    g_setenv("PCIE_TELEMETRY_SYSFS", root, TRUE);
+    g_assert_cmpuint(n, ==, 2);
+    g_assert_true(g_str_has_prefix(cards[0].sysfs, deep));
+    g_assert_true(g_str_has_suffix(cards[0].sysfs, "/devices/0000:00:04.0"));
+    g_assert_nonnull(strstr(cards[0].tree_error, "no NDK device tree"));
+    g_assert_nonnull(strstr(cards[1].tree_error, "conventional PCI"));
+    ptl_list_free(cards, n);
+    g_remove(link);
+    g_remove(deep);
+}
+
 static void test_no_card(void)
 {
     ptl_find_opts o;
@@ -287,6 +340,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ptl-find/list-default", test_list_default);
     g_test_add_func("/ptl-find/filters", test_filters);
     g_test_add_func("/ptl-find/no-card", test_no_card);
+    g_test_add_func("/ptl-find/long-arguments", test_long_arguments);
     g_test_add_func("/ptl-find/open-without-tree", test_open_without_tree);
     g_test_add_func("/ptl-find/open-explicit", test_open_explicit);
     g_test_add_func("/ptl-find/open-bar-checks", test_open_bar_checks);
