@@ -50,7 +50,8 @@ typedef enum ptl_err {
     PTL_E_BAR = 7,          /* BAR missing, too small or cannot be mapped */
     PTL_E_MAGIC = 8,        /* MAGIC is not 0x50544C4D */
     PTL_E_VERSION = 9,      /* major version is not 2 */
-    PTL_E_BUSY = 10,        /* STATUS.BUSY did not clear within 1 s */
+    PTL_E_BUSY = 10,        /* BUSY did not clear within 1 s, or the
+                             * card's lock was held for over 10 s */
     PTL_E_GONE = 11,        /* the card disappeared (reads all ones) */
 } ptl_err;
 
