@@ -50,8 +50,7 @@ typedef enum ptl_err {
     PTL_E_BAR = 7,          /* BAR missing, too small or cannot be mapped */
     PTL_E_MAGIC = 8,        /* MAGIC is not 0x50544C4D */
     PTL_E_VERSION = 9,      /* major version is not 2 */
-    PTL_E_BUSY = 10,        /* BUSY did not clear within 1 s, or the
-                             * card's lock was held for over 10 s */
+    PTL_E_BUSY = 10,        /* BUSY over 1 s, or the card's lock 10 s */
     PTL_E_GONE = 11,        /* the card disappeared (reads all ones) */
 } ptl_err;
 
@@ -140,8 +139,10 @@ ptl_err ptl_block_clear(ptl_block *b, ptl_error *err);
 ptl_err ptl_block_clear_flags(ptl_block *b, bool lowest_too, ptl_error *err);
 uint32_t ptl_block_status(ptl_block *b);
 
-/* out = later - earlier, counters modulo 2^cnt_width; live fields, status
- * and t_ns from later. out may alias later. */
+/*
+ * out = later - earlier, counters modulo 2^cnt_width; live fields, status
+ * and t_ns from later. out may alias later.
+ */
 void ptl_reading_diff(const ptl_layout *lay, const ptl_reading *earlier,
                       const ptl_reading *later, ptl_reading *out);
 
@@ -231,11 +232,11 @@ int ptl_format_prometheus(FILE *f, const ptl_data *d, const char *device,
  * Finding cards and blocks (libpci, device tree, sysfs).
  */
 typedef struct ptl_find_opts {
-    const char *device;         /* -d: PCI slot (lspci -s syntax), sysfs
-                                 * device path, or /dev/nfbN; NULL = any */
+    /* -d: PCI slot (lspci -s syntax), sysfs device path, or /dev/nfbN */
+    const char *device;         /* NULL = any */
     const char *id_filter;      /* vendor:device (lspci -d syntax) or NULL */
-    const char *const *extra_ids; /* more vendor:device IDs to accept,
-                                   * NULL-terminated, or NULL */
+    /* more vendor:device IDs to accept, NULL-terminated, or NULL */
+    const char *const *extra_ids;
     int bar;                    /* -1: from the device tree */
     int64_t offset;             /* -1: from the device tree */
 } ptl_find_opts;

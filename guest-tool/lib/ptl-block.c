@@ -50,8 +50,10 @@
 #define STATUS_BUSY      (1u << 0)
 
 #define ALL_ONES         0xFFFFFFFFu
-/* The per-endpoint live registers are decoded for 16 endpoints (0x40 + 4e
- * up to 0x7C). */
+/*
+ * The per-endpoint live registers are decoded for 16 endpoints (0x40 + 4e
+ * up to 0x7C).
+ */
 #define MAX_ENDPOINTS    16
 /*
  * Polls of STATUS before giving up even when the clock does not advance
@@ -331,8 +333,10 @@ ptl_err ptl_block_read(ptl_block *b, ptl_reading *r, ptl_error *err)
     }
     mask = l->cnt_width >= 64 ? UINT64_MAX : (1ull << l->cnt_width) - 1;
     wr32(b, REG_READ_SEL, 0);
-    /* The interval is timed at the SNAPSHOT itself: a posted write is
-     * issued between the two clock reads. */
+    /*
+     * The interval is timed at the SNAPSHOT itself: a posted write is
+     * issued between the two clock reads.
+     */
     t0 = now_ns(b);
     wr32(b, REG_COMMAND, CMD_SNAPSHOT);
     t1 = now_ns(b);
@@ -352,8 +356,10 @@ ptl_err ptl_block_read(ptl_block *b, ptl_reading *r, ptl_error *err)
             v = rd32(b, off);
             v |= (uint64_t)rd32(b, off + 4) << 32;
         }
-        /* bits above CNT_WIDTH read 0 on a block that answers; the
-         * remaining check below covers CNT_WIDTH 64 */
+        /*
+         * bits above CNT_WIDTH read 0 on a block that answers; the
+         * remaining check below covers CNT_WIDTH 64
+         */
         if (v & ~mask) {
             return gone(err);
         }

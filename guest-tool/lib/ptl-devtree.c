@@ -123,8 +123,10 @@ ptl_err ptl_devtree_decompress(const void *xz, size_t len, void **fdt,
                              lzma_ret_text(r));
         goto fail;
     }
-    /* Bytes after the end of the stream are ignored, as the driver does
-     * (the tree is read in whole 32-bit words). */
+    /*
+     * Bytes after the end of the stream are ignored, as the driver does
+     * (the tree is read in whole 32-bit words).
+     */
     *fdt_len = strm.total_out;
     *fdt = out;
     lzma_end(&strm);
@@ -264,8 +266,10 @@ ptl_err ptl_devtree_nodes(const void *fdt, size_t len, unsigned endpoint,
             continue;
         }
 
-        /* reg is in the cells of the direct parent, else of the bus;
-         * NDK trees give 1 and 1. */
+        /*
+         * reg is in the cells of the direct parent, else of the bus;
+         * NDK trees give 1 and 1.
+         */
         ac = cells_prop(fdt, parent, "#address-cells");
         sc = cells_prop(fdt, parent, "#size-cells");
         if (ac == 0) {

@@ -19,8 +19,10 @@ ptl_err ptl_set_error(ptl_error *err, ptl_err code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
     va_end(ap);
-    /* the message is one line: a stray newline would break the tool's
-     * "pcie-telemetry: <message>" output */
+    /*
+     * the message is one line: a stray newline would break the tool's
+     * "pcie-telemetry: <message>" output
+     */
     for (char *p = err->msg; *p; p++) {
         if (*p == '\n' || *p == '\r') {
             *p = ' ';

@@ -56,6 +56,7 @@ struct ptl_handle {
     int fd;
     void *map;
     size_t map_len;
+    /* the block in the mapped BAR: MMIO, so every access is volatile */
     volatile uint8_t *regs;
     ptl_block *block;
     bool locked;
@@ -740,6 +741,11 @@ void ptl_list_free(ptl_card_info *cards, unsigned n)
 
 /* ------------------------------------------------------------------
  * Mapping the BAR.
+ *
+ * The accessors go through volatile pointers of the access's own width:
+ * each is exactly one load or store of 4 (or 8) bytes on the bus, never
+ * merged, split, repeated or left out by the compiler (the offsets are
+ * multiples of the width, so the accesses are naturally aligned).
  */
 static uint32_t bar_read32(void *opaque, uint32_t offset)
 {
@@ -902,8 +908,10 @@ static ptl_handle *handle_new(void)
     return h;
 }
 
-/* Picks the card to open: the first with a telemetry node, else the
- * most telling error of all candidates. */
+/*
+ * Picks the card to open: the first with a telemetry node, else the
+ * most telling error of all candidates.
+ */
 static ptl_err pick(scan *s, bool explicit_place, cand **out,
                     ptl_error *err)
 {
