@@ -16,6 +16,9 @@
 
 #include "pcie-telemetry.h"
 
+/* The settings of an endpoint: labels in one column, values after it. */
+#define HDR "%-25s "
+
 /* ------------------------------------------------------------ strings */
 
 typedef struct sbuf {
@@ -531,14 +534,15 @@ int ptl_format_text(FILE *f, const ptl_data *d, double seconds)
         fprintf(f, "------------------------------------------------------"
                 "------\n");
         fprintf(f, "Link %s\n", ep->link_up ? "up" : "down");
-        fprintf(f, "Max payload size (MPS)  %u B\n", ep->mps);
-        fprintf(f, "Max read request (MRRS)  %u B\n", ep->mrrs);
-        fprintf(f, "Extended tag (8-bit)  %s\n", ep->ext_tag ? "on" : "off");
-        fprintf(f, "10-bit tag  %s\n", ep->tag_10b ? "on" : "off");
-        fprintf(f, "Read completion boundary  %u B\n", ep->rcb);
-        fprintf(f, "PTC tags free  %u (lowest %u)\n", ep->tags_free,
+        fprintf(f, HDR "%u B\n", "Max payload size (MPS)", ep->mps);
+        fprintf(f, HDR "%u B\n", "Max read request (MRRS)", ep->mrrs);
+        fprintf(f, HDR "%s\n", "Extended tag (8-bit)",
+                ep->ext_tag ? "on" : "off");
+        fprintf(f, HDR "%s\n", "10-bit tag", ep->tag_10b ? "on" : "off");
+        fprintf(f, HDR "%u B\n", "Read completion boundary", ep->rcb);
+        fprintf(f, HDR "%u (lowest %u)\n", "PTC tags free", ep->tags_free,
                 ep->tags_free_min);
-        fprintf(f, "PTC storage FIFO free  %u words (lowest %u)\n",
+        fprintf(f, HDR "%u words (lowest %u)\n", "PTC storage FIFO free",
                 ep->stfifo_free, ep->stfifo_free_min);
         if (seconds > 0) {
             fprintf(f, "PCIe clock ");
