@@ -51,7 +51,7 @@ typedef enum ptl_err {
     PTL_E_MAGIC = 8,        /* MAGIC is not 0x50544C4D */
     PTL_E_VERSION = 9,      /* major version is not 2 */
     PTL_E_BUSY = 10,        /* BUSY over 1 s, or the card's lock 10 s */
-    PTL_E_GONE = 11,        /* the card disappeared (reads all ones) */
+    PTL_E_GONE = 11,        /* the card disappeared (removed, all ones) */
 } ptl_err;
 
 typedef struct ptl_error {
@@ -128,7 +128,8 @@ void ptl_reading_free(ptl_reading *r);
  * PCIE_STFIFO of each endpoint. BAR accesses: 2 posted writes, n >= 1
  * STATUS reads, endpoints x per_endpoint 64-bit loads (twice as many 32-bit
  * reads without read64), 3 x endpoints reads; 53 + n for the default card.
- * All ones where the block cannot produce them: PTL_E_GONE.
+ * All ones where the block cannot produce them: PTL_E_GONE (a removed card
+ * that reads 0 is noticed by ptl_handle_read only).
  */
 ptl_err ptl_block_read(ptl_block *b, ptl_reading *r, ptl_error *err);
 /*
@@ -286,6 +287,25 @@ const ptl_node_info *ptl_handle_node(const ptl_handle *h);
  */
 ptl_err ptl_handle_lock(ptl_handle *h, ptl_error *err);
 void ptl_handle_unlock(ptl_handle *h);
+/*
+ * Whether the card is still there: PTL_OK while its sysfs directory is the
+ * one ptl_open found, PTL_E_GONE ("<slot> disappeared (...)") once it is
+ * gone or belongs to a device added since. One stat(), no BAR access.
+ * After a hot removal the kernel deletes the directory before the card is
+ * ejected or its slot powered off; from then on the mapping reads all ones
+ * on PCIe hosts but 0 under QEMU, which the register checks cannot tell
+ * from an idle block, so a reading is only good if the card is still
+ * present after it.
+ */
+ptl_err ptl_handle_present(ptl_handle *h, ptl_error *err);
+/*
+ * ptl_block_read and ptl_block_clear on the handle's block, followed by
+ * ptl_handle_present: a reading of a removed card is PTL_E_GONE, never
+ * returned as PTL_OK, and every PTL_E_GONE names the card. The BAR
+ * accesses are those of the block functions; the caller holds the lock.
+ */
+ptl_err ptl_handle_read(ptl_handle *h, ptl_reading *r, ptl_error *err);
+ptl_err ptl_handle_clear(ptl_handle *h, ptl_error *err);
 
 /* Device tree helpers (exposed for tests and for --list). */
 ptl_err ptl_devtree_decompress(const void *xz, size_t len, void **fdt,

@@ -60,6 +60,10 @@ struct ptl_handle {
     volatile uint8_t *regs;
     ptl_block *block;
     bool locked;
+    /* the card's sysfs directory when it was opened (ptl_handle_present) */
+    bool sysfs_known;
+    dev_t sysfs_dev;
+    ino_t sysfs_ino;
 };
 
 /* ------------------------------------------------------------------
@@ -939,6 +943,64 @@ static ptl_err pick(scan *s, bool explicit_place, cand **out,
     return ptl_set_error(err, first_err->code, "%s", first_err->msg);
 }
 
+/*
+ * A card removed while open: the kernel deletes its sysfs directory before
+ * it ejects the card (ACPI hotplug) or powers its slot off (pciehp), and
+ * from then on the mapping reads what the platform returns for an address
+ * nobody decodes: all ones on PCIe hosts, 0 under QEMU, which no register
+ * check can tell from an idle block. A directory that is there again with
+ * another inode belongs to a device added since.
+ */
+ptl_err ptl_handle_present(ptl_handle *h, ptl_error *err)
+{
+    struct stat st;
+
+    if (stat(h->card.sysfs, &st) != 0) {
+        if (errno != ENOENT && errno != ENOTDIR && errno != ENODEV) {
+            /* cannot tell; the register checks still apply */
+            return PTL_OK;
+        }
+        return ptl_set_error(err, PTL_E_GONE, "%s disappeared (removed from "
+                             "the PCI bus: %s is gone)", h->card.slot,
+                             h->card.sysfs);
+    }
+    if (h->sysfs_known &&
+        (st.st_dev != h->sysfs_dev || st.st_ino != h->sysfs_ino)) {
+        return ptl_set_error(err, PTL_E_GONE, "%s disappeared (removed from "
+                             "the PCI bus; the device now at that address "
+                             "was added since)", h->card.slot);
+    }
+    return PTL_OK;
+}
+
+/*
+ * After a block call that returned rc: a card whose sysfs directory is
+ * gone is reported as gone whatever its registers said, and a PTL_E_GONE
+ * of the block names the card.
+ */
+static ptl_err handle_gone(ptl_handle *h, ptl_err rc, ptl_error *err)
+{
+    if (ptl_handle_present(h, err) != PTL_OK) {
+        return PTL_E_GONE;
+    }
+    if (rc == PTL_E_GONE) {
+        return ptl_set_error(err, PTL_E_GONE, "%s disappeared (not "
+                             "responding: its registers read all ones; "
+                             "removed, reset or powered off)", h->card.slot);
+    }
+    return rc;
+}
+
+ptl_err ptl_handle_read(ptl_handle *h, ptl_reading *r, ptl_error *err)
+{
+    return handle_gone(h, ptl_block_read(h->block, r, err), err);
+}
+
+ptl_err ptl_handle_clear(ptl_handle *h, ptl_error *err)
+{
+    return handle_gone(h, ptl_block_clear(h->block, err), err);
+}
+
 ptl_err ptl_open(const ptl_find_opts *o, unsigned index, ptl_handle **out,
                  ptl_error *err)
 {
@@ -999,11 +1061,22 @@ ptl_err ptl_open(const ptl_find_opts *o, unsigned index, ptl_handle **out,
 
     r = map_block(h, err);
     if (r == PTL_OK) {
+        struct stat st;
+
+        if (stat(h->card.sysfs, &st) == 0) {
+            h->sysfs_known = true;
+            h->sysfs_dev = st.st_dev;
+            h->sysfs_ino = st.st_ino;
+        }
         r = ptl_handle_lock(h, err);
     }
     if (r == PTL_OK) {
         r = ptl_block_open(&bar_ops, h, &h->block, err);
         ptl_handle_unlock(h);
+        if (r != PTL_OK) {
+            /* removed since the scan: MAGIC may read 0, not all ones */
+            r = handle_gone(h, r, err);
+        }
     }
     if (r != PTL_OK) {
         ptl_close(h);

@@ -26,16 +26,18 @@ static void on_stop(int sig)
     stop_requested = 1;
 }
 
+/* Written whole before the first BAR access it covers, then only read. */
+static char sigbus_msg[256] = PROG ": the card disappeared (bus error on "
+                              "its BAR)\n";
+
 /*
- * A BAR whose device went away can fault instead of reading all ones
- * (hot removal revokes the mapping). Say so and leave; nothing is held
- * that the kernel does not release.
+ * A BAR whose device went away can fault instead of reading all ones or 0
+ * (a mapping the kernel revoked once a driver claimed the range again).
+ * Say so and leave; nothing is held that the kernel does not release.
  */
 static void on_sigbus(int sig)
 {
-    static const char m[] = PROG ": bus error on the card's BAR: the card "
-                            "disappeared or its BAR cannot be read\n";
-    ssize_t r = write(STDERR_FILENO, m, sizeof(m) - 1);
+    ssize_t r = write(STDERR_FILENO, sigbus_msg, strlen(sigbus_msg));
 
     (void)r;
     _exit(PTL_E_GONE);
@@ -119,14 +121,17 @@ typedef struct run {
     bool csv_header_done;
 } run;
 
-/* One reading (and optionally the flags cleared after it) under the lock. */
+/*
+ * One reading (and optionally the flags cleared after it) under the lock;
+ * a card removed meanwhile is PTL_E_GONE, not a reading of zeros.
+ */
 static ptl_err locked_read(run *r, ptl_reading *rd, bool clear_after,
                            ptl_error *e)
 {
     ptl_err rc = ptl_handle_lock(r->h, e);
 
     if (rc == PTL_OK) {
-        rc = ptl_block_read(r->b, rd, e);
+        rc = ptl_handle_read(r->h, rd, e);
         if (rc == PTL_OK && clear_after) {
             rc = ptl_block_clear_flags(r->b, true, e);
         }
@@ -214,7 +219,7 @@ static int measure_intervals(run *r, ptl_reading *a, ptl_reading *b,
     if (rc == PTL_OK) {
         rc = ptl_block_clear_flags(r->b, true, &e);
         if (rc == PTL_OK) {
-            rc = ptl_block_read(r->b, a, &e);
+            rc = ptl_handle_read(r->h, a, &e);
         }
         ptl_handle_unlock(r->h);
     }
@@ -326,11 +331,14 @@ int main(int argc, char **argv)
     r.b = ptl_handle_block(r.h);
     r.lay = ptl_block_layout(r.b);
     r.slot = ptl_handle_card(r.h)->slot;
+    snprintf(sigbus_msg, sizeof(sigbus_msg), PROG ": %s disappeared (bus "
+             "error on BAR%u: removed, or its BAR is no longer mapped)\n",
+             r.slot, ptl_handle_node(r.h)->bar);
 
     if (o.clear) {
         rc = ptl_handle_lock(r.h, &e);
         if (rc == PTL_OK) {
-            rc = ptl_block_clear(r.b, &e);
+            rc = ptl_handle_clear(r.h, &e);
             ptl_handle_unlock(r.h);
         }
         rc = rc == PTL_OK ? 0 : report(&e);

@@ -4,10 +4,12 @@
  * (PCIE_TELEMETRY_SYSFS): the scan and its filters, -d as a slot and as a
  * sysfs path, the messages for a card without a device tree, and the BAR
  * mapping with --bar/--offset on a resource file that holds a register
- * image of the block with the defaults of FACTS.md.
+ * image of the block with the defaults of FACTS.md, and a card whose
+ * device directory goes away between readings.
  */
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -331,6 +333,85 @@ static void test_lock(void)
     ptl_close(b);
 }
 
+/* Writes a 32-bit register of the block image in 00:04.0's resource0. */
+static void poke(const char *dir, uint32_t off, uint32_t val)
+{
+    g_autofree char *p = g_build_filename(dir, "resource0", NULL);
+    int fd = open(p, O_WRONLY);
+
+    g_assert_cmpint(fd, >=, 0);
+    g_assert_cmpint(pwrite(fd, &val, 4, 0x10000 + off), ==, 4);
+    close(fd);
+}
+
+/*
+ * A hot-unplugged card: its sysfs directory goes, while the mapping still
+ * answers (here with the old image, under QEMU with zeros), so only the
+ * presence check can tell. A directory at the same place made later is
+ * another device. Registers that read all ones are the other sign.
+ */
+static void test_gone(void)
+{
+    g_autofree char *dir = g_build_filename(root, "devices", "0000:00:04.0",
+                                            NULL);
+    g_autofree char *away = g_build_filename(root, "removed", NULL);
+    ptl_find_opts o;
+    ptl_handle *h;
+    ptl_error e = { 0 };
+    ptl_reading *rd;
+
+    ptl_find_opts_init(&o);
+    o.device = "00:04.0";
+    o.bar = 0;
+    o.offset = 0x10000;
+    g_assert_cmpint(ptl_open(&o, 0, &h, &e), ==, PTL_OK);
+    rd = ptl_reading_new(ptl_block_layout(ptl_handle_block(h)));
+    g_assert_cmpint(ptl_handle_present(h, &e), ==, PTL_OK);
+    g_assert_cmpint(ptl_handle_lock(h, &e), ==, PTL_OK);
+    g_assert_cmpint(ptl_handle_read(h, rd, &e), ==, PTL_OK);
+    g_assert_cmpuint(rd->counters[0], ==, 0x2a);
+    g_assert_cmpint(ptl_handle_clear(h, &e), ==, PTL_OK);
+    ptl_handle_unlock(h);
+
+    /* removed between two readings */
+    g_assert_cmpint(g_rename(dir, away), ==, 0);
+    memset(&e, 0, sizeof(e));
+    g_assert_cmpint(ptl_handle_present(h, &e), ==, PTL_E_GONE);
+    g_assert_cmpint(e.code, ==, PTL_E_GONE);
+    g_assert_true(g_str_has_prefix(e.msg, "0000:00:04.0 disappeared ("));
+    g_assert_nonnull(strstr(e.msg, dir));
+    g_assert_null(strchr(e.msg, '\n'));
+    g_assert_cmpint(ptl_handle_lock(h, &e), ==, PTL_OK);
+    memset(&e, 0, sizeof(e));
+    g_assert_cmpint(ptl_handle_read(h, rd, &e), ==, PTL_E_GONE);
+    g_assert_true(g_str_has_prefix(e.msg, "0000:00:04.0 disappeared ("));
+    g_assert_cmpint(ptl_handle_clear(h, &e), ==, PTL_E_GONE);
+    ptl_handle_unlock(h);
+
+    /* another device at the same address: a new directory */
+    g_assert_cmpint(g_mkdir(dir, 0755), ==, 0);
+    memset(&e, 0, sizeof(e));
+    g_assert_cmpint(ptl_handle_present(h, &e), ==, PTL_E_GONE);
+    g_assert_nonnull(strstr(e.msg, "added since"));
+    g_assert_cmpint(g_rmdir(dir), ==, 0);
+
+    /* the same directory back: the card is there */
+    g_assert_cmpint(g_rename(away, dir), ==, 0);
+    g_assert_cmpint(ptl_handle_read(h, rd, &e), ==, PTL_OK);
+
+    /* present, but STATUS reads all ones: named after the card too */
+    poke(dir, 0x24, 0xFFFFFFFF);
+    memset(&e, 0, sizeof(e));
+    g_assert_cmpint(ptl_handle_read(h, rd, &e), ==, PTL_E_GONE);
+    g_assert_true(g_str_has_prefix(e.msg, "0000:00:04.0 disappeared ("));
+    g_assert_nonnull(strstr(e.msg, "all ones"));
+    g_assert_cmpint(ptl_handle_clear(h, &e), ==, PTL_E_GONE);
+    poke(dir, 0x24, 0);
+    g_assert_cmpint(ptl_handle_read(h, rd, &e), ==, PTL_OK);
+    ptl_reading_free(rd);
+    ptl_close(h);
+}
+
 int main(int argc, char **argv)
 {
     int r;
@@ -345,6 +426,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ptl-find/open-explicit", test_open_explicit);
     g_test_add_func("/ptl-find/open-bar-checks", test_open_bar_checks);
     g_test_add_func("/ptl-find/lock", test_lock);
+    g_test_add_func("/ptl-find/gone", test_gone);
     r = g_test_run();
     rm_rf(root);
     g_free(root);
