@@ -33,6 +33,14 @@ else
     rc=$?
 fi
 echo "=== RC unplug $rc"
+# pciehp powers the slot off and a second later turns its power indicator
+# off, which is when QEMU unplugs the card; stay up until the slot shows no
+# card (presence detect), 5 s at most
+i=0
+while [ $i -lt 50 ] && grep -qs 1 /sys/bus/pci/slots/*/adapter; do
+    sleep 0.1
+    i=$((i + 1))
+done
 echo "=== STDOUT"
 cat /tmp/out
 echo "=== STDERR"
