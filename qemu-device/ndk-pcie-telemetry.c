@@ -438,6 +438,8 @@ static void ndk_telemetry_exit(PCIDevice *pdev)
 {
     NdkPcieTelemetryState *s = NDK_PCIE_TELEMETRY(pdev);
 
+    /* the block's region holds a reference to the device: drop it */
+    memory_region_del_subregion(&s->bar, &s->block);
     if (s->timer) {
         timer_free(s->timer);
         s->timer = NULL;

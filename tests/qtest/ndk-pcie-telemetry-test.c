@@ -2844,6 +2844,12 @@ static void test_hotplug_late(void)
     read_counters(&n, DEF_ENTRIES, got);
     check_counters("late card, live, +25 us", got, exp, DEF_ENTRIES);
     g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
+
+    /*
+     * Unplugged again: the device must really go (DEVICE_DELETED comes
+     * only when the object is freed, so nothing may keep a reference).
+     */
+    qpci_unplug_acpi_device_test(n.qts, "late", n.dev->devfn >> 3);
     ndk_close(&n);
 }
 
