@@ -51,6 +51,7 @@ class Qmp:
         self.sock.settimeout(10)
         self.sock.connect(path)
         self.f = self.sock.makefile('rw')
+        self.events = []
         self.f.readline()                           # greeting
         self.command('qmp_capabilities')
 
@@ -62,17 +63,34 @@ class Qmp:
             if not line:
                 return None
             msg = json.loads(line)
+            if 'event' in msg:
+                self.events.append(msg)
             if 'return' in msg or 'error' in msg:
                 return msg
+
+    def wait_event(self, name, seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            if any(e['event'] == name for e in self.events):
+                return True
+            self.sock.settimeout(max(0.01, end - time.monotonic()))
+            try:
+                line = self.f.readline()
+            except OSError:
+                return False
+            if not line:
+                return False
+            msg = json.loads(line)
+            if 'event' in msg:
+                self.events.append(msg)
+        return any(e['event'] == name for e in self.events)
 
 
 def unplug(sock, res):
     """
-    device_del, then the moment QEMU has taken the card off its bus. Not
-    DEVICE_DELETED: QEMU 10.0 sends it when the device object is finalized,
-    which never happens to this card (the block's memory region, a
-    subregion of its BAR's, keeps a reference to it), while the card's
-    entry under /machine/peripheral goes when it is unplugged.
+    device_del, then the moment QEMU has taken the card off its bus (its
+    entry under /machine/peripheral goes), then DEVICE_DELETED, which QEMU
+    sends only once the device object is freed.
     """
     try:
         qmp = Qmp(sock)
@@ -83,6 +101,7 @@ def unplug(sock, res):
                 return
             if 'card0' not in [p['name'] for p in r['return']]:
                 res['t_unplugged'] = time.monotonic()
+                res['deleted'] = qmp.wait_event('DEVICE_DELETED', 5)
                 return
             time.sleep(0.05)
     except (OSError, ValueError) as e:
@@ -159,6 +178,8 @@ def check_variant(name, res):
     gone = res.get('t_unplugged')
     check('%s: QEMU took the card off the bus (%s after device_del)'
           % (name, '%.2f s' % (gone - t_del) if gone else 'not'), gone)
+    check('%s: QEMU freed the device (DEVICE_DELETED)' % name,
+          res.get('deleted'))
     m = re.search(r'^=== RC unplug (\S+)$', console, re.M)
     rc = m.group(1) if m else None
     took = ('%.2f s' % (res['t_rc'] - t_del) if 't_rc' in res and t_del
