@@ -504,12 +504,17 @@ static int ndk_telemetry_post_load(void *opaque, int version_id)
     g_autofree char *err = NULL;
     uint32_t core_len, gen_len;
 
-    if (s->state_len < 8 ||
-        (core_len = ldl_le_p(s->state)) > s->state_len - 8 ||
-        (gen_len = ldl_le_p(s->state + 4 + core_len)) !=
-            s->state_len - 8 - core_len) {
-        error_report("%s: malformed migration state", TYPE_NDK_PCIE_TELEMETRY);
-        return -EINVAL;
+    /* [core length][core state][generator length][generator state] */
+    if (s->state_len < 8) {
+        goto malformed;
+    }
+    core_len = ldl_le_p(s->state);
+    if (core_len > s->state_len - 8) {
+        goto malformed;
+    }
+    gen_len = ldl_le_p(s->state + 4 + core_len);
+    if (gen_len != s->state_len - 8 - core_len) {
+        goto malformed;
     }
     err = ptm_core_load(s->core, s->state + 4, core_len);
     if (!err && (gen_len != 0) != (s->traffic != NULL)) {
@@ -525,6 +530,10 @@ static int ndk_telemetry_post_load(void *opaque, int version_id)
     }
     ndk_telemetry_sync_settings(s);
     return 0;
+
+malformed:
+    error_report("%s: malformed migration state", TYPE_NDK_PCIE_TELEMETRY);
+    return -EINVAL;
 }
 
 static const VMStateDescription vmstate_ndk_telemetry = {
