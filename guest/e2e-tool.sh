@@ -12,6 +12,8 @@
 #   00:04.0  default geometry, pattern traffic with a closed form
 #   00:05.0  CNT_WIDTH 33, PCIe clock 4 GHz: the counters wrap every 2.1 s
 #   00:06.0  no device tree (devtree=off)
+#   01:01.0  behind a PCIe-to-PCI bridge: conventional PCI, no extended
+#            configuration space, so no device tree either
 T=pcie-telemetry
 step() {    # name, command...
     name=$1
@@ -38,6 +40,8 @@ step csv $T -d 00:04.0 -t 0.2 --csv
 step prometheus $T -d 00:04.0 --prometheus
 step no-tree $T -d 00:06.0 -t 0
 step no-tree-explicit $T -d 00:06.0 --bar 0 --offset 0 -t 0 -j
+step conventional $T -d 01:01.0 -t 0
+step conventional-explicit $T -d 01:01.0 --bar 0 --offset 0 -t 0 -j
 step no-card $T -D 8086:1234
 step bad-interval $T -t -1
 step non-root su -s /bin/sh nobody -c "$T -d 00:04.0 -t 0"

@@ -62,6 +62,9 @@ CARDS = [
     'pcie-clk-freq=4000000000,dma-clk-freq=2000000000,drain-period=32768',
     '-device ndk-pcie-telemetry,addr=06.0,devtree=off,drain-period=%d'
     % DRAIN_SLOW,
+    # 01:01.0: a conventional PCI bus has no extended configuration space
+    '-device pcie-pci-bridge,id=pb,addr=07.0',
+    '-device ndk-pcie-telemetry,bus=pb,addr=01.0,drain-period=%d' % DRAIN_SLOW,
 ]
 
 tests = []
@@ -330,6 +333,18 @@ def main():
               rc_ == 0 and doc['data']['config']['counter_width'] == 48, out)
     except (ValueError, KeyError, IndexError) as e:
         check('--bar/--offset JSON parses', False, '%r\n%s' % (e, out))
+    rc_, out = step('conventional')
+    check('card on a conventional PCI bus: exit 5, says why and --bar/--offset',
+          rc_ == 5 and re.search(r'conventional', out) and '--bar' in out
+          and len(out.strip().splitlines()) == 1, out)
+    rc_, out = step('conventional-explicit')
+    try:
+        doc = json_docs(out)[0]
+        check('card on a conventional PCI bus: --bar 0 --offset 0 reads it',
+              rc_ == 0 and doc['data']['endpoints'][0]['pcie_cycles'] > 0,
+              out)
+    except (ValueError, KeyError, IndexError) as e:
+        check('conventional card JSON parses', False, '%r\n%s' % (e, out))
     rc_, out = step('no-card')
     check('no matching card: exit 3, says what was searched',
           rc_ == 3 and re.search(r'8086:1234', out), out)
