@@ -22,7 +22,7 @@ QEMU_CONFIG=(--python=/usr/bin/python3 --target-list=x86_64-softmmu
 PACKAGES=(build-essential ninja-build python3-venv python3-pip python3-setuptools pkg-config
     libglib2.0-dev zlib1g-dev dpkg-dev seabios libpci-dev pciutils
     busybox-static libfdt-dev liblzma-dev cpio xz-utils qemu-system-data ghdl
-    groff-base)
+    groff-base man-db python3)
 JOBS=${JOBS:-$(nproc)}
 
 step() { printf '\n==> %s\n' "$*"; }
