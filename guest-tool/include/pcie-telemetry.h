@@ -148,7 +148,7 @@ void ptl_reading_diff(const ptl_layout *lay, const ptl_reading *earlier,
                       const ptl_reading *later, ptl_reading *out);
 
 /* ---------------------------------------------------------------------
- * The reference reader's data model (its JSON schema, FACTS.md).
+ * The reference reader's data model (the keys of its JSON output).
  */
 typedef enum ptl_bus_kind {
     PTL_BUS_RQ, PTL_BUS_RC, PTL_BUS_UP, PTL_BUS_DOWN,
@@ -273,7 +273,8 @@ typedef struct ptl_handle ptl_handle;
 
 /*
  * Find the card, the index-th telemetry node (or use opts->bar/offset),
- * map the BAR, take the card's advisory lock and open the block.
+ * map the BAR and open the block under the card's advisory lock, which is
+ * released again before returning.
  */
 ptl_err ptl_open(const ptl_find_opts *o, unsigned index, ptl_handle **out,
                  ptl_error *err);
