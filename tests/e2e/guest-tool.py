@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# End to end: boot a Linux guest with four virtual cards, run pcie-telemetry
+# End to end: boot a Linux guest with five virtual cards, run pcie-telemetry
 # in it (guest/e2e-tool.sh) and check what it prints against what the
 # traffic sources predict. The pattern source repeats one frame per bus, so
 # every counter is a rate times the cycles it covers; the expected rates
@@ -230,7 +230,7 @@ def main():
                                r'100\.0 100\.0 100\.0 100\.0\s', ln)
                      for ln in rq), '\n'.join(rq))
     check('big card text: measured-over line and clocks',
-          re.search(r'^Measured over 0\.\d\d s$', out, re.M) and
+          re.search(r'^Measured over \d+\.\d\d s$', out, re.M) and
           re.search(r'PCIe clock \d+\.\d MHz, DMA clock \d+\.\d MHz', out),
           out)
     rc_, out = step('big-json')
@@ -278,10 +278,10 @@ def main():
         a = after['data']['endpoints'][0]['pcie_cycles']
         check('-t 0: seconds is null', before['seconds'] is None and
               after['seconds'] is None)
-        # the guest has been up for seconds before; the clear was moments
-        # ago (plus at most one drain window still in the probe)
+        # the guest has been up for seconds before; without the clear the
+        # count could only have grown, and the clear was moments ago
         check('-t 0 after -c: totals restart (%d cycles before, %d after)'
-              % (b, a), b > 400e6 and a < 0.3 * 400e6 and a < b)
+              % (b, a), b > 400e6 and a < b / 2)
     except (ValueError, KeyError, IndexError) as e:
         check('-t 0 JSON parses', False, repr(e))
     rc_, out = step('totals-text')
@@ -300,11 +300,13 @@ def main():
         check('wrap: every interval derives a 4 GHz clock (%s)'
               % ' '.join('%.0f' % m for m in mhz),
               mhz and all(near(m, 4000, 600) for m in mhz))
+        # the intervals of a watch are contiguous (each starts at the
+        # previous one's second reading), so together they span more than
+        # 2^33 cycles only if the counter wrapped inside one of them
+        span = sum(d['data']['endpoints'][0]['pcie_cycles'] for d in docs)
+        check('wrap: the intervals span a wrap of the 33-bit counter '
+              '(%d cycles)' % span, span > 2**33)
         tot = json_docs(step('wrap-totals')[1])[0]
-        raw = tot['data']['endpoints'][0]['pcie_cycles']
-        up = float(step('uptime')[1].split()[0])
-        check('wrap: the 33-bit counter wrapped (raw %d after %.1f s at '
-              '4 GHz)' % (raw, up), raw < 2**33 and up * 4e9 > 2**33 + 4e9)
         check('wrap: CNT_WIDTH 33 reported',
               tot['data']['config']['counter_width'] == 33)
     except (ValueError, KeyError, IndexError, ZeroDivisionError) as e:

@@ -242,10 +242,10 @@ def main():
             th.join()
     for name, _ in VARIANTS:
         check_variant(name, results[name])
-    check('both guests within a minute (%.1f s)' % (time.monotonic() - t0),
-          time.monotonic() - t0 < 60)
 
     print('1..%d' % len(tests))
+    # a figure, not a check: each guest is killed after KILL_AFTER seconds
+    print('# both guests took %.1f s' % (time.monotonic() - t0))
     for i, (desc, ok, detail) in enumerate(tests, 1):
         print('%s %d - %s' % ('ok' if ok else 'not ok', i, desc))
         if not ok and detail:
