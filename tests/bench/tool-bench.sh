@@ -3,7 +3,7 @@
 #
 # BAR accesses and CPU time of pcie-telemetry per reading, in a Linux guest.
 # The device's trace events (ptm_mmio_read/_write) count every access the
-# tool makes; guest/bench-tool.sh separates three runs with marker reads:
+# tool makes; guest/bench-tool.sh separates four runs with marker reads:
 #   totals    open + one reading            (-t 0)
 #   interval  open + two readings           (-t 0.2)
 #   watch     open + one reading per report (-w -t 0.2, stopped after 3 s)
