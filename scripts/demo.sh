@@ -26,7 +26,7 @@ mapfile -t files < <("$REPO/scripts/guest-tool-files.sh" "$REPO/build")
 card=(-object telemetry-traffic-ptc,id=traffic0
       -device ndk-pcie-telemetry,traffic=traffic0)
 if [ $shell = 0 ]; then
-    printf '\n==> Booting the guest with the virtual card (about 10 s)\n'
+    printf '\n==> Booting the guest with the virtual card (about 5 s)\n'
     exec "$REPO/scripts/guest-run.sh" "$initrd" "${card[@]}" "$@"
 fi
 printf '\n==> Booting the guest with the virtual card; a shell follows\n'
