@@ -7,17 +7,13 @@
 # every counter is a rate times the cycles it covers; the expected rates
 # below are worked out by hand from the frame shapes (docs/ndk-pcie-
 # telemetry.md, "pattern"), not taken from the tool. TAP output.
-import json
-import math
 import os
 import re
 import subprocess
 import sys
 import tempfile
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-BUILD = os.environ.get('PTM_BUILD_DIR', os.path.join(REPO, 'build'))
+from e2e_support import REPO, check, json_docs, report, tool_initrd
 
 # Card at 00:04.0: default geometry (2 regions of 32 B = 8 items of 4 B on
 # every bus, DRAIN_PERIOD 4096, 256 tags, 1024 FIFO words).
@@ -67,22 +63,11 @@ CARDS = [
     '-device ndk-pcie-telemetry,bus=pb,addr=01.0,drain-period=%d' % DRAIN_SLOW,
 ]
 
-tests = []
-
-
-def check(desc, ok, detail=''):
-    tests.append((desc, bool(ok), detail))
-
 
 def run_guest():
-    files = subprocess.run([os.path.join(REPO, 'scripts/guest-tool-files.sh'),
-                            BUILD], check=True, capture_output=True,
-                           text=True).stdout.split()
     with tempfile.TemporaryDirectory() as tmp:
         initrd = os.path.join(tmp, 'initrd.gz')
-        subprocess.run([os.path.join(REPO, 'scripts/guest-initramfs.sh'),
-                        initrd, os.path.join(REPO, 'guest/e2e-tool.sh')]
-                       + files, check=True)
+        tool_initrd(initrd, 'guest/e2e-tool.sh')
         args = []
         for c in CARDS:
             args += c.split(' ', 1)
@@ -104,18 +89,6 @@ def parse_steps(console):
         elif cur:
             lines.append(line)
     return steps
-
-
-def json_docs(text):
-    dec, docs, i = json.JSONDecoder(), [], 0
-    text = text.strip()
-    while i < len(text):
-        obj, end = dec.raw_decode(text, i)
-        docs.append(obj)
-        i = end
-        while i < len(text) and text[i].isspace():
-            i += 1
-    return docs
 
 
 def near(value, expect, tol):
@@ -356,17 +329,7 @@ def main():
     check('non-root: exit 4, says root is needed',
           rc_ == 4 and re.search(r'root|CAP_SYS_ADMIN', out), out)
 
-    print('1..%d' % len(tests))
-    for i, (desc, ok, detail) in enumerate(tests, 1):
-        print('%s %d - %s' % ('ok' if ok else 'not ok', i, desc))
-        if not ok and detail:
-            for ln in str(detail).splitlines()[:60]:
-                print('# ' + ln)
-    if not all(ok for _, ok, _ in tests):
-        print('# guest console (tail):')
-        for ln in console.splitlines()[-40:]:
-            print('# ' + ln)
-    return 0 if all(ok for _, ok, _ in tests) else 1
+    return report([('guest console', console.splitlines())])
 
 
 if __name__ == '__main__':

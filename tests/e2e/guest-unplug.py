@@ -25,9 +25,8 @@ import tempfile
 import threading
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-BUILD = os.environ.get('PTM_BUILD_DIR', os.path.join(REPO, 'build'))
+from e2e_support import REPO, check, json_docs, report, tool_initrd
+
 CARD = '0000:01:00.0'
 # QEMU's own bound (guest-run.sh) and ours, a little later
 GUEST_TIMEOUT = 50
@@ -37,13 +36,6 @@ VARIANTS = [
     ('acpi', []),
     ('pciehp', ['-global', 'ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off']),
 ]
-
-tests = []
-
-
-def check(desc, ok, detail=''):
-    tests.append((desc, bool(ok), detail))
-
 
 class Qmp:
     def __init__(self, path):
@@ -155,18 +147,6 @@ def section(lines, name):
     return out
 
 
-def json_docs(text):
-    dec, docs, i = json.JSONDecoder(), [], 0
-    text = text.strip()
-    while i < len(text):
-        obj, end = dec.raw_decode(text, i)
-        docs.append(obj)
-        i = end
-        while i < len(text) and text[i].isspace():
-            i += 1
-    return docs
-
-
 def check_variant(name, res):
     lines = res.get('lines', [])
     console = '\n'.join(lines)
@@ -220,16 +200,11 @@ def check_variant(name, res):
 
 
 def main():
-    files = subprocess.run([os.path.join(REPO, 'scripts/guest-tool-files.sh'),
-                            BUILD], check=True, capture_output=True,
-                           text=True).stdout.split()
     t0 = time.monotonic()
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         initrd = os.path.join(tmp, 'initrd.gz')
-        subprocess.run([os.path.join(REPO, 'scripts/guest-initramfs.sh'),
-                        initrd, os.path.join(REPO, 'guest/e2e-unplug.sh')]
-                       + files, check=True)
+        tool_initrd(initrd, 'guest/e2e-unplug.sh')
         threads = []
         for name, extra in VARIANTS:
             results[name] = {}
@@ -243,20 +218,10 @@ def main():
     for name, _ in VARIANTS:
         check_variant(name, results[name])
 
-    print('1..%d' % len(tests))
     # a figure, not a check: each guest is killed after KILL_AFTER seconds
-    print('# both guests took %.1f s' % (time.monotonic() - t0))
-    for i, (desc, ok, detail) in enumerate(tests, 1):
-        print('%s %d - %s' % ('ok' if ok else 'not ok', i, desc))
-        if not ok and detail:
-            for ln in str(detail).splitlines()[:60]:
-                print('# ' + ln)
-    if not all(ok for _, ok, _ in tests):
-        for name, _ in VARIANTS:
-            print('# %s guest console (tail):' % name)
-            for ln in results[name].get('lines', [])[-40:]:
-                print('# ' + ln)
-    return 0 if all(ok for _, ok, _ in tests) else 1
+    return report([('%s guest console' % name, results[name].get('lines', []))
+                   for name, _ in VARIANTS],
+                  ['both guests took %.1f s' % (time.monotonic() - t0)])
 
 
 if __name__ == '__main__':
