@@ -18,7 +18,7 @@ if [ "${1:-}" = --shell ]; then
 fi
 "$REPO/scripts/setup.sh"
 printf '\n==> Preparing the guest (Debian kernel, busybox and pcie-telemetry)\n'
-kernel=$("$REPO/scripts/guest-kernel.sh")
+"$REPO/scripts/guest-kernel.sh" > /dev/null
 initrd="$REPO/build/demo-initramfs.gz"
 mapfile -t files < <("$REPO/scripts/guest-tool-files.sh" "$REPO/build")
 "$REPO/scripts/guest-initramfs.sh" "$initrd" "$REPO/guest/demo-report.sh" \
@@ -30,9 +30,4 @@ if [ $shell = 0 ]; then
     exec "$REPO/scripts/guest-run.sh" "$initrd" "${card[@]}" "$@"
 fi
 printf '\n==> Booting the guest with the virtual card; a shell follows\n'
-exec "$REPO/build/qemu-system-x86_64" \
-    -machine q35 -accel tcg -cpu max -smp 1 -m 256M -nodefaults \
-    -display none -no-reboot -serial mon:stdio -kernel "$kernel" \
-    -initrd "$initrd" \
-    -append "console=ttyS0 quiet panic=-1 mitigations=off shell" \
-    "${card[@]}" "$@"
+exec "$REPO/scripts/guest-run.sh" --shell "$initrd" "${card[@]}" "$@"

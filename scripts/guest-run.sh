@@ -4,18 +4,30 @@
 # Boot the project's QEMU with a Debian kernel and an initramfs under TCG,
 # print the guest console, and succeed only if the guest script ran to its
 # end with status 0.
-# usage: guest-run.sh INITRAMFS.gz [QEMU ARGS ...]
+# With --shell the console is interactive instead (stdin, Ctrl-A X leaves,
+# "shell" on the kernel command line for the guest script to see), with no
+# time limit and no check of the end.
+# usage: guest-run.sh [--shell] INITRAMFS.gz [QEMU ARGS ...]
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
+shell=0
+if [ "${1:-}" = --shell ]; then
+    shell=1
+    shift
+fi
 initrd=$1
 shift
 kernel=$("$REPO/scripts/guest-kernel.sh")
+append="console=ttyS0 quiet panic=-1 mitigations=off"
+qemu=("$REPO/build/qemu-system-x86_64"
+      -machine q35 -accel tcg -cpu max -smp 1 -m 256M -nodefaults
+      -display none -no-reboot -kernel "$kernel" -initrd "$initrd")
+if [ $shell = 1 ]; then
+    exec "${qemu[@]}" -serial mon:stdio -append "$append shell" "$@"
+fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-timeout "${GUEST_TIMEOUT:-120}" "$REPO/build/qemu-system-x86_64" \
-    -machine q35 -accel tcg -cpu max -smp 1 -m 256M -nodefaults \
-    -display none -no-reboot -chardev stdio,id=ser0,signal=off \
-    -serial chardev:ser0 -kernel "$kernel" -initrd "$initrd" \
-    -append "console=ttyS0 quiet panic=-1 mitigations=off" \
-    "$@" < /dev/null | tee "$log" || true
+timeout "${GUEST_TIMEOUT:-120}" "${qemu[@]}" \
+    -chardev stdio,id=ser0,signal=off -serial chardev:ser0 \
+    -append "$append" "$@" < /dev/null | tee "$log" || true
 grep -q '^GUEST-EXIT 0' "$log"
