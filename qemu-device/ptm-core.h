@@ -131,23 +131,7 @@ static inline unsigned ptm_band(unsigned v, unsigned c)
 
 /* ---- counting (ptm-count.c) ---- */
 
-/* Static description of one probe, enough to count its channels. */
-typedef struct PtmProbeShape {
-    PtmProbeInfo info;
-    unsigned channels;
-    unsigned brakes;                /* BRAKE channels incl. bands: 14 or 0 */
-    unsigned eof_pos_mask;
-    unsigned tag_capacity;
-    unsigned stfifo_capacity;
-} PtmProbeShape;
 
-/* What counting carries from one cycle to the next. */
-typedef struct PtmCountState {
-    uint32_t open;                  /* bit b: a frame is open on bus b */
-    uint16_t tag_min, stfifo_min;   /* over the current window */
-    uint16_t tag_last, stfifo_last; /* the last counted cycle */
-    uint8_t link_last;
-} PtmCountState;
 
 void ptm_count_state_window_start(PtmCountState *st);
 /* The literal per-cycle definition of every channel. */
@@ -159,6 +143,16 @@ void ptm_count_chunk_reference(const PtmProbeShape *sh, PtmCountState *st,
 /* The segment list once, ignoring repeat. */
 void ptm_count_pass(const PtmProbeShape *sh, PtmCountState *st,
                     const PtmChunk *ch, uint64_t *acc);
+/*
+ * Lanes of a probe that count independently: bus b is bit b; the side lane
+ * is everything else (the cycles, BRAKE, the histograms, lowest and last
+ * values, the link).
+ */
+#define PTM_LANE_SIDE   (1u << 31)
+#define PTM_LANES_ALL   0xFFFFFFFFu
+/* As ptm_count_chunk, but only the channels and state of some lanes. */
+void ptm_count_chunk_lanes(const PtmProbeShape *sh, PtmCountState *st,
+                           const PtmChunk *ch, uint64_t *acc, uint32_t lanes);
 /* Same counts as the reference, in time independent of run lengths. */
 void ptm_count_chunk(const PtmProbeShape *sh, PtmCountState *st,
                      const PtmChunk *ch, uint64_t *acc);
@@ -172,6 +166,14 @@ PtmCore *ptm_core_new(const PtmConfig *cfg);
 void ptm_core_free(PtmCore *core);
 const PtmLayout *ptm_core_layout(const PtmCore *core);
 void ptm_core_geometry(const PtmCore *core, PtmGeometry *geo);
+
+/*
+ * The reference evaluation: every window counted at its drain, every delta
+ * carried with its value and added by the accumulator, as the RTL does it.
+ * Slow; the oracle the fast evaluation is tested against. Set it before
+ * anything runs.
+ */
+void ptm_core_set_reference(PtmCore *core, bool on);
 
 /* The traffic source; NULL ops = idle with the link up. */
 void ptm_core_set_source(PtmCore *core, const PtmSourceOps *ops, void *opaque);

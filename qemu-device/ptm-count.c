@@ -86,17 +86,23 @@ static unsigned bus_word(const PtmProbeShape *sh, unsigned b,
 
 /* Everything of a segment that does not depend on the frame-open state. */
 static void count_stateless(const PtmProbeShape *sh, PtmCountState *st,
-                            const PtmSegment *seg, uint64_t *acc, uint64_t n)
+                            const PtmSegment *seg, uint64_t *acc, uint64_t n,
+                            uint32_t lanes)
 {
     unsigned regions = sh->info.regions;
     unsigned rmask = (1u << regions) - 1;
 
-    acc[0] += n;
+    if (lanes & PTM_LANE_SIDE) {
+        acc[0] += n;
+    }
     for (unsigned b = 0; b < sh->info.buses; b++) {
         const PtmBusCycle *bc = &seg->bus[b];
         unsigned base = ptm_ch_bus(regions, b, 0);
         bool moves = bc->src_rdy && bc->dst_rdy;
 
+        if (!(lanes >> b & 1)) {
+            continue;
+        }
         if (moves) {
             acc[base + PTM_CH_WORDS] += n;
             acc[base + PTM_CH_SOF] += popcount16(bc->sof & rmask) * n;
@@ -112,7 +118,7 @@ static void count_stateless(const PtmProbeShape *sh, PtmCountState *st,
             acc[base + PTM_CH_MVB_STALL] += n;
         }
     }
-    if (sh->brakes) {
+    if (sh->brakes && (lanes & PTM_LANE_SIDE)) {
         unsigned base = 1 + sh->info.buses * (6 + regions);
         uint16_t tag = seg->tag_free & 0x7FF;
 
@@ -139,7 +145,7 @@ static void count_stateless(const PtmProbeShape *sh, PtmCountState *st,
 void ptm_count_cycle(const PtmProbeShape *sh, PtmCountState *st,
                      const PtmSegment *cyc, uint64_t *acc)
 {
-    count_stateless(sh, st, cyc, acc, 1);
+    count_stateless(sh, st, cyc, acc, 1, PTM_LANES_ALL);
     for (unsigned b = 0; b < sh->info.buses; b++) {
         const PtmBusCycle *bc = &cyc->bus[b];
 
@@ -164,17 +170,17 @@ void ptm_count_chunk_reference(const PtmProbeShape *sh, PtmCountState *st,
 
 /* n identical cycles of a segment. */
 static void count_segment(const PtmProbeShape *sh, PtmCountState *st,
-                          const PtmSegment *seg, uint64_t *acc)
+                          const PtmSegment *seg, uint64_t *acc, uint32_t lanes)
 {
     uint64_t n = seg->cycles;
 
-    count_stateless(sh, st, seg, acc, n);
+    count_stateless(sh, st, seg, acc, n, lanes);
     for (unsigned b = 0; b < sh->info.buses; b++) {
         const PtmBusCycle *bc = &seg->bus[b];
         unsigned s0, s1, s2, out;
         uint64_t rem = n - 1;
 
-        if (!(bc->src_rdy && bc->dst_rdy)) {
+        if (!(bc->src_rdy && bc->dst_rdy && (lanes >> b & 1))) {
             continue;
         }
         s0 = st->open >> b & 1;
@@ -196,21 +202,21 @@ static void count_segment(const PtmProbeShape *sh, PtmCountState *st,
 }
 
 static void count_pass(const PtmProbeShape *sh, PtmCountState *st,
-                       const PtmChunk *ch, uint64_t *acc)
+                       const PtmChunk *ch, uint64_t *acc, uint32_t lanes)
 {
     for (unsigned i = 0; i < ch->nseg; i++) {
-        count_segment(sh, st, &ch->seg[i], acc);
+        count_segment(sh, st, &ch->seg[i], acc, lanes);
     }
 }
 
 void ptm_count_pass(const PtmProbeShape *sh, PtmCountState *st,
                     const PtmChunk *ch, uint64_t *acc)
 {
-    count_pass(sh, st, ch, acc);
+    count_pass(sh, st, ch, acc, PTM_LANES_ALL);
 }
 
-void ptm_count_chunk(const PtmProbeShape *sh, PtmCountState *st,
-                     const PtmChunk *ch, uint64_t *acc)
+void ptm_count_chunk_lanes(const PtmProbeShape *sh, PtmCountState *st,
+                           const PtmChunk *ch, uint64_t *acc, uint32_t lanes)
 {
     uint64_t d1[256], d2[256];
     unsigned nch = sh->channels;
@@ -218,7 +224,7 @@ void ptm_count_chunk(const PtmProbeShape *sh, PtmCountState *st,
     uint32_t s0, s1, s2;
 
     if (ch->repeat <= 1) {
-        count_pass(sh, st, ch, acc);
+        count_pass(sh, st, ch, acc, lanes);
         return;
     }
     /*
@@ -229,7 +235,7 @@ void ptm_count_chunk(const PtmProbeShape *sh, PtmCountState *st,
      */
     s0 = st->open;
     memset(d1, 0, nch * sizeof(d1[0]));
-    count_pass(sh, st, ch, d1);
+    count_pass(sh, st, ch, d1, lanes);
     s1 = st->open;
     if (s1 == s0) {
         for (unsigned c = 0; c < nch; c++) {
@@ -242,7 +248,7 @@ void ptm_count_chunk(const PtmProbeShape *sh, PtmCountState *st,
     }
     rem = ch->repeat - 1;
     memset(d1, 0, nch * sizeof(d1[0]));
-    count_pass(sh, st, ch, d1);
+    count_pass(sh, st, ch, d1, lanes);
     if (st->open == s1) {
         for (unsigned c = 0; c < nch; c++) {
             acc[c] += d1[c] * rem;
@@ -251,10 +257,16 @@ void ptm_count_chunk(const PtmProbeShape *sh, PtmCountState *st,
     }
     s2 = st->open;
     memset(d2, 0, nch * sizeof(d2[0]));
-    count_pass(sh, st, ch, d2);     /* ends in state s1 again */
+    count_pass(sh, st, ch, d2, lanes);     /* ends in state s1 again */
     for (unsigned c = 0; c < nch; c++) {
         acc[c] += d1[c] * ((rem + 1) / 2) + d2[c] * (rem / 2);
     }
     /* an odd number of passes from s1 ends in s2 */
     st->open = (rem & 1) ? s2 : s1;
+}
+
+void ptm_count_chunk(const PtmProbeShape *sh, PtmCountState *st,
+                     const PtmChunk *ch, uint64_t *acc)
+{
+    ptm_count_chunk_lanes(sh, st, ch, acc, PTM_LANES_ALL);
 }

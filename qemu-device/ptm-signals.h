@@ -125,6 +125,24 @@ typedef struct PtmProbeInfo {
     PtmSettings settings;           /* the endpoint's, as the card has them */
 } PtmProbeInfo;
 
+/* Static description of one probe, enough to count its channels. */
+typedef struct PtmProbeShape {
+    PtmProbeInfo info;
+    unsigned channels;
+    unsigned brakes;                /* BRAKE channels incl. bands: 14 or 0 */
+    unsigned eof_pos_mask;
+    unsigned tag_capacity;
+    unsigned stfifo_capacity;
+} PtmProbeShape;
+
+/* What counting carries from one cycle to the next. */
+typedef struct PtmCountState {
+    uint32_t open;                  /* bit b: a frame is open on bus b */
+    uint16_t tag_min, stfifo_min;   /* over the current window */
+    uint16_t tag_last, stfifo_last; /* the last counted cycle */
+    uint8_t link_last;
+} PtmCountState;
+
 typedef struct PtmSourceOps {
     /*
      * Describe the cycles [start, start + n) of a probe, 1 <= n <= max,
@@ -134,6 +152,15 @@ typedef struct PtmSourceOps {
      */
     uint64_t (*fill)(void *opaque, const PtmProbeInfo *probe,
                      uint64_t start, uint64_t max, PtmChunk *out);
+    /*
+     * Optional. Count the cycles [start, end) of a probe into acc and *st
+     * exactly as counting fill's chunks for them from state *st would
+     * (ptm_count_chunk), in time that does not grow with the span where
+     * the source can. Return false, changing nothing, where it cannot: the
+     * core then counts fill's chunks.
+     */
+    bool (*count)(void *opaque, const PtmProbeShape *probe, uint64_t start,
+                  uint64_t end, PtmCountState *st, uint64_t *acc);
     /*
      * Optional. At each drain of endpoint e's PCIe probe (PCIe cycle
      * `cycle`), *set holds what the card's PCI function negotiated; a

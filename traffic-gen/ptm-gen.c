@@ -324,6 +324,51 @@ static uint64_t gen_fill(void *opaque, const PtmProbeInfo *probe,
     return n;
 }
 
+/* The version in force at a probe's cycle, and where the next starts. */
+static unsigned version_at(const PtmGen *g, const PtmProbeInfo *probe,
+                           uint64_t c, uint64_t *next)
+{
+    uint64_t pcie = g->geo.pcie_hz;
+    unsigned i = g->nver - 1;
+
+    while (i > 0 && (u128)g->from[i] * probe->hz > (u128)c * pcie) {
+        i--;
+    }
+    *next = UINT64_MAX;
+    if (i + 1 < g->nver) {
+        *next = (uint64_t)(((u128)g->from[i + 1] * probe->hz + pcie - 1) /
+                           pcie);
+    }
+    return i;
+}
+
+static bool gen_count(void *opaque, const PtmProbeShape *probe,
+                      uint64_t start, uint64_t end, PtmCountState *st,
+                      uint64_t *acc)
+{
+    const PtmGen *g = opaque;
+
+    if (!g->model->count) {
+        return false;
+    }
+    /*
+     * piece by piece, each under one version of the parameters; a model
+     * that counts declines at once or never
+     */
+    for (bool first = true; start < end; first = false) {
+        uint64_t next, stop;
+        unsigned i = version_at(g, &probe->info, start, &next);
+
+        stop = next > start ? MIN(end, next) : end;
+        if (!g->model->count(g, g->params[i], probe, start, stop, st, acc)) {
+            g_assert(first);
+            return false;
+        }
+        start = stop;
+    }
+    return true;
+}
+
 static void gen_settings(void *opaque, unsigned e, uint64_t cycle,
                          PtmSettings *set)
 {
@@ -336,6 +381,7 @@ static void gen_settings(void *opaque, unsigned e, uint64_t cycle,
 
 const PtmSourceOps ptm_gen_source_ops = {
     .fill = gen_fill,
+    .count = gen_count,
     .settings = gen_settings,
 };
 

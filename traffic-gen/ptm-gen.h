@@ -56,6 +56,13 @@ typedef struct PtmGenModel {
     uint64_t (*fill)(const PtmGen *gen, const void *params,
                      const PtmProbeInfo *probe, uint64_t start, uint64_t max,
                      PtmChunk *out);
+    /*
+     * optional, as PtmSourceOps.count, with the parameters in force over
+     * the whole span
+     */
+    bool (*count)(const PtmGen *gen, const void *params,
+                  const PtmProbeShape *probe, uint64_t start, uint64_t end,
+                  PtmCountState *st, uint64_t *acc);
     /* optional, as PtmSourceOps.settings */
     void (*settings)(const PtmGen *gen, const void *params, unsigned e,
                      uint64_t cycle, PtmSettings *set);

@@ -8,6 +8,7 @@
 #include <glib.h>
 #include <string.h>
 
+#include "ptm-core.h"
 #include "ptm-pattern.h"
 
 #define MAX_JOINT_PERIOD (1u << 20)
@@ -226,8 +227,88 @@ static uint64_t pattern_fill(void *opaque, const PtmProbeInfo *probe,
     return emit(pat, probe, bs, start, max, out);
 }
 
+/*
+ * One period of a lane on its own: bus b's stall, frame and gap, or for
+ * the side lane (b = buses) one period of the BRAKE bits with the constant
+ * link, tags and storage FIFO. Returns the segments; *period their cycles.
+ */
+static unsigned lane_period(const PtmPattern *pat, const PtmProbeInfo *probe,
+                            unsigned b, PtmSegment *seg, uint64_t *period)
+{
+    const PtmPatternParams *par = &pat->par;
+    unsigned n = 0;
+
+    if (b < probe->buses) {
+        BusShape bs;
+        uint64_t t = 0;
+
+        bus_shape(pat, probe, b, &bs);
+        *period = bs.period;
+        do {
+            PtmBusCycle bc;
+            uint64_t run = MIN(bus_at(&bs, t, &bc), bs.period - t);
+
+            memset(&seg[n], 0, sizeof(seg[n]));
+            seg[n].cycles = run;
+            seg[n].bus[b] = bc;
+            n++;
+            t += run;
+        } while (t < bs.period);
+        return n;
+    }
+    *period = 1;
+    memset(seg, 0, 2 * sizeof(seg[0]));
+    seg[0].link_up = seg[1].link_up = par->link_up;
+    seg[0].tag_free = seg[1].tag_free =
+        par->tags_free < 0 ? MIN(pat->geo.tag_capacity, 0x7FFu)
+                           : (unsigned)par->tags_free;
+    seg[0].stfifo_free = seg[1].stfifo_free =
+        par->stfifo_free < 0 ? pat->geo.stfifo_capacity
+                             : (unsigned)par->stfifo_free;
+    seg[0].cycles = 1;
+    if (probe->domain == PTM_DOMAIN_PCIE && par->brake) {
+        uint64_t on = (uint64_t)par->brake_period * par->brake_duty / 100;
+
+        if (on >= par->brake_period) {
+            seg[0].brake = par->brake;
+        } else if (on > 0) {
+            *period = par->brake_period;
+            seg[0].brake = par->brake;
+            seg[0].cycles = on;
+            seg[1].cycles = par->brake_period - on;
+            return 2;
+        }
+    }
+    return 1;
+}
+
+/* Every lane by its own period: no common multiple of the buses' periods. */
+static bool pattern_count(void *opaque, const PtmProbeShape *sh,
+                          uint64_t start, uint64_t end, PtmCountState *st,
+                          uint64_t *acc)
+{
+    const PtmPattern *pat = opaque;
+    const PtmProbeInfo *probe = &sh->info;
+    PtmSegment seg[8], cut;
+    PtmChunk ch = { .scratch = &cut };
+
+    for (unsigned b = 0; b <= probe->buses; b++) {
+        uint64_t period, t = start;
+        unsigned nseg = lane_period(pat, probe, b, seg, &period);
+        uint32_t lane = b < probe->buses ? 1u << b : PTM_LANE_SIDE;
+
+        while (t < end) {
+            t += ptm_serve_periodic(seg, nseg, period, t % period, end - t,
+                                    0, &ch);
+            ptm_count_chunk_lanes(sh, st, &ch, acc, lane);
+        }
+    }
+    return true;
+}
+
 const PtmSourceOps ptm_pattern_ops = {
     .fill = pattern_fill,
+    .count = pattern_count,
 };
 
 /* ------------------------------------------------------ generator models */
@@ -287,6 +368,16 @@ static uint64_t pattern_model_fill(const PtmGen *gen, const void *params,
     return pattern_fill(&pat, probe, start, max, out);
 }
 
+static bool pattern_model_count(const PtmGen *gen, const void *params,
+                                const PtmProbeShape *probe, uint64_t start,
+                                uint64_t end, PtmCountState *st, uint64_t *acc)
+{
+    PtmPattern pat = { .par = *(const PtmPatternParams *)params,
+                       .geo = gen->geo };
+
+    return pattern_count(&pat, probe, start, end, st, acc);
+}
+
 const PtmGenModel ptm_model_pattern = {
     .name = "pattern",
     .summary = "every bus repeats one frame forever",
@@ -296,6 +387,7 @@ const PtmGenModel ptm_model_pattern = {
     .defaults = pattern_defaults,
     .check = pattern_model_check,
     .fill = pattern_model_fill,
+    .count = pattern_model_count,
 };
 
 #define OFF(f) offsetof(PtmIdleParams, f)
@@ -315,18 +407,34 @@ static void idle_defaults(void *params)
     };
 }
 
+static void idle_pattern(const PtmGen *gen, const PtmIdleParams *ip,
+                         PtmPattern *pat)
+{
+    pat->geo = gen->geo;
+    ptm_pattern_params_default(&pat->par);
+    pat->par.link_up = ip->link_up;
+    pat->par.tags_free = ip->tags_free;
+    pat->par.stfifo_free = ip->stfifo_free;
+}
+
 static uint64_t idle_model_fill(const PtmGen *gen, const void *params,
                                 const PtmProbeInfo *probe, uint64_t start,
                                 uint64_t max, PtmChunk *out)
 {
-    const PtmIdleParams *ip = params;
-    PtmPattern pat = { .geo = gen->geo };
+    PtmPattern pat;
 
-    ptm_pattern_params_default(&pat.par);
-    pat.par.link_up = ip->link_up;
-    pat.par.tags_free = ip->tags_free;
-    pat.par.stfifo_free = ip->stfifo_free;
+    idle_pattern(gen, params, &pat);
     return pattern_fill(&pat, probe, start, max, out);
+}
+
+static bool idle_model_count(const PtmGen *gen, const void *params,
+                             const PtmProbeShape *probe, uint64_t start,
+                             uint64_t end, PtmCountState *st, uint64_t *acc)
+{
+    PtmPattern pat;
+
+    idle_pattern(gen, params, &pat);
+    return pattern_count(&pat, probe, start, end, st, acc);
 }
 
 const PtmGenModel ptm_model_idle = {
@@ -337,4 +445,5 @@ const PtmGenModel ptm_model_idle = {
     .nparams = G_N_ELEMENTS(idle_params),
     .defaults = idle_defaults,
     .fill = idle_model_fill,
+    .count = idle_model_count,
 };

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Inside the PCIE_TELEMETRY_MI model: the state that the register file
+ * (ptm-core.c) and the evaluation engine (ptm-eval.c) share. Not an API.
+ */
+#ifndef PTM_CORE_INT_H
+#define PTM_CORE_INT_H
+
+#include <glib.h>
+
+#include "ptm-core.h"
+
+typedef unsigned __int128 u128;
+
+#define NS_PER_S 1000000000ull
+
+/*
+ * A delta in a probe's FIFO. The reference evaluation carries its value;
+ * the fast one names it by (window, channel) and looks its value up when
+ * the accumulator has taken it.
+ */
+typedef struct PtmDelta {
+    uint64_t vis;           /* first MI cycle the accumulator may take it */
+    uint64_t window;
+    uint32_t value;
+    uint32_t channel;
+} PtmDelta;
+
+/* The counts of one pass of a segment list a source marked with an id. */
+#define PTM_MEMO_SLOTS 64
+
+typedef struct PtmMemo {
+    bool valid;
+    uint64_t used;                  /* for replacing the least recent */
+    uint64_t id;
+    uint32_t open_in, open_out;
+    uint16_t tag_min, stfifo_min, tag_last, stfifo_last;
+    uint8_t link_last;
+    uint64_t *d;
+} PtmMemo;
+
+/* Deltas [pos, pos + n) of a probe that found its FIFO full. */
+typedef struct PtmLoss {
+    uint64_t pos, n;
+} PtmLoss;
+
+/* What a probe's timing looked like at the start of a candidate period. */
+typedef struct PtmProbeMark {
+    uint64_t window, next_ev, pend_cycle0;
+    unsigned pend_n, pend_next, count;
+    PtmDelta *fifo;         /* count entries from the head */
+} PtmProbeMark;
+
+typedef struct PtmProbe {
+    PtmProbeShape sh;
+    PtmMemo memo[PTM_MEMO_SLOTS];
+    uint64_t memo_clock;
+    unsigned base;          /* first counter entry */
+    unsigned fifo_depth;
+
+    uint64_t origin;        /* absolute cycle that is the probe's cycle 0 */
+    uint64_t window;        /* next window to drain */
+    PtmCountState cs;
+    uint32_t *pend;         /* reference: deltas of the last drain */
+    unsigned pend_n, pend_next;
+    uint64_t pend_cycle0;   /* absolute cycle at which pend[0] is written */
+    PtmDelta *fifo;
+    unsigned head, count;
+    uint64_t next_ev;       /* MI cycle of the next drain */
+    uint64_t mi_ratio;      /* probe cycles per MI cycle if whole, else 0 */
+    int mi_shift;           /* log2(mi_ratio) if a power of two, else -1 */
+
+    /*
+     * Fast evaluation. Deltas are numbered window x channels + channel;
+     * the accumulator takes or loses them in that order. A delta of a
+     * window not yet counted carries no value: counting the window adds it.
+     */
+    uint64_t counted;       /* windows counted from the source */
+    GArray *loss;           /* PtmLoss of windows not yet counted */
+    uint64_t per_period;    /* windows in one period of the timing */
+    PtmProbeMark mark;
+} PtmProbe;
+
+struct PtmCore {
+    PtmConfig cfg;
+    PtmLayout lay;
+    uint64_t cnt_mask;
+    unsigned nprobes;
+    PtmProbe *probe;
+    uint64_t *live, *snap;
+    const PtmSourceOps *ops;
+    void *opaque;
+    PtmSettings settings[PTM_MAX_ENDPOINTS];
+    PtmChunk *chunk;
+    uint64_t wacc[256];
+
+    uint64_t mi_done;       /* MI cycles <= mi_done are simulated */
+    uint64_t acc_free;      /* first MI cycle the accumulator is free */
+    unsigned rr;            /* stream served last */
+    unsigned next_drain;    /* probe with the earliest next_ev */
+    /* hot values of every probe, packed for the scans of the event loop */
+    uint64_t *drain_at;     /* = probe[i].next_ev */
+    uint64_t *offer;        /* = probe_offer(probe[i]) */
+    uint64_t busy_start, busy_end;
+    bool lost, overrun, read_sel;
+    uint32_t pcie_status[PTM_MAX_ENDPOINTS];
+    uint32_t pcie_tags[PTM_MAX_ENDPOINTS];
+    uint32_t pcie_stfifo[PTM_MAX_ENDPOINTS];
+    uint64_t n_lost, n_applied;
+    bool memo_off;
+
+    /* evaluation */
+    bool reference;         /* count at each drain, add each delta's value */
+    uint64_t period;        /* MI cycles after which drains repeat, 0: none */
+    bool marked;            /* mark_at holds a probe-by-probe mark */
+    bool steady;            /* the timing repeats from mark_at on */
+    uint64_t mark_at;
+    uint64_t mark_acc_free;
+    unsigned mark_rr;
+    uint64_t mark_lost, mark_applied;
+    uint64_t applied_per_period;
+};
+
+/* ptm-core.c */
+uint64_t ptm_cycles_at_ns(uint64_t ns, uint64_t hz);
+uint64_t ptm_first_cycle_at_ns(uint64_t ns, uint64_t hz);
+void ptm_live_regs_reset(PtmCore *core);
+
+/* ptm-eval.c */
+uint64_t ptm_mi_floor(const PtmCore *core, const PtmProbe *p, uint64_t c);
+uint64_t ptm_mi_ceil(const PtmCore *core, const PtmProbe *p, uint64_t c);
+void ptm_eval_init(PtmCore *core);
+void ptm_eval_free(PtmCore *core);
+/* after a reset, a load or a command: the timing may change */
+void ptm_eval_restart(PtmCore *core);
+void ptm_eval_probe_reset(PtmCore *core, PtmProbe *p);
+void ptm_eval_advance(PtmCore *core, uint64_t m);
+void ptm_eval_refresh_all(PtmCore *core);
+
+#endif

@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The fast evaluation against the reference one (every window counted at
+ * its drain, every delta carried with its value and added one by one):
+ * twin cores with the same source see the same sequence of accesses at the
+ * same virtual times, and every read must return the same value. Sources,
+ * geometries, drain periods (including ones that lose deltas), clocks,
+ * access patterns (reads at random moments, during BUSY, right after a
+ * drain, after long unread stretches) and live parameter changes vary.
+ */
+#include <glib.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptm-core.h"
+#include "ptm-gen.h"
+#include "ptm-pattern.h"
+#include "test-support.h"
+
+typedef struct Twin {
+    PtmCore *fast, *ref;
+    PtmGen *gen;
+    const PtmConfig *cfg;
+    uint64_t t;
+    unsigned reads;
+} Twin;
+
+static void twin_init(Twin *tw, const PtmConfig *cfg, PtmGen *gen)
+{
+    memset(tw, 0, sizeof(*tw));
+    g_assert_null(ptm_config_check(cfg));
+    tw->cfg = cfg;
+    tw->gen = gen;
+    tw->fast = ptm_core_new(cfg);
+    tw->ref = ptm_core_new(cfg);
+    ptm_core_set_reference(tw->ref, true);
+    if (gen) {
+        ptm_core_set_source(tw->fast, &ptm_gen_source_ops, gen);
+        ptm_core_set_source(tw->ref, &ptm_gen_source_ops, gen);
+    }
+    ptm_core_power_on(tw->fast, 0);
+    ptm_core_power_on(tw->ref, 0);
+}
+
+static void twin_free(Twin *tw)
+{
+    ptm_core_free(tw->fast);
+    ptm_core_free(tw->ref);
+    ptm_gen_free(tw->gen);
+}
+
+static uint64_t twin_read(Twin *tw, uint32_t addr, unsigned size)
+{
+    uint64_t a = ptm_core_read(tw->fast, tw->t, addr, size);
+    uint64_t b = ptm_core_read(tw->ref, tw->t, addr, size);
+
+    if (a != b) {
+        g_error("t=%" G_GUINT64_FORMAT " ns: read of 0x%x: fast 0x%"
+                G_GINT64_MODIFIER "x, reference 0x%" G_GINT64_MODIFIER "x",
+                tw->t, addr, a, b);
+    }
+    tw->reads++;
+    return a;
+}
+
+static void twin_write(Twin *tw, uint32_t addr, uint64_t v, unsigned size)
+{
+    ptm_core_write(tw->fast, tw->t, addr, v, size);
+    ptm_core_write(tw->ref, tw->t, addr, v, size);
+}
+
+/* Every counter, both copies, and the registers that change. */
+static void twin_read_all(Twin *tw)
+{
+    const PtmLayout *lay = ptm_core_layout(tw->fast);
+    unsigned used = tw->cfg->pcie_endpoints * lay->channels_per_endpoint;
+
+    twin_read(tw, PTM_REG_STATUS, 4);
+    for (unsigned e = 0; e < tw->cfg->pcie_endpoints; e++) {
+        twin_read(tw, PTM_REG_PCIE_STATUS + 4 * e, 4);
+        twin_read(tw, PTM_REG_PCIE_TAGS + 4 * e, 4);
+        twin_read(tw, PTM_REG_PCIE_STFIFO + 4 * e, 4);
+    }
+    for (unsigned sel = 0; sel < 2; sel++) {
+        twin_write(tw, PTM_REG_READ_SEL, sel, 4);
+        for (unsigned k = 0; k < used; k++) {
+            twin_read(tw, PTM_CNT_BASE + 8 * k, 8);
+        }
+    }
+    g_assert_cmpuint(ptm_core_lost_deltas(tw->fast), ==,
+                     ptm_core_lost_deltas(tw->ref));
+    g_assert_cmpuint(ptm_core_applied_deltas(tw->fast), ==,
+                     ptm_core_applied_deltas(tw->ref));
+}
+
+/* A random access: a register, a counter, a command or READ_SEL. */
+static void twin_random_access(Twin *tw, GRand *r)
+{
+    const PtmLayout *lay = ptm_core_layout(tw->fast);
+    unsigned k = g_rand_int_range(r, 0, 10);
+
+    switch (k) {
+    case 0:
+        twin_write(tw, PTM_REG_COMMAND, g_rand_int_range(r, 0, 16), 4);
+        break;
+    case 1:
+        twin_write(tw, PTM_REG_READ_SEL, g_rand_int_range(r, 0, 2), 4);
+        break;
+    case 2:
+    case 3:
+        twin_read(tw, PTM_REG_STATUS, 4);
+        break;
+    case 4:
+        twin_read(tw, 0x40 + 0x40 * g_rand_int_range(r, 0, 3) +
+                  4 * g_rand_int_range(r, 0, tw->cfg->pcie_endpoints), 4);
+        break;
+    default:
+        twin_read(tw, PTM_CNT_BASE + 8 * g_rand_int_range(r, 0, lay->entries),
+                  8);
+        break;
+    }
+}
+
+/* Virtual time to the next access: mostly short, sometimes very long. */
+static uint64_t random_step(GRand *r)
+{
+    switch (g_rand_int_range(r, 0, 8)) {
+    case 0:
+        return g_rand_int_range(r, 0, 40);
+    case 1:
+    case 2:
+        return g_rand_int_range(r, 0, 2000);
+    case 3:
+    case 4:
+        return g_rand_int_range(r, 0, 100000);
+    case 5:
+        return g_rand_int_range(r, 0, 3000000);
+    case 6:
+        return 41000 * (uint64_t)g_rand_int_range(r, 1, 30);
+    default:
+        return (uint64_t)g_rand_int_range(r, 1, 12) * 1000000;
+    }
+}
+
+static void twin_run(Twin *tw, GRand *r, unsigned accesses)
+{
+    for (unsigned i = 0; i < accesses; i++) {
+        tw->t += random_step(r);
+        twin_random_access(tw, r);
+        if (g_rand_int_range(r, 0, 50) == 0 || getenv("PTM_DEBUG_ALL")) {
+            twin_read_all(tw);
+        }
+    }
+    twin_read_all(tw);
+}
+
+static PtmGen *make_gen(const PtmConfig *cfg, const char *model,
+                        const char *const *kv)
+{
+    const PtmGenModel *m = ptm_gen_model_find(model);
+    PtmCore *core = ptm_core_new(cfg);
+    PtmGeometry geo;
+    void *par;
+    PtmGen *g;
+    char *err = NULL;
+
+    g_assert_nonnull(m);
+    ptm_core_geometry(core, &geo);
+    ptm_core_free(core);
+    par = g_malloc0(m->params_size);
+    m->defaults(par);
+    for (unsigned i = 0; kv && kv[i]; i += 2) {
+        bool found = false;
+
+        for (unsigned p = 0; p < m->nparams; p++) {
+            if (!strcmp(m->params[p].name, kv[i])) {
+                ptm_param_set(&m->params[p], par,
+                              g_ascii_strtoll(kv[i + 1], NULL, 0));
+                found = true;
+            }
+        }
+        g_assert_true(found);
+    }
+    g = ptm_gen_new(m, par, &geo, &err);
+    if (!g) {
+        g_error("%s: %s", model, err);
+    }
+    g_free(par);
+    return g;
+}
+
+static const char *const first_pattern[] = {
+    "rq-frame-bytes", "256", "rc-frame-bytes", "64", "up-frame-bytes", "128",
+    "up-gap", "1", "down-frame-bytes", "512", "brake", "0x15",
+    "brake-duty", "25", "tags-free", "20", "stfifo-free", "300",
+    "up-mvb-items", "2", NULL,
+};
+
+static const char *const odd_pattern[] = {
+    "rq-frame-bytes", "300", "rc-frame-bytes", "64", "rc-gap", "2",
+    "up-frame-bytes", "128", "up-gap", "1", "down-frame-bytes", "512",
+    "down-stall", "2", "brake", "0x15", "brake-duty", "25", "tags-free", "20",
+    "stfifo-free", "300", "up-mvb-items", "2", NULL,
+};
+
+typedef struct Case {
+    const char *name;
+    const char *model;
+    const char *const *params;
+    unsigned endpoints, ports, rq_regions;
+    unsigned drain_period;      /* 0: default */
+    uint64_t pcie_hz, dma_hz, mi_hz;
+    unsigned cnt_width;
+} Case;
+
+static const Case cases[] = {
+    { "idle", "idle", NULL, 1, 1, 2, 0, 0, 0, 0, 0 },
+    { "pattern", "pattern", first_pattern, 1, 1, 2, 0, 0, 0, 0, 0 },
+    { "pattern-odd", "pattern", odd_pattern, 1, 1, 2, 0, 0, 0, 0, 0 },
+    { "pattern-2x2", "pattern", first_pattern, 2, 2, 4, 0, 0, 0, 0, 0 },
+    { "pattern-wrap", "pattern", first_pattern, 1, 1, 2, 32768,
+      4000000000ull, 0, 0, 33 },
+    { "pattern-odd-clocks", "pattern", odd_pattern, 1, 2, 2, 1024,
+      250000000, 156250000, 125000000, 0 },
+    { "pattern-lossy", "pattern", first_pattern, 3, 1, 2, 1024, 0, 0, 0, 0 },
+    { "random", "random", NULL, 1, 1, 2, 0, 0, 0, 0, 0 },
+    { "ptc", "ptc", NULL, 1, 1, 2, 0, 0, 0, 0, 0 },
+    { "ptc-2x2", "ptc", NULL, 2, 2, 4, 0, 0, 0, 0, 0 },
+    { "ptc-16x4-keeps-up", "ptc", NULL, 16, 4, 2, 16384, 0, 0, 0, 0 },
+    { "ptc-16x4-overloaded", "ptc", NULL, 16, 4, 2, 0, 0, 0, 0, 0 },
+    { "random-8-ports-lossy", "random", NULL, 2, 8, 2, 512, 0, 0, 0, 0 },
+};
+
+static void make_cfg(const Case *c, PtmConfig *cfg)
+{
+    ptm_config_default(cfg);
+    cfg->pcie_endpoints = c->endpoints;
+    cfg->dma_ports = c->ports;
+    cfg->pcie_rq_mfb_regions = c->rq_regions;
+    if (c->drain_period) {
+        cfg->drain_period = c->drain_period;
+    }
+    if (c->pcie_hz) {
+        cfg->pcie_clk_hz = c->pcie_hz;
+    }
+    if (c->dma_hz) {
+        cfg->dma_clk_hz = c->dma_hz;
+    }
+    if (c->mi_hz) {
+        cfg->mi_clk_hz = c->mi_hz;
+    }
+    if (c->cnt_width) {
+        cfg->cnt_width = c->cnt_width;
+    }
+}
+
+static void test_case(gconstpointer data)
+{
+    const Case *c = data;
+    unsigned seeds = c->endpoints > 8 ? 1 : 3;
+
+    for (unsigned seed = 1; seed <= seeds; seed++) {
+        GRand *r = g_rand_new_with_seed(seed * 7919 + c->endpoints);
+        PtmConfig cfg;
+        Twin tw;
+
+        make_cfg(c, &cfg);
+        twin_init(&tw, &cfg, make_gen(&cfg, c->model, c->params));
+        twin_run(&tw, r, c->endpoints > 8 ? 60 : 300);
+        g_assert_cmpuint(tw.reads, >, 100);
+        twin_free(&tw);
+        g_rand_free(r);
+    }
+}
+
+/* Every geometry of the shared list, with the random source. */
+static void test_geometries(void)
+{
+    for (unsigned i = 0; i < ptm_test_ngeos; i++) {
+        GRand *r = g_rand_new_with_seed(100 + i);
+        PtmConfig cfg;
+        Twin tw;
+
+        ptm_test_make_cfg(&ptm_test_geos[i], &cfg);
+        twin_init(&tw, &cfg, make_gen(&cfg, "random", NULL));
+        twin_run(&tw, r, 120);
+        twin_free(&tw);
+        g_rand_free(r);
+    }
+}
+
+/* A live change of the pattern between accesses, as qom-set makes it. */
+static void test_live_change(void)
+{
+    static const unsigned sizes[] = { 64, 300, 0, 512, 128, 4096 };
+    GRand *r = g_rand_new_with_seed(42);
+    const PtmGenModel *m = &ptm_model_pattern;
+    PtmPatternParams par;
+    PtmConfig cfg;
+    Twin tw;
+
+    ptm_config_default(&cfg);
+    twin_init(&tw, &cfg, make_gen(&cfg, "pattern", first_pattern));
+    par = *(const PtmPatternParams *)ptm_gen_params(tw.gen);
+    for (unsigned i = 0; i < 60; i++) {
+        char *err;
+
+        tw.t += random_step(r);
+        twin_random_access(&tw, r);
+        if (i % 5 == 4) {
+            par.bus[PTM_BUS_RQ].frame_bytes = sizes[i / 5 % 6];
+            par.bus[PTM_BUS_UP].gap = i % 7;
+            /* the device first brings the model up to now */
+            ptm_core_advance(tw.fast, tw.t);
+            ptm_core_advance(tw.ref, tw.t);
+            err = ptm_gen_set_params(tw.gen, &par,
+                                     ptm_core_next_pcie_window(tw.fast, tw.t),
+                                     tw.t);
+            g_assert_null(err);
+        }
+    }
+    twin_read_all(&tw);
+    twin_free(&tw);
+    g_rand_free(r);
+    (void)m;
+}
+
+/* Settings of the function change between accesses. */
+static void test_settings_change(void)
+{
+    GRand *r = g_rand_new_with_seed(7);
+    PtmConfig cfg;
+    Twin tw;
+
+    ptm_config_default(&cfg);
+    twin_init(&tw, &cfg, make_gen(&cfg, "ptc", NULL));
+    for (unsigned i = 0; i < 80; i++) {
+        PtmSettings s = {
+            .mps = g_rand_int_range(r, 0, 3),
+            .mrrs = g_rand_int_range(r, 0, 6),
+            .ext_tag = g_rand_boolean(r),
+            .rcb_128 = g_rand_boolean(r),
+        };
+
+        tw.t += random_step(r);
+        twin_random_access(&tw, r);
+        if (i % 4 == 3) {
+            ptm_core_set_settings(tw.fast, tw.t, 0, &s);
+            ptm_core_set_settings(tw.ref, tw.t, 0, &s);
+        }
+    }
+    twin_read_all(&tw);
+    twin_free(&tw);
+    g_rand_free(r);
+}
+
+/* Long unread stretches (the reference pays for every window of them). */
+static void test_long_unread(void)
+{
+    PtmConfig cfg;
+    Twin tw;
+
+    ptm_config_default(&cfg);
+    twin_init(&tw, &cfg, make_gen(&cfg, "pattern", odd_pattern));
+    for (unsigned i = 1; i <= 3; i++) {
+        tw.t += i * 700000000ull + 12345;
+        twin_read_all(&tw);
+        twin_write(&tw, PTM_REG_COMMAND, PTM_CMD_SNAPSHOT, 4);
+        twin_read_all(&tw);
+    }
+    twin_free(&tw);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        char *path = g_strdup_printf("/eval/fast-equals-reference/%s",
+                                     cases[i].name);
+
+        g_test_add_data_func(path, &cases[i], test_case);
+        g_free(path);
+    }
+    g_test_add_func("/eval/geometries", test_geometries);
+    g_test_add_func("/eval/live-change", test_live_change);
+    g_test_add_func("/eval/settings-change", test_settings_change);
+    g_test_add_func("/eval/long-unread", test_long_unread);
+    return g_test_run();
+}
