@@ -38,8 +38,15 @@ OBJECT_DECLARE_SIMPLE_TYPE(NdkPcieTelemetryState, NDK_PCIE_TELEMETRY)
 /* Highest block-offset: BAR0 stays within 256 MiB. */
 #define NDK_TELEMETRY_MAX_BLOCK_OFFSET 0x0FFF0000u
 
-/* How often the model catches up with virtual time on its own. */
+/*
+ * While catching up costs more than an access can wait for, the model
+ * catches up on its own: every TICK of virtual time for at most SLICE of
+ * host time (under the big lock), STEP of virtual time at a time. While it
+ * costs nothing (ptm_core_lazy) no timer runs.
+ */
 #define NDK_TELEMETRY_TICK_NS   (1 * SCALE_MS)
+#define NDK_TELEMETRY_SLICE_NS  (1 * SCALE_MS)
+#define NDK_TELEMETRY_STEP_NS   (10 * SCALE_US)
 
 /* PCIe fields that pci_regs.h of QEMU 10.0 does not name */
 #define EXP_DEVCAP2_10BIT_TAG_COMP 0x00010000
@@ -77,10 +84,14 @@ static uint64_t now_ns(void)
     return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
 }
 
+static void ndk_telemetry_schedule(NdkPcieTelemetryState *s);
+
 static uint64_t ndk_telemetry_read(void *opaque, hwaddr addr, unsigned size)
 {
     NdkPcieTelemetryState *s = opaque;
     uint64_t val = ptm_core_read(s->core, now_ns(), addr, size);
+
+    ndk_telemetry_schedule(s);
 
     trace_ptm_mmio_read(addr, size, val);
     return val;
@@ -94,6 +105,7 @@ static void ndk_telemetry_write(void *opaque, hwaddr addr, uint64_t val,
 
     trace_ptm_mmio_write(addr, size, val);
     ptm_core_write(s->core, t, addr, val, size);
+    ndk_telemetry_schedule(s);
     /* COMMAND and its aliases below the counter window */
     if (addr < PTM_CNT_BASE && (addr & 0xFC) == PTM_REG_COMMAND &&
         (val & 0xF)) {
@@ -148,13 +160,37 @@ static const MemoryRegionOps ndk_telemetry_unused_ops = {
     },
 };
 
+/* Arm the catch-up timer while the model needs it, stop it otherwise. */
+static void ndk_telemetry_schedule(NdkPcieTelemetryState *s)
+{
+    if (!s->timer) {
+        return;
+    }
+    if (ptm_core_lazy(s->core)) {
+        timer_del(s->timer);
+    } else if (!timer_pending(s->timer)) {
+        timer_mod(s->timer, now_ns() + NDK_TELEMETRY_TICK_NS);
+    }
+}
+
 static void ndk_telemetry_tick(void *opaque)
 {
     NdkPcieTelemetryState *s = opaque;
-    uint64_t t = now_ns();
+    uint64_t t = now_ns(), at = ptm_core_done_ns(s->core);
+    int64_t stop = get_clock() + NDK_TELEMETRY_SLICE_NS;
 
-    ptm_core_advance(s->core, t);
-    timer_mod(s->timer, t + NDK_TELEMETRY_TICK_NS);
+    while (at < t) {
+        at = MIN(t, at + NDK_TELEMETRY_STEP_NS);
+        ptm_core_advance(s->core, at);
+        if (ptm_core_lazy(s->core)) {
+            ptm_core_advance(s->core, t);
+            break;
+        }
+        if (get_clock() >= stop) {
+            break;          /* the rest in a later slice */
+        }
+    }
+    ndk_telemetry_schedule(s);
 }
 
 /* The settings the host negotiated, from the function's PCIe capability. */
@@ -370,6 +406,7 @@ static void ndk_telemetry_traffic_sync(void *card, uint64_t *now,
     *now = now_ns();
     ptm_core_advance(s->core, *now);
     *from = ptm_core_next_pcie_window(s->core, *now);
+    ndk_telemetry_schedule(s);
 }
 
 static void ndk_telemetry_realize(PCIDevice *pdev, Error **errp)
@@ -464,6 +501,7 @@ static void ndk_telemetry_reset_hold(Object *obj, ResetType type)
     ptm_core_reset(s->core, now_ns());
     ndk_telemetry_reset_pcie(s);
     ndk_telemetry_sync_settings(s);
+    ndk_telemetry_schedule(s);
 }
 
 /*
@@ -486,6 +524,8 @@ static int ndk_telemetry_pre_save(void *opaque)
     g_autofree void *core = NULL, *gen = NULL;
     size_t core_len, gen_len = 0;
 
+    /* caught up to now, so the destination starts with no backlog */
+    ptm_core_advance(s->core, now_ns());
     core = ptm_core_save(s->core, &core_len);
     if (s->traffic) {
         gen = telemetry_traffic_save(s->traffic, &gen_len);
@@ -529,6 +569,7 @@ static int ndk_telemetry_post_load(void *opaque, int version_id)
         return -EINVAL;
     }
     ndk_telemetry_sync_settings(s);
+    ndk_telemetry_schedule(s);
     return 0;
 
 malformed:

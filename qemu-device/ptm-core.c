@@ -251,6 +251,22 @@ void ptm_core_advance(PtmCore *core, uint64_t now_ns)
     ptm_eval_advance(core, ptm_core_mi_cycle(core, now_ns));
 }
 
+uint64_t ptm_core_done_ns(const PtmCore *core)
+{
+    uint64_t hz = core->cfg.mi_clk_hz;
+
+    return (uint64_t)(((u128)core->mi_done * NS_PER_S + hz - 1) / hz);
+}
+
+bool ptm_core_lazy(const PtmCore *core)
+{
+    /* a count over an empty span asks whether the source counts at all */
+    return !core->reference && core->steady &&
+           (!core->ops || (core->ops->count &&
+                           core->ops->count(core->opaque, &core->probe[0].sh,
+                                            0, 0, NULL, NULL)));
+}
+
 /* ------------------------------------------------------------------ */
 /* Registers                                                            */
 

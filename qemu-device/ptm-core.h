@@ -192,6 +192,15 @@ void ptm_core_reset(PtmCore *core, uint64_t now_ns);
 
 /* Bring every clock domain up to now_ns (optional: accesses do it too). */
 void ptm_core_advance(PtmCore *core, uint64_t now_ns);
+/* The virtual time up to which the model has evaluated the block. */
+uint64_t ptm_core_done_ns(const PtmCore *core);
+/*
+ * Whether catching up over any stretch of virtual time now costs about
+ * the same as over a short one: the source counts in closed form and the
+ * timing of drains and deltas repeats (no delta lost, no command running).
+ * While it does, nothing needs to run until the next access.
+ */
+bool ptm_core_lazy(const PtmCore *core);
 
 /* BAR accesses: any size 1..8, any alignment, little endian. */
 uint64_t ptm_core_read(PtmCore *core, uint64_t now_ns, uint32_t addr,

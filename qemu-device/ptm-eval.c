@@ -23,8 +23,6 @@
  * tested against: each window is counted at its drain and each delta
  * carries its value into the FIFO.
  */
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "ptm-core-int.h"
@@ -733,6 +731,7 @@ void ptm_eval_advance(PtmCore *core, uint64_t m)
         run_to(core, to);
         settle_all(core);
     }
+    settle_all(core);       /* after a jump that ended at m */
 }
 
 void ptm_eval_restart(PtmCore *core)
@@ -786,7 +785,7 @@ void ptm_eval_init(PtmCore *core)
             }
         }
     }
-    core->period = getenv("PTM_NO_SKIP") ? 0 : L;
+    core->period = L;
     for (unsigned i = 0; i < core->nprobes; i++) {
         PtmProbe *p = &core->probe[i];
 

@@ -157,7 +157,8 @@ typedef struct PtmSourceOps {
      * exactly as counting fill's chunks for them from state *st would
      * (ptm_count_chunk), in time that does not grow with the span where
      * the source can. Return false, changing nothing, where it cannot: the
-     * core then counts fill's chunks.
+     * core then counts fill's chunks. Asked for an empty span (start ==
+     * end; st and acc may be NULL), it tells whether it counts at all.
      */
     bool (*count)(void *opaque, const PtmProbeShape *probe, uint64_t start,
                   uint64_t end, PtmCountState *st, uint64_t *acc);
