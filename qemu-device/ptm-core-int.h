@@ -119,6 +119,7 @@ struct PtmCore {
     unsigned mark_rr;
     uint64_t mark_lost, mark_applied;
     uint64_t applied_per_period;
+    unsigned mult;          /* the timing repeats every mult x period */
 };
 
 /* ptm-core.c */

@@ -591,10 +591,10 @@ static void mark_take(PtmCore *core)
     core->marked = true;
 }
 
-/* Is the state one period after the mark the mark's, shifted? */
-static bool mark_repeats(const PtmCore *core)
+/* Is the state j periods after the mark the mark's, shifted? */
+static bool mark_repeats(const PtmCore *core, unsigned j)
 {
-    uint64_t L = core->period, dp = core->cfg.drain_period;
+    uint64_t L = j * core->period, dp = core->cfg.drain_period;
 
     if (core->mi_done != core->mark_at + L || core->n_lost != core->mark_lost ||
         core->rr != core->mark_rr || core->busy_end > core->mark_at + 1 ||
@@ -605,7 +605,7 @@ static bool mark_repeats(const PtmCore *core)
     for (unsigned i = 0; i < core->nprobes; i++) {
         const PtmProbe *p = &core->probe[i];
         const PtmProbeMark *mk = &p->mark;
-        uint64_t nw = p->per_period;
+        uint64_t nw = j * p->per_period;
 
         if (p->window != mk->window + nw || p->next_ev != mk->next_ev + L ||
             p->pend_n != mk->pend_n || p->pend_next != mk->pend_next ||
@@ -637,7 +637,7 @@ static uint64_t shift_min(const PtmCore *core)
 
     for (unsigned i = 0; i < core->nprobes; i++) {
         const PtmProbe *p = &core->probe[i];
-        uint64_t per = p->per_period * p->sh.channels;
+        uint64_t per = core->mult * p->per_period * p->sh.channels;
         uint64_t span = p->window * p->sh.channels - probe_frontier(p);
 
         if (per) {
@@ -655,11 +655,12 @@ static uint64_t shift_min(const PtmCore *core)
  */
 static void shift_periods(PtmCore *core, uint64_t k)
 {
-    uint64_t span = k * core->period, dp = core->cfg.drain_period;
+    uint64_t span = k * core->mult * core->period;
+    uint64_t dp = core->cfg.drain_period;
 
     for (unsigned i = 0; i < core->nprobes; i++) {
         PtmProbe *p = &core->probe[i];
-        uint64_t nw = k * p->per_period;
+        uint64_t nw = k * core->mult * p->per_period;
 
         g_assert(p->counted == p->window);
         for (unsigned j = 0; j < p->count; j++) {
@@ -689,6 +690,8 @@ static void shift_periods(PtmCore *core, uint64_t k)
 /* ------------------------------------------------------------------ */
 /* Advancing                                                            */
 
+/* Periods of L after which the round robin must have settled. */
+#define PTM_MAX_PERIODS 16
 /* MI cycles simulated between two settlings of a long catch-up. */
 #define PTM_SETTLE_STRIDE 65536
 
@@ -705,27 +708,41 @@ void ptm_eval_advance(PtmCore *core, uint64_t m)
         uint64_t L = core->period;
         uint64_t to = m;
 
-        if (L && core->steady && (m - core->mi_done) / L >= shift_min(core)) {
-            shift_periods(core, (m - core->mi_done) / L);
+        if (L && core->steady &&
+            (m - core->mi_done) / (core->mult * L) >= shift_min(core)) {
+            shift_periods(core, (m - core->mi_done) / (core->mult * L));
             continue;
         }
         if (L && !core->marked) {
             mark_take(core);
         }
-        if (L && !core->steady && m >= core->mark_at + L) {
-            run_to(core, core->mark_at + L);
-            settle_all(core);
-            if (mark_repeats(core)) {
-                core->applied_per_period = core->n_applied -
-                                           core->mark_applied;
-                core->steady = true;
-                mark_take(core);
-            } else {
-                mark_take(core);
+        if (L && !core->steady) {
+            /* the next end of a whole period from the mark */
+            unsigned j = (core->mi_done - core->mark_at) / L + 1;
+            uint64_t grid = core->mark_at + j * L;
+
+            if (grid <= m) {
+                /*
+                 * Does the state repeat after j periods? The round robin
+                 * may make the true period a few times L.
+                 */
+                run_to(core, grid);
+                settle_all(core);
+                if (mark_repeats(core, j)) {
+                    core->mult = j;
+                    core->applied_per_period = core->n_applied -
+                                               core->mark_applied;
+                    core->steady = true;
+                    mark_take(core);
+                } else if (j >= PTM_MAX_PERIODS ||
+                           core->n_lost != core->mark_lost ||
+                           core->busy_end > core->mark_at + 1) {
+                    mark_take(core);
+                }
+                continue;
             }
-            continue;
         }
-        if (!L && m - core->mi_done > PTM_SETTLE_STRIDE) {
+        if (m - core->mi_done > PTM_SETTLE_STRIDE) {
             to = core->mi_done + PTM_SETTLE_STRIDE;
         }
         run_to(core, to);
