@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ptm-core.h"
 #include "ptm-replay.h"
 
 #define PROBES          (2 * PTM_MAX_ENDPOINTS)
@@ -337,6 +338,7 @@ typedef struct Probe {
     uint32_t nruns, capruns;
     uint32_t *hash;             /* sample + 1 per slot, while reading */
     uint32_t hcap;
+    struct Blocks *blk;         /* prefix sums, made when first counted */
 } Probe;
 
 struct PtmReplayTrace {
@@ -496,6 +498,124 @@ static void trace_finish(PtmReplayTrace *t)
     }
 }
 
+/*
+ * Prefix sums of a probe's runs in blocks of BLOCK_RUNS: the counts of all
+ * runs before each block, counted from the trace's first cycle with every
+ * frame closed, with the frame-open bits at each block's start and the
+ * lowest free tags and storage-FIFO words in each block. A span is then
+ * counted from its runs up to the next block, whole blocks at once, and
+ * the runs after the last whole block.
+ */
+#define BLOCK_RUNS 64
+
+typedef struct Blocks {
+    unsigned nch;
+    uint32_t nblocks;
+    uint64_t *cum;              /* (nblocks + 1) x nch */
+    uint32_t *open;             /* nblocks + 1 */
+    uint16_t *tag_min, *fifo_min;
+} Blocks;
+
+static void blocks_free(struct Blocks *b)
+{
+    if (b) {
+        g_free(b->cum);
+        g_free(b->open);
+        g_free(b->tag_min);
+        g_free(b->fifo_min);
+        g_free(b);
+    }
+}
+
+/* Run i's sample, cycles [from, to) of it, counted into acc and st. */
+static void count_run(const Probe *pr, const PtmProbeShape *sh, uint32_t i,
+                      uint64_t from, uint64_t to, PtmCountState *st,
+                      uint64_t *acc)
+{
+    PtmSegment seg;
+    PtmChunk ch = { .repeat = 1, .nseg = 1, .seg = &seg };
+
+    unpack_segment(run_sample(pr, i), pr->buses, pr->regions, &seg);
+    seg.cycles = to - from;
+    ptm_count_chunk(sh, st, &ch, acc);
+}
+
+static Blocks *blocks_get(Probe *pr, const PtmProbeShape *sh)
+{
+    Blocks *b = pr->blk;
+    PtmCountState st = { 0 };
+
+    if (b) {
+        return b;
+    }
+    b = g_new0(Blocks, 1);
+    b->nch = sh->channels;
+    b->nblocks = (pr->nruns + BLOCK_RUNS - 1) / BLOCK_RUNS;
+    b->cum = g_new0(uint64_t, (size_t)(b->nblocks + 1) * b->nch);
+    b->open = g_new0(uint32_t, b->nblocks + 1);
+    b->tag_min = g_new0(uint16_t, b->nblocks + 1);
+    b->fifo_min = g_new0(uint16_t, b->nblocks + 1);
+    for (uint32_t k = 0; k < b->nblocks; k++) {
+        uint64_t *acc = &b->cum[(size_t)(k + 1) * b->nch];
+
+        memcpy(acc, &b->cum[(size_t)k * b->nch], b->nch * sizeof(*acc));
+        b->open[k] = st.open;
+        ptm_count_state_window_start(&st);
+        for (uint32_t i = k * BLOCK_RUNS;
+             i < MIN((k + 1) * BLOCK_RUNS, pr->nruns); i++) {
+            count_run(pr, sh, i, run_start(pr, i), pr->end[i], &st, acc);
+        }
+        b->tag_min[k] = st.tag_min;
+        b->fifo_min[k] = st.stfifo_min;
+    }
+    b->open[b->nblocks] = st.open;
+    pr->blk = b;
+    return b;
+}
+
+/*
+ * Trace cycles [k, kend) (kend <= the trace's cycles) into acc and st:
+ * run by run until the frame-open bits agree with the prefix sums' at a
+ * block's start, then whole blocks, then run by run again.
+ */
+static void count_trace(Probe *pr, const PtmProbeShape *sh, uint64_t k,
+                        uint64_t kend, PtmCountState *st, uint64_t *acc)
+{
+    Blocks *b = blocks_get(pr, sh);
+    uint32_t i = probe_find(pr, k, 0);
+    uint32_t last = probe_find(pr, kend - 1, i);
+
+    while (i <= last) {
+        uint32_t blk = i / BLOCK_RUNS;
+        uint32_t stop = blk;
+
+        if (i % BLOCK_RUNS == 0 && k == run_start(pr, i) &&
+            st->open == b->open[blk]) {
+            /* whole blocks, while one more run is left after them */
+            while (stop < b->nblocks && (stop + 1) * BLOCK_RUNS <= last) {
+                st->tag_min = MIN(st->tag_min, b->tag_min[stop]);
+                st->stfifo_min = MIN(st->stfifo_min, b->fifo_min[stop]);
+                stop++;
+            }
+        }
+        if (stop > blk) {
+            const uint64_t *lo = &b->cum[(size_t)blk * b->nch];
+            const uint64_t *hi = &b->cum[(size_t)stop * b->nch];
+
+            for (unsigned c = 0; c < b->nch; c++) {
+                acc[c] += hi[c] - lo[c];
+            }
+            st->open = b->open[stop];
+            i = stop * BLOCK_RUNS;
+            k = run_start(pr, i);
+            continue;
+        }
+        count_run(pr, sh, i, k, MIN(pr->end[i], kend), st, acc);
+        k = pr->end[i];
+        i++;
+    }
+}
+
 static void trace_free(PtmReplayTrace *t)
 {
     for (unsigned i = 0; i < PROBES; i++) {
@@ -503,6 +623,7 @@ static void trace_free(PtmReplayTrace *t)
         g_free(t->probe[i].end);
         g_free(t->probe[i].idx);
         g_free(t->probe[i].hash);
+        blocks_free(t->probe[i].blk);
     }
     g_free(t);
 }
@@ -2137,6 +2258,89 @@ static uint64_t replay_fill(const PtmGen *gen, const void *params,
     return done;
 }
 
+/*
+ * Counts from prefix sums: O(log n + BLOCK_RUNS) per span, and a looped
+ * trace whose every turn starts with all frames closed costs nothing per
+ * turn.
+ */
+static bool replay_count(const PtmGen *gen, const void *params,
+                         const PtmProbeShape *sh, uint64_t start, uint64_t end,
+                         PtmCountState *st, uint64_t *acc)
+{
+    const PtmProbeInfo *probe = &sh->info;
+    const PtmReplayParams *p = params;
+    EndMode mode = end_mode(p->end);
+    Slot *sl;
+    Probe *pr;
+    uint64_t origin, n, k;
+    Shape shp;
+
+    if (start == end) {
+        return true;
+    }
+    sl = replay_slot(gen, p);
+    pr = sl->t ? (Probe *)trace_probe(sl->t, probe->endpoint, probe->domain)
+               : NULL;
+    origin = replay_origin(gen, params, probe->hz);
+    n = pr ? probe_cycles(pr) : 0;
+    if (start < origin && n) {
+        return false;       /* before the trace: as fill has it, not here */
+    }
+    k = start - MIN(start, origin);
+    while (start < end) {
+        uint64_t len = end - start;
+        PtmSegment seg;
+        PtmChunk ch = { .repeat = 1, .nseg = 1, .seg = &seg };
+
+        if (n && k >= n && mode == END_LOOP) {
+            k %= n;
+        }
+        if (n == 0 || (k >= n && mode == END_IDLE)) {
+            shape_init(&shp, &gen->geo);
+            idle_segment(&shp, &seg, len);
+            ptm_count_chunk(sh, st, &ch, acc);
+            return true;
+        }
+        if (k >= n) {           /* hold: the last cycle goes on */
+            unpack_segment(run_sample(pr, pr->nruns - 1), pr->buses,
+                           pr->regions, &seg);
+            seg.cycles = len;
+            ptm_count_chunk(sh, st, &ch, acc);
+            return true;
+        }
+        if (k == 0 && mode == END_LOOP && len >= n && st->open == 0) {
+            Blocks *b = blocks_get(pr, sh);
+
+            if (b->open[b->nblocks] == 0) {
+                /* whole turns that start and end with every frame closed */
+                uint64_t turns = len / n;
+                const uint64_t *all = &b->cum[(size_t)b->nblocks * b->nch];
+
+                for (unsigned c = 0; c < b->nch; c++) {
+                    acc[c] += all[c] * turns;
+                }
+                for (uint32_t j = 0; j < b->nblocks; j++) {
+                    st->tag_min = MIN(st->tag_min, b->tag_min[j]);
+                    st->stfifo_min = MIN(st->stfifo_min, b->fifo_min[j]);
+                }
+                /* the last values are those of the trace's last cycle */
+                unpack_segment(run_sample(pr, pr->nruns - 1), pr->buses,
+                               pr->regions, &seg);
+                st->tag_last = seg.tag_free & 0x7FF;
+                st->stfifo_last = seg.stfifo_free;
+                st->link_last = seg.link_up ? 1 : 0;
+                start += turns * n;
+                continue;
+            }
+        }
+        len = MIN(len, n - k);
+        count_trace(pr, sh, k, k + len, st, acc);
+        start += len;
+        k += len;
+    }
+    return true;
+}
+
 static void replay_settings(const PtmGen *gen, const void *params,
                             unsigned e, uint64_t cycle, PtmSettings *set)
 {
@@ -2182,6 +2386,7 @@ const PtmGenModel ptm_model_replay = {
     .defaults = replay_defaults,
     .check = replay_check,
     .fill = replay_fill,
+    .count = replay_count,
     .settings = replay_settings,
     .cache_free = replay_cache_free,
 };

@@ -9,11 +9,14 @@
  * drain, after long unread stretches) and live parameter changes vary.
  */
 #include <glib.h>
+#include <glib/gstdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ptm-core.h"
 #include "ptm-gen.h"
 #include "ptm-pattern.h"
+#include "ptm-replay.h"
 #include "test-support.h"
 
 typedef struct Twin {
@@ -366,6 +369,100 @@ static void test_settings_change(void)
     g_rand_free(r);
 }
 
+/*
+ * A text trace of random frames on RQ, RC, UP (with MVB) and DOWN of
+ * endpoint 0, with BRAKE bits, free tags and FIFO words that vary, so that
+ * every lane has runs of its own; frames may straddle the trace's end.
+ */
+static char *write_trace(unsigned seed, unsigned frames)
+{
+    GString *s = g_string_new("# test-eval trace\n");
+    GRand *r = g_rand_new_with_seed(seed);
+    char *path = NULL;
+    int fd = g_file_open_tmp("test-eval-XXXXXX.trace", &path, NULL);
+    static const char *const buses[2][2] = { { "rq", "rc" }, { "up0", "down0" } };
+
+    for (int dma = 0; dma < 2; dma++) {
+        for (unsigned f = 0; f < frames; f++) {
+            const char *bus = buses[dma][g_rand_int_range(r, 0, 2)];
+            unsigned words = g_rand_int_range(r, 1, 5);
+            GString *side = g_string_new("");
+
+            if (!dma) {
+                g_string_append_printf(side, " brake=%d tags=%d stfifo=%d",
+                                       g_rand_int_range(r, 0, 64),
+                                       g_rand_int_range(r, 0, 300),
+                                       g_rand_int_range(r, 0, 1100));
+            }
+            for (unsigned w = 0; w < words; w++) {
+                g_string_append_printf(s, "%s cycles=%d %s.src=1 %s.dst=1%s",
+                                       dma ? "dma0" : "pcie0",
+                                       g_rand_int_range(r, 1, 3), bus, bus,
+                                       side->str);
+                if (w == 0) {
+                    g_string_append_printf(s, " %s.sof=1", bus);
+                    if (dma && !strcmp(bus, "up0")) {
+                        g_string_append(s, " up0.vld=1 up0.msrc=1 up0.mdst=1");
+                    }
+                }
+                if (w == words - 1) {
+                    g_string_append_printf(s, " %s.eof=2 %s.pos1=%d", bus,
+                                           bus, g_rand_int_range(r, 0, 8));
+                }
+                g_string_append(s, "\n");
+            }
+            g_string_append_printf(s, "%s cycles=%d%s\n",
+                                   dma ? "dma0" : "pcie0",
+                                   g_rand_int_range(r, 1, 40), side->str);
+            g_string_free(side, TRUE);
+        }
+    }
+    g_assert_true(fd >= 0 && write(fd, s->str, s->len) == (ssize_t)s->len);
+    close(fd);
+    g_string_free(s, TRUE);
+    g_rand_free(r);
+    return path;
+}
+
+/* Replays, looped, held and ended idle, short and long. */
+static void test_replay(void)
+{
+    static const char *const ends[] = { "loop", "hold", "idle" };
+    static const unsigned frames[] = { 20, 3000 };
+
+    for (unsigned f = 0; f < G_N_ELEMENTS(frames); f++) {
+        char *trace = write_trace(f + 1, frames[f]);
+
+        for (unsigned k = 0; k < G_N_ELEMENTS(ends); k++) {
+            const PtmGenModel *m = ptm_gen_model_find("replay");
+            GRand *r = g_rand_new_with_seed(f * 3 + k);
+            PtmReplayParams par;
+            PtmGeometry geo;
+            PtmConfig cfg;
+            PtmCore *core;
+            char *err = NULL;
+            Twin tw;
+
+            ptm_config_default(&cfg);
+            core = ptm_core_new(&cfg);
+            ptm_core_geometry(core, &geo);
+            ptm_core_free(core);
+            ptm_replay_params_default(&par);
+            g_strlcpy(par.file, trace, sizeof(par.file));
+            g_strlcpy(par.end, ends[k], sizeof(par.end));
+            twin_init(&tw, &cfg, ptm_gen_new(m, &par, &geo, &err));
+            if (err) {
+                g_error("%s", err);
+            }
+            twin_run(&tw, r, 200, 10);
+            twin_free(&tw);
+            g_rand_free(r);
+        }
+        g_unlink(trace);
+        g_free(trace);
+    }
+}
+
 /* Long unread stretches (the reference pays for every window of them). */
 static void test_long_unread(void)
 {
@@ -397,5 +494,6 @@ int main(int argc, char **argv)
     g_test_add_func("/eval/live-change", test_live_change);
     g_test_add_func("/eval/settings-change", test_settings_change);
     g_test_add_func("/eval/long-unread", test_long_unread);
+    g_test_add_func("/eval/replay", test_replay);
     return g_test_run();
 }
