@@ -27,6 +27,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ptm-core.h"
 #include "ptm-ptc.h"
 
 #define PTC_PERIOD  256u            /* PCIe cycles of one schedule */
@@ -228,7 +229,33 @@ typedef struct Recent {
     bool valid;
 } Recent;
 
+/* What decide() works out for one jitter level, before a block's counts. */
+typedef struct Decision {
+    bool valid;
+    PtmPtcParams params;
+    PtmSettings settings;
+    Key key;                /* nr, nw still to set */
+    double nrf, nwf;
+} Decision;
+
+/* The counts of one period of a schedule, from all frames closed. */
+typedef struct PassCounts {
+    uint64_t build;         /* the plan's build these belong to, 0: none */
+    uint32_t open_out;
+    uint16_t tag_min, fifo_min, tag_last, fifo_last;
+    uint8_t link_last;
+    uint64_t d[256];
+} PassCounts;
+
+#define SUMS 16                     /* schedules summed at once by a count */
+
 typedef struct PtcCache {
+    Decision decision[8];
+    uint64_t level_group[PTM_MAX_ENDPOINTS];    /* jitter group + 1 */
+    uint32_t level[PTM_MAX_ENDPOINTS];
+    uint16_t index[64];                         /* plan slot + 1 by hash */
+    PassCounts *pass[2];                        /* by domain, PLANS each */
+    PassCounts *sum;                            /* SUMS, of one count */
     Plan plan[PLANS];
     uint64_t built[PLANS];
     uint64_t hash[PLANS];                   /* of the plan's key */
@@ -288,34 +315,27 @@ static void derive(const PtmGeometry *geo, const PtmPtcParams *p,
 }
 
 /* The schedule of one endpoint's block: its latency, requests, stretch. */
-static void decide(const PtmGen *gen, const PtmPtcParams *p,
-                   const PtmProbeInfo *probe, uint64_t block, Key *key)
+/* Everything of a schedule that follows from the jitter level alone. */
+static void decide_level(const PtmGen *gen, const PtmPtcParams *p,
+                         const PtmSettings *set, uint32_t level, Decision *dc)
 {
     const PtmGeometry *geo = &gen->geo;
+    Key *key = &dc->key;
     Derived d;
     double c_rq, c_rc, c_up, c_down, ask, nf, nrf, nwf, lj;
-    uint32_t n_max, hold, stretch, level;
-    /*
-     * The jitter changes every JITTER_BLOCKS windows; endpoints run through
-     * the same sequence of levels, each from its own place in it, so they
-     * differ at any moment and share schedules.
-     */
-    PtmRng r = { ptm_hash(p->seed, block / JITTER_BLOCKS + 5 * probe->endpoint,
-                       0, 0x707463) };
+    uint32_t n_max, hold, stretch;
 
-    derive(geo, p, &probe->settings, &d);
+    derive(geo, p, set, &d);
     memset(key, 0, sizeof(*key));
     key->params = *p;
-    key->settings = probe->settings;
+    key->settings = *set;
     /*
      * One of eight levels of jitter moves latency, load and the held
      * stretch together: few distinct schedules, each built once.
      */
-    level = ptm_rng_next(&r) % 8;
     lj = 1.0 + ((double)level / 7 * 2 - 1) * p->jitter_percent / 100.0;
     key->lat = (uint32_t)((uint64_t)p->latency_ns * geo->pcie_hz /
                           1000000000ull * lj);
-
     c_rq = d.rdshare * d.kr * d.w_rq_rd + (1 - d.rdshare) * d.kw * d.w_rq_wr;
     c_rc = d.rdshare * d.cpl_words;
     c_up = (1 - d.rdshare) * d.w_up / d.ports;
@@ -354,16 +374,55 @@ static void decide(const PtmGen *gen, const PtmPtcParams *p,
     /* requests leave the DMA side in order: writes wait behind reads */
     nf = d.rdshare > 0 ? MIN(nf, nrf / d.rdshare) : nf;
     nwf = nf - (d.rdshare > 0 ? nrf : 0);
+    dc->nrf = nrf;
+    dc->nwf = nwf;
+    /* the DMA side holds DOWN for a stretch, at one of eight places */
+    stretch = d.pd * p->down_stall / 100;
+    key->ph = stretch ? level * (d.pd - stretch) / 7 : 0;
+}
+
+
+/* The schedule of one endpoint's block: its latency, requests, stretch. */
+static void decide(const PtmGen *gen, const PtmPtcParams *p,
+                   const PtmProbeInfo *probe, uint64_t block, Key *key)
+{
+    PtcCache *c = gen->cache;
+    /*
+     * The jitter changes every JITTER_BLOCKS windows; endpoints run through
+     * the same sequence of levels, each from its own place in it, so they
+     * differ at any moment and share schedules.
+     */
+    unsigned e = probe->endpoint;
+    uint32_t level;
+    Decision *dc;
+
+    if (c->level_group[e] != block / JITTER_BLOCKS + 1) {
+        PtmRng r = { ptm_hash(p->seed, block / JITTER_BLOCKS + 5 * e,
+                              0, 0x707463) };
+
+        c->level[e] = ptm_rng_next(&r) % 8;
+        c->level_group[e] = block / JITTER_BLOCKS + 1;
+    }
+    level = c->level[e];
+    dc = &c->decision[level];
+
+    if (!dc->valid || memcmp(&dc->params, p, sizeof(*p)) ||
+        memcmp(&dc->settings, &probe->settings, sizeof(probe->settings))) {
+        decide_level(gen, p, &probe->settings, level, dc);
+        dc->params = *p;
+        dc->settings = probe->settings;
+        dc->valid = true;
+    }
+    *key = dc->key;
     /* whole requests per period; the fractions carry from block to block */
-    key->nr = (uint32_t)(floor(nrf * (block + 1)) - floor(nrf * block));
-    key->nw = (uint32_t)(floor(nwf * (block + 1)) - floor(nwf * block));
+    key->nr = (uint32_t)(floor(dc->nrf * (block + 1)) -
+                         floor(dc->nrf * block));
+    key->nw = (uint32_t)(floor(dc->nwf * (block + 1)) -
+                         floor(dc->nwf * block));
     if (key->nr + key->nw > MAX_REQ) {
         key->nw = MAX_REQ - MIN(key->nr, MAX_REQ);
         key->nr = MIN(key->nr, MAX_REQ);
     }
-    /* the DMA side holds DOWN for a stretch, at one of eight places */
-    stretch = d.pd * p->down_stall / 100;
-    key->ph = stretch ? level * (d.pd - stretch) / 7 : 0;
 }
 
 /*
@@ -691,6 +750,12 @@ static Plan *plan_for(const PtmGen *gen, const PtmPtcParams *p,
     decide(gen, p, probe, block, &key);
     h = ptm_hash(key.lat, key.nr, key.nw,
                  key.ph ^ (uint64_t)key.tag_limited << 32);
+    slot = c->index[h & 63];
+    if (slot && c->plan[slot - 1].valid && c->hash[slot - 1] == h &&
+        !memcmp(&c->plan[slot - 1].key, &key, sizeof(key))) {
+        slot--;
+        goto found;
+    }
     slot = PLANS;
     for (unsigned i = 0, lru = 0; i < PLANS; i++) {
         if (c->plan[i].valid && c->hash[i] == h &&
@@ -709,6 +774,8 @@ static Plan *plan_for(const PtmGen *gen, const PtmPtcParams *p,
             c->plan[slot].build = c->builds;
         }
     }
+    c->index[h & 63] = slot + 1;
+found:
     c->used[slot] = ++c->clock;
     *rc = (Recent) { .block = block, .plan = slot, .gen = c->built[slot],
                      .valid = true };
@@ -735,10 +802,130 @@ static uint64_t ptc_fill(const PtmGen *gen, const void *params,
                               2 * pl->build + !pcie + 1, out);
 }
 
+/* The counts of one period of plan pl for a probe of shape sh. */
+static const PassCounts *pass_counts(PtcCache *c, const Plan *pl,
+                                     const PtmProbeShape *sh)
+{
+    bool pcie = sh->info.domain == PTM_DOMAIN_PCIE;
+    PassCounts *pc;
+    PtmCountState st = { 0 };
+    PtmChunk ch = { .repeat = 1 };
+
+    if (!c->pass[!pcie]) {
+        c->pass[!pcie] = g_new0(PassCounts, PLANS);
+    }
+    pc = &c->pass[!pcie][pl - c->plan];
+    if (pc->build == pl->build) {
+        return pc;
+    }
+    memset(pc->d, 0, sizeof(pc->d));
+    ch.seg = pcie ? pl->pcie : pl->dma;
+    ch.nseg = pcie ? pl->npcie : pl->ndma;
+    ptm_count_state_window_start(&st);
+    ptm_count_chunk(sh, &st, &ch, pc->d);
+    pc->open_out = st.open;
+    pc->tag_min = st.tag_min;
+    pc->fifo_min = st.stfifo_min;
+    pc->tag_last = st.tag_last;
+    pc->fifo_last = st.stfifo_last;
+    pc->link_last = st.link_last;
+    pc->build = pl->build;
+    return pc;
+}
+
+/*
+ * Whole blocks by the counts of their schedule's period, summed per
+ * schedule (a few distinct ones serve many blocks); pieces of blocks and
+ * schedules that leave a frame open at their end as fill has them.
+ */
+static bool ptc_count(const PtmGen *gen, const void *params,
+                      const PtmProbeShape *sh, uint64_t start, uint64_t end,
+                      PtmCountState *st, uint64_t *acc)
+{
+    const PtmProbeInfo *probe = &sh->info;
+    const PtmPtcParams *p = params;
+    bool pcie = probe->domain == PTM_DOMAIN_PCIE;
+    uint64_t pd = (uint64_t)PTC_PERIOD * gen->geo.dma_hz / gen->geo.pcie_hz;
+    uint64_t period = pcie ? PTC_PERIOD : pd;
+    uint64_t blen = gen->geo.drain_period * period / PTC_PERIOD;
+    uint64_t reps = blen / period, blocks[SUMS];
+    unsigned nsum = 0;
+    PtmSegment cut;
+    PtmChunk ch = { .scratch = &cut };
+    PtcCache *c;
+
+    if (blen % period || sh->channels > 256) {
+        return false;
+    }
+    while (start < end) {
+        uint64_t block = start / blen, in_block = start % blen;
+        Plan *pl = plan_for(gen, p, probe, block);
+        const PassCounts *pc;
+        unsigned k;
+
+        c = gen->cache;
+        if (in_block || end - start < blen) {
+            uint64_t n = MIN(end - start, blen - in_block);
+
+            for (uint64_t t = start; t < start + n; ) {
+                t += ptm_serve_periodic(pcie ? pl->pcie : pl->dma,
+                                        pcie ? pl->npcie : pl->ndma, period,
+                                        t % period, start + n - t, 0, &ch);
+                ptm_count_chunk(sh, st, &ch, acc);
+            }
+            start += n;
+            continue;
+        }
+        pc = pass_counts(c, pl, sh);
+        if (st->open || pc->open_out) {
+            ch.seg = pcie ? pl->pcie : pl->dma;
+            ch.nseg = pcie ? pl->npcie : pl->ndma;
+            ch.repeat = reps;
+            ptm_count_chunk(sh, st, &ch, acc);
+            start += blen;
+            continue;
+        }
+        if (!c->sum) {
+            c->sum = g_new0(PassCounts, SUMS);
+        }
+        /* a copy: a schedule built later may take the plan's slot */
+        for (k = 0; k < nsum && c->sum[k].build != pc->build; k++) {
+        }
+        if (k == nsum) {
+            if (nsum == SUMS) {
+                for (unsigned j = 0; j < nsum; j++) {
+                    for (unsigned ci = 0; ci < sh->channels; ci++) {
+                        acc[ci] += c->sum[j].d[ci] * blocks[j] * reps;
+                    }
+                }
+                nsum = k = 0;
+            }
+            c->sum[nsum] = *pc;
+            blocks[nsum++] = 0;
+        }
+        blocks[k]++;
+        st->tag_min = MIN(st->tag_min, pc->tag_min);
+        st->stfifo_min = MIN(st->stfifo_min, pc->fifo_min);
+        st->tag_last = pc->tag_last;
+        st->stfifo_last = pc->fifo_last;
+        st->link_last = pc->link_last;
+        start += blen;
+    }
+    for (unsigned j = 0; j < nsum; j++) {
+        for (unsigned ci = 0; ci < sh->channels; ci++) {
+            acc[ci] += c->sum[j].d[ci] * blocks[j] * reps;
+        }
+    }
+    return true;
+}
+
 static void ptc_cache_free(void *cache)
 {
     PtcCache *c = cache;
 
+    g_free(c->pass[0]);
+    g_free(c->pass[1]);
+    g_free(c->sum);
     for (unsigned i = 0; i < PLANS; i++) {
         g_free(c->plan[i].pcie);
         g_free(c->plan[i].dma);
@@ -788,5 +975,6 @@ const PtmGenModel ptm_model_ptc = {
     .defaults = ptc_defaults,
     .check = ptc_check,
     .fill = ptc_fill,
+    .count = ptc_count,
     .cache_free = ptc_cache_free,
 };
