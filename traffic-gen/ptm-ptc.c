@@ -852,17 +852,44 @@ static bool ptc_count(const PtmGen *gen, const void *params,
     unsigned nsum = 0;
     PtmSegment cut;
     PtmChunk ch = { .scratch = &cut };
-    PtcCache *c;
+    PtcCache *c = gen->cache;
 
     if (blen % period || sh->channels > 256) {
         return false;
     }
+    Key keys[SUMS];
+
     while (start < end) {
         uint64_t block = start / blen, in_block = start % blen;
-        Plan *pl = plan_for(gen, p, probe, block);
+        Plan *pl;
         const PassCounts *pc;
         unsigned k;
+        Key key;
 
+        if (!in_block && end - start >= blen && nsum) {
+            /* within one count the parameters and settings stay: a
+             * schedule is named by what decide() varies per block */
+            decide(gen, p, probe, block, &key);
+            for (k = 0; k < nsum; k++) {
+                if (keys[k].lat == key.lat && keys[k].nr == key.nr &&
+                    keys[k].nw == key.nw && keys[k].ph == key.ph &&
+                    keys[k].tag_limited == key.tag_limited) {
+                    break;
+                }
+            }
+            if (k < nsum) {
+                pc = &c->sum[k];
+                blocks[k]++;
+                st->tag_min = MIN(st->tag_min, pc->tag_min);
+                st->stfifo_min = MIN(st->stfifo_min, pc->fifo_min);
+                st->tag_last = pc->tag_last;
+                st->stfifo_last = pc->fifo_last;
+                st->link_last = pc->link_last;
+                start += blen;
+                continue;
+            }
+        }
+        pl = plan_for(gen, p, probe, block);
         c = gen->cache;
         if (in_block || end - start < blen) {
             uint64_t n = MIN(end - start, blen - in_block);
@@ -901,6 +928,7 @@ static bool ptc_count(const PtmGen *gen, const void *params,
                 nsum = k = 0;
             }
             c->sum[nsum] = *pc;
+            keys[nsum] = pl->key;
             blocks[nsum++] = 0;
         }
         blocks[k]++;
