@@ -892,15 +892,33 @@ static bool ptc_count(const PtmGen *gen, const void *params,
         pl = plan_for(gen, p, probe, block);
         c = gen->cache;
         if (in_block || end - start < blen) {
-            uint64_t n = MIN(end - start, blen - in_block);
+            uint64_t stop = start + MIN(end - start, blen - in_block);
 
-            for (uint64_t t = start; t < start + n; ) {
-                t += ptm_serve_periodic(pcie ? pl->pcie : pl->dma,
-                                        pcie ? pl->npcie : pl->ndma, period,
-                                        t % period, start + n - t, 0, &ch);
+            while (start < stop) {
+                uint64_t whole = (stop - start) / period;
+
+                if (start % period == 0 && whole) {
+                    /* whole periods of the piece */
+                    pc = pass_counts(c, pl, sh);
+                    if (!st->open && !pc->open_out) {
+                        for (unsigned ci = 0; ci < sh->channels; ci++) {
+                            acc[ci] += pc->d[ci] * whole;
+                        }
+                        st->tag_min = MIN(st->tag_min, pc->tag_min);
+                        st->stfifo_min = MIN(st->stfifo_min, pc->fifo_min);
+                        st->tag_last = pc->tag_last;
+                        st->stfifo_last = pc->fifo_last;
+                        st->link_last = pc->link_last;
+                        start += whole * period;
+                        continue;
+                    }
+                }
+                start += ptm_serve_periodic(pcie ? pl->pcie : pl->dma,
+                                            pcie ? pl->npcie : pl->ndma,
+                                            period, start % period,
+                                            stop - start, 0, &ch);
                 ptm_count_chunk(sh, st, &ch, acc);
             }
-            start += n;
             continue;
         }
         pc = pass_counts(c, pl, sh);

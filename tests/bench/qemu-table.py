@@ -1,0 +1,257 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# The cost of the virtual card in a whole QEMU, as one table (a benchmark,
+# not a test: it prints figures and asserts nothing).
+#
+# For each card and traffic: QEMU under -accel qtest steps the virtual
+# clock VSEC seconds at once (no access to the card meanwhile), then takes
+# one SNAPSHOT and reads every counter; the figure is the QEMU process's
+# CPU time (all its threads, from /proc) over that, per virtual second,
+# the median of RUNS runs. Then the host time of the first access after 10 s
+# and after 3600 s of unread virtual time (the QEMU process's CPU time
+# around that one read). Then the guest's time from QEMU's start to
+# GUEST-START under TCG with the demo initramfs, median of BOOTS runs.
+#
+# usage: qemu-table.py [--vsec 60] [--runs 3] [--boots 5] [--no-boot]
+import argparse
+import os
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+QEMU = os.path.join(REPO, 'build', 'qemu-system-x86_64')
+BAR = 0xE0000000
+DEV = 4                                 # the card's PCI slot
+
+FIRST = ('pattern,rq-frame-bytes=256,rc-frame-bytes=64,up-frame-bytes=128,'
+         'up-gap=1,down-frame-bytes=512,brake=0x15,brake-duty=25,tags-free=20,'
+         'stfifo-free=300,up-mvb-items=2')
+ODD = FIRST.replace('rq-frame-bytes=256', 'rq-frame-bytes=300') + \
+    ',rc-gap=2,down-stall=2'
+BIG = 'pcie-endpoints=2,dma-ports=2,pcie-rq-mfb-regions=4'
+
+
+def write_trace(path, cycles=200000, seed=7):
+    """A dense text trace: frames of 1 to 4 words with gaps and stalls on
+    RQ and UP (with MVB) of endpoint 0, `cycles` cycles per probe."""
+    r = random.Random(seed)
+    with open(path, 'w') as f:
+        for probe, bus in (('pcie0', 'rq'), ('dma0', 'up0')):
+            t = 0
+            while t < cycles:
+                words = r.randint(1, 4)
+                for w in range(words):
+                    line = '%s %s.src=1 %s.dst=%d' % (probe, bus, bus,
+                                                      r.randint(0, 9) != 0)
+                    if w == 0:
+                        line += ' %s.sof=1' % bus
+                        if probe == 'dma0':
+                            line += ' up0.vld=1 up0.msrc=1 up0.mdst=1'
+                    if w == words - 1:
+                        line += ' %s.eof=2 %s.pos1=%d' % (bus, bus,
+                                                          r.randint(0, 7))
+                    f.write(line + '\n')
+                    t += 1
+                gap = r.randint(0, 3)
+                if gap:
+                    f.write('%s cycles=%d\n' % (probe, gap))
+                    t += gap
+
+
+def rows(trace):
+    scenario = os.path.join(REPO, 'examples', 'scenario-burst.ini')
+    return [
+        ('default', 'idle', '', 'idle'),
+        ('default', 'pattern (first)', '', FIRST),
+        ('default', 'pattern (odd periods)', '', ODD),
+        ('default', 'replay, 200 000 cycles, looped', '',
+         'replay,file=%s,end=loop' % trace),
+        ('default', 'ptc', '', 'ptc'),
+        ('default', 'scenario (examples/)', '',
+         'scenario,file=%s,loop=on' % scenario),
+        ('default', 'random', '', 'random'),
+        ('2 x 2, 4 RQ regions', 'pattern (first)', BIG, FIRST),
+        ('2 x 2, 4 RQ regions', 'ptc', BIG, 'ptc'),
+        ('16 x 4, drain-period=16384', 'ptc',
+         'pcie-endpoints=16,dma-ports=4,drain-period=16384', 'ptc'),
+        ('16 x 4 (overloaded)', 'ptc', 'pcie-endpoints=16,dma-ports=4', 'ptc'),
+    ]
+
+
+def cpu_ns(pid):
+    """CPU time of all threads of a process, from their schedstat (ns)."""
+    total = 0
+    for task in os.listdir('/proc/%d/task' % pid):
+        try:
+            with open('/proc/%d/task/%s/schedstat' % (pid, task)) as f:
+                total += int(f.read().split()[0])
+        except OSError:
+            pass
+    return total
+
+
+class Qtest:
+    def __init__(self, props, traffic):
+        dev = 'ndk-pcie-telemetry,addr=%02x.0,traffic=t0' % DEV
+        if props:
+            dev += ',' + props
+        self.p = subprocess.Popen(
+            [QEMU, '-machine', 'q35', '-nodefaults', '-display', 'none',
+             '-accel', 'qtest', '-qtest', 'stdio',
+             '-object', 'telemetry-traffic-%s,id=t0' % traffic,
+             '-device', dev],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, text=True, bufsize=1)
+        self.ask('clock_step 1000')
+        # BAR0 at BAR, memory decoding on
+        self.cfg_write(0x10, BAR)
+        self.cfg_write(0x04, 0x0002)
+
+    def ask(self, line):
+        self.p.stdin.write(line + '\n')
+        while True:
+            reply = self.p.stdout.readline()
+            if not reply:
+                raise RuntimeError('QEMU ended: %s' % line)
+            if reply.startswith('OK') or reply.startswith('FAIL'):
+                return reply.split()
+
+    def cfg_write(self, reg, val):
+        self.ask('outl 0xcf8 0x%x' % (0x80000000 | DEV << 11 | reg))
+        self.ask('outl 0xcfc 0x%x' % val)
+
+    def readl(self, off):
+        return int(self.ask('readl 0x%x' % (BAR + off))[1], 16)
+
+    def readq(self, off):
+        return int(self.ask('readq 0x%x' % (BAR + off))[1], 16)
+
+    def writel(self, off, val):
+        self.ask('writel 0x%x 0x%x' % (BAR + off, val))
+
+    def readout(self):
+        """SNAPSHOT, wait for BUSY to clear, read every counter."""
+        self.writel(0x28, 0)
+        self.writel(0x20, 1)
+        self.ask('clock_step 100000')
+        while self.readl(0x24) & 1:
+            self.ask('clock_step 100000')
+        entries = self.readl(0x0C) & 0xFFFF
+        for e in range(entries):
+            self.readq(0x8000 + 8 * e)
+
+    def close(self):
+        self.p.kill()
+        self.p.wait()
+
+
+def per_vsec(props, traffic, vsec):
+    q = Qtest(props, traffic)
+    try:
+        before = cpu_ns(q.p.pid)
+        q.ask('clock_step %d' % int(vsec * 1e9))
+        q.readout()
+        return (cpu_ns(q.p.pid) - before) / 1e9 / vsec
+    finally:
+        q.close()
+
+
+def first_access(traffic, unread_s):
+    q = Qtest('', traffic)
+    try:
+        q.readout()
+        q.ask('clock_step %d' % int(unread_s * 1e9))
+        before = cpu_ns(q.p.pid)
+        q.readl(0x24)
+        return (cpu_ns(q.p.pid) - before) / 1e9
+    finally:
+        q.close()
+
+
+def boot_time(initrd, args):
+    cmd = [os.path.join(REPO, 'scripts', 'guest-run.sh'), initrd] + args
+    env = dict(os.environ, GUEST_TIMEOUT='300')
+    start = time.monotonic()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         stdin=subprocess.DEVNULL, text=True, env=env,
+                         start_new_session=True)
+    seen = None
+    for line in p.stdout:
+        if line.startswith('GUEST-START'):
+            seen = time.monotonic() - start
+            break
+    os.killpg(p.pid, signal.SIGKILL)
+    p.wait()
+    return seen
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--vsec', type=float, default=60)
+    ap.add_argument('--runs', type=int, default=3)
+    ap.add_argument('--boots', type=int, default=5)
+    ap.add_argument('--no-boot', action='store_true')
+    a = ap.parse_args()
+
+    tmp = tempfile.mkdtemp(prefix='qemu-table-')
+    trace = os.path.join(tmp, 'dense.trace')
+    write_trace(trace)
+    print('QEMU CPU seconds per virtual second (-accel qtest, %g virtual s '
+          'stepped at once, then SNAPSHOT and every counter read; median of '
+          '%d runs)\n' % (a.vsec, a.runs))
+    print('| card | traffic | CPU s per virtual s |')
+    print('| --- | --- | ---: |')
+    for card, name, props, traffic in rows(trace):
+        runs = [per_vsec(props, traffic, a.vsec) for _ in range(a.runs)]
+        print('| %s | %s | %.4f |' % (card, name, statistics.median(runs)))
+        sys.stdout.flush()
+    for unread in (10, 3600):
+        runs = [first_access(FIRST, unread) for _ in range(a.runs)]
+        print('| default | pattern (first): first access after %d s unread '
+              '| %.2f ms host CPU |' % (unread, 1e3 * statistics.median(runs)))
+    os.unlink(trace)
+    os.rmdir(tmp)
+    if a.no_boot:
+        return
+    initrd = os.path.join(REPO, 'build', 'demo-initramfs.gz')
+    if not os.path.exists(initrd):
+        files = subprocess.run([os.path.join(REPO, 'scripts',
+                                             'guest-tool-files.sh'),
+                                os.path.join(REPO, 'build')], check=True,
+                               capture_output=True, text=True).stdout.split()
+        subprocess.run([os.path.join(REPO, 'scripts', 'guest-initramfs.sh'),
+                        initrd, os.path.join(REPO, 'guest', 'demo-report.sh')]
+                       + files, check=True, stdout=subprocess.DEVNULL)
+    print('\nGuest under TCG, QEMU start to GUEST-START (median of %d boots)\n'
+          % a.boots)
+    print('| card | traffic | seconds |')
+    print('| --- | --- | ---: |')
+    for card, name, props, traffic in [
+            ('default', 'none', '', None),
+            ('default', 'ptc', '', 'ptc'),
+            ('2 x 2, 4 RQ regions', 'pattern (first)', BIG, FIRST),
+            ('16 x 4', 'ptc', 'pcie-endpoints=16,dma-ports=4', 'ptc')]:
+        args = []
+        dev = 'ndk-pcie-telemetry'
+        if traffic:
+            args += ['-object', 'telemetry-traffic-%s,id=t0' % traffic]
+            dev += ',traffic=t0'
+        if props:
+            dev += ',' + props
+        args += ['-device', dev]
+        times = [boot_time(initrd, args) for _ in range(a.boots)]
+        done = [t for t in times if t is not None]
+        med = '%.2f' % statistics.median(done) if done else 'no boot'
+        print('| %s | %s | %s (%d of %d booted) |' % (card, name, med,
+                                                    len(done), a.boots))
+        sys.stdout.flush()
+
+
+if __name__ == '__main__':
+    main()
