@@ -19,7 +19,7 @@ initrd=$1
 shift
 kernel=$("$REPO/scripts/guest-kernel.sh")
 append="console=ttyS0 quiet panic=-1 mitigations=off"
-qemu=("$REPO/build/qemu-system-x86_64"
+qemu=("${QEMU:-$REPO/build/qemu-system-x86_64}" ${FIRMWARE_DIR:+-L "$FIRMWARE_DIR"}
       -machine q35 -accel tcg -cpu max -smp 1 -m 256M -nodefaults
       -display none -no-reboot -kernel "$kernel" -initrd "$initrd")
 if [ $shell = 1 ]; then

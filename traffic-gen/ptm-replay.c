@@ -2260,8 +2260,7 @@ static uint64_t replay_fill(const PtmGen *gen, const void *params,
 
 /*
  * Counts from prefix sums: O(log n + BLOCK_RUNS) per span, and a looped
- * trace whose every turn starts with all frames closed costs nothing per
- * turn.
+ * trace costs nothing per turn.
  */
 static bool replay_count(const PtmGen *gen, const void *params,
                          const PtmProbeShape *sh, uint64_t start, uint64_t end,
@@ -2308,30 +2307,46 @@ static bool replay_count(const PtmGen *gen, const void *params,
             ptm_count_chunk(sh, st, &ch, acc);
             return true;
         }
-        if (k == 0 && mode == END_LOOP && len >= n && st->open == 0) {
-            Blocks *b = blocks_get(pr, sh);
+        if (k == 0 && mode == END_LOOP && len >= n) {
+            /*
+             * Whole turns. A turn maps each bus's frame-open bit by a
+             * constant, the identity or a negation, so from the second
+             * turn on the turns repeat with period 1 or 2.
+             */
+            uint64_t turns = len / n, rem, d1[256], d2[256];
+            unsigned nch = sh->channels;
+            uint32_t s0 = st->open, s1, s2;
 
-            if (b->open[b->nblocks] == 0) {
-                /* whole turns that start and end with every frame closed */
-                uint64_t turns = len / n;
-                const uint64_t *all = &b->cum[(size_t)b->nblocks * b->nch];
-
-                for (unsigned c = 0; c < b->nch; c++) {
-                    acc[c] += all[c] * turns;
+            memset(d1, 0, nch * sizeof(d1[0]));
+            count_trace(pr, sh, 0, n, st, d1);
+            s1 = st->open;
+            rem = turns - 1;
+            if (s1 == s0 || !rem) {
+                for (unsigned c = 0; c < nch; c++) {
+                    acc[c] += d1[c] * turns;
                 }
-                for (uint32_t j = 0; j < b->nblocks; j++) {
-                    st->tag_min = MIN(st->tag_min, b->tag_min[j]);
-                    st->stfifo_min = MIN(st->stfifo_min, b->fifo_min[j]);
+            } else {
+                for (unsigned c = 0; c < nch; c++) {
+                    acc[c] += d1[c];
                 }
-                /* the last values are those of the trace's last cycle */
-                unpack_segment(run_sample(pr, pr->nruns - 1), pr->buses,
-                               pr->regions, &seg);
-                st->tag_last = seg.tag_free & 0x7FF;
-                st->stfifo_last = seg.stfifo_free;
-                st->link_last = seg.link_up ? 1 : 0;
-                start += turns * n;
-                continue;
+                memset(d1, 0, nch * sizeof(d1[0]));
+                count_trace(pr, sh, 0, n, st, d1);
+                s2 = st->open;
+                if (s2 == s1) {
+                    for (unsigned c = 0; c < nch; c++) {
+                        acc[c] += d1[c] * rem;
+                    }
+                } else {
+                    memset(d2, 0, nch * sizeof(d2[0]));
+                    count_trace(pr, sh, 0, n, st, d2);  /* back to s1 */
+                    for (unsigned c = 0; c < nch; c++) {
+                        acc[c] += d1[c] * ((rem + 1) / 2) + d2[c] * (rem / 2);
+                    }
+                    st->open = (rem & 1) ? s2 : s1;
+                }
             }
+            start += turns * n;
+            continue;
         }
         len = MIN(len, n - k);
         count_trace(pr, sh, k, k + len, st, acc);

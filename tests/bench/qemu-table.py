@@ -25,7 +25,10 @@ import tempfile
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-QEMU = os.path.join(REPO, 'build', 'qemu-system-x86_64')
+QEMU = os.environ.get('QEMU', os.path.join(REPO, 'build', 'qemu-system-x86_64'))
+# a copy of the binary (QEMU=...) finds no firmware by itself: FIRMWARE_DIR
+FIRMWARE = ['-L', os.environ['FIRMWARE_DIR']] if 'FIRMWARE_DIR' in os.environ \
+    else []
 BAR = 0xE0000000
 DEV = 4                                 # the card's PCI slot
 
@@ -102,7 +105,7 @@ class Qtest:
         if props:
             dev += ',' + props
         self.p = subprocess.Popen(
-            [QEMU, '-machine', 'q35', '-nodefaults', '-display', 'none',
+            [QEMU] + FIRMWARE + ['-machine', 'q35', '-nodefaults', '-display', 'none',
              '-accel', 'qtest', '-qtest', 'stdio',
              '-object', 'telemetry-traffic-%s,id=t0' % traffic,
              '-device', dev],
@@ -176,7 +179,7 @@ def first_access(traffic, unread_s):
 
 def boot_time(initrd, args):
     cmd = [os.path.join(REPO, 'scripts', 'guest-run.sh'), initrd] + args
-    env = dict(os.environ, GUEST_TIMEOUT='300')
+    env = dict(os.environ, GUEST_TIMEOUT="300")
     start = time.monotonic()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                          stdin=subprocess.DEVNULL, text=True, env=env,
