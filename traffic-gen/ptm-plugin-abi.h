@@ -31,8 +31,10 @@
  *
  * The structures of ptm-signals.h are part of this ABI: build a plugin
  * against the ptm-signals.h and ptm-plugin-abi.h of the QEMU that loads it.
- * PTM_PLUGIN_ABI_VERSION changes whenever any of them changes, and a plugin
- * built for another version is refused.
+ * PTM_PLUGIN_ABI_VERSION changes whenever any of them changes. Version 2
+ * added count() and reset() at the end of the table and kept the rest, so a
+ * plugin built for version 1 still loads (without them); other versions
+ * are refused.
  *
  * A plugin needs no library: it may use GLib, but nothing of QEMU. The
  * sample in traffic-gen/plugins/ptm-sample-plugin.c shows a complete one;
@@ -41,11 +43,14 @@
 #ifndef PTM_PLUGIN_ABI_H
 #define PTM_PLUGIN_ABI_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "ptm-signals.h"
 
-#define PTM_PLUGIN_ABI_VERSION 1
+#define PTM_PLUGIN_ABI_VERSION 2
+/* The oldest version this build still loads. */
+#define PTM_PLUGIN_ABI_OLDEST 1
 
 /* The name of the exported entry function. */
 #define PTM_PLUGIN_ENTRY "ptm_plugin_entry"
@@ -76,6 +81,28 @@ typedef struct PtmPluginApi {
                      PtmSettings *set);
     /* Frees an instance create() made. */
     void (*destroy)(void *inst);
+
+    /* ---- from version 2 on ---- */
+
+    /*
+     * Optional (NULL: the card counts what fill() describes). As
+     * PtmSourceOps.count: add to acc and *st what counting fill()'s chunks
+     * for the cycles [start, end) from state *st would, in time that does
+     * not grow with the span, or return false and change nothing. Asked
+     * for an empty span (st and acc NULL) it says whether it counts at
+     * all; an instance that counts must then answer every span. With it
+     * the card needs no periodic work while the guest leaves it alone.
+     */
+    bool (*count)(void *inst, const PtmProbeShape *probe, uint64_t start,
+                  uint64_t end, PtmCountState *st, uint64_t *acc);
+    /*
+     * Optional (NULL: never). Whether the probe is held in reset over the
+     * cycles [start, start + n), 1 <= n <= max: sets *held and returns n.
+     * The model takes it as a pure function like fill(); this build does
+     * not yet hold probes in reset (docs/plugins.md).
+     */
+    uint64_t (*reset)(void *inst, const PtmProbeInfo *probe, uint64_t start,
+                      uint64_t max, bool *held);
 } PtmPluginApi;
 
 typedef const PtmPluginApi *(*PtmPluginEntry)(void);

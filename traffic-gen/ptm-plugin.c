@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "ptm-plugin.h"
+#include "ptm-core.h"
 #include "ptm-plugin-abi.h"
 
 typedef unsigned __int128 u128;
@@ -24,6 +25,9 @@ typedef struct Plugin {
     const PtmPluginApi *api;
     void *inst;
     bool warned;                /* about a chunk that broke the rules */
+    /* the table's count(), NULL for a version 1 table */
+    bool (*count)(void *inst, const PtmProbeShape *probe, uint64_t start,
+                  uint64_t end, PtmCountState *st, uint64_t *acc);
 } Plugin;
 
 typedef struct PluginCache {
@@ -92,10 +96,12 @@ static Plugin *plugin_load(const char *path, const char *args,
         g_module_close(mod);
         return NULL;
     }
-    if (api->abi_version != PTM_PLUGIN_ABI_VERSION) {
+    if (api->abi_version < PTM_PLUGIN_ABI_OLDEST ||
+        api->abi_version > PTM_PLUGIN_ABI_VERSION) {
         *err = g_strdup_printf("plugin %s: ABI version %u, this build takes "
-                               "version %u: rebuild the plugin against its "
-                               "ptm-plugin-abi.h", path, api->abi_version,
+                               "versions %u to %u: rebuild the plugin "
+                               "against its ptm-plugin-abi.h", path,
+                               api->abi_version, PTM_PLUGIN_ABI_OLDEST,
                                PTM_PLUGIN_ABI_VERSION);
         g_module_close(mod);
         return NULL;
@@ -120,6 +126,8 @@ static Plugin *plugin_load(const char *path, const char *args,
     pl->module = mod;
     pl->api = api;
     pl->inst = inst;
+    /* a version 1 table ends before count(): never read past it */
+    pl->count = api->abi_version >= 2 ? api->count : NULL;
     return pl;
 }
 
@@ -249,6 +257,34 @@ static uint64_t plugin_fill(const PtmGen *gen, const void *params,
     return idle_fill(&gen->geo, max, out);
 }
 
+static bool plugin_count(const PtmGen *gen, const void *params,
+                         const PtmProbeShape *probe, uint64_t start,
+                         uint64_t end, PtmCountState *st, uint64_t *acc)
+{
+    Plugin *pl = plugin_for(gen, params);
+
+    if (!pl->inst || !pl->count) {
+        return false;
+    }
+    if (start == end) {
+        return pl->count(pl->inst, probe, start, end, NULL, NULL);
+    }
+    if (!pl->count(pl->inst, probe, start, end, st, acc)) {
+        /* it said it counts: a span it declines is counted from fill() */
+        PtmChunk *ch = ptm_chunk_new();
+
+        while (start < end) {
+            ch->seg = ch->scratch;
+            ch->id = 0;
+            start += plugin_fill(gen, params, &probe->info, start,
+                                 end - start, ch);
+            ptm_count_chunk(probe, st, ch, acc);
+        }
+        ptm_chunk_free(ch);
+    }
+    return true;
+}
+
 static void plugin_settings(const PtmGen *gen, const void *params,
                             unsigned e, uint64_t cycle, PtmSettings *set)
 {
@@ -294,6 +330,7 @@ const PtmGenModel ptm_model_plugin = {
     .defaults = plugin_defaults,
     .check = plugin_check,
     .fill = plugin_fill,
+    .count = plugin_count,
     .settings = plugin_settings,
     .cache_free = cache_free,
 };

@@ -201,8 +201,8 @@ static void test_refusals(void)
     expect_refusal(text, "", text, "not a shared object");
     expect_refusal(env_path("PTM_NO_ENTRY_PLUGIN"), "",
                    "no symbol ptm_plugin_entry", "not a telemetry traffic");
-    expect_refusal(env_path("PTM_BAD_ABI_PLUGIN"), "", "ABI version 1001",
-                   "takes version 1");
+    expect_refusal(env_path("PTM_BAD_ABI_PLUGIN"), "", "ABI version 1002",
+                   "takes versions 1 to 2");
     /* create() refuses: the plugin's own message, with its name */
     expect_refusal(sample(), "bytes=1000", "(sample)", "bytes=1000");
     expect_refusal(sample(), "burst=3,foo=1", "unknown argument 'foo=1'",
@@ -377,6 +377,38 @@ static void test_same_counts(void)
     g_assert_cmpint(memcmp(a, c, sizeof(a)), !=, 0);
 }
 
+/* A plugin built for ABI version 1 loads and counts as the sample does. */
+static void test_abi_v1(void)
+{
+    PtmConfig cfg;
+    PtmGeometry geo;
+    const char *v1 = env_path("PTM_V1_PLUGIN");
+    const char *v2 = env_path("PTM_SAMPLE_PLUGIN");
+    PtmPluginParams par;
+    PtmGen *g[2];
+    PtmCore *core[2];
+    char *err = NULL;
+
+    default_geometry(&cfg, &geo);
+    for (unsigned i = 0; i < 2; i++) {
+        memset(&par, 0, sizeof(par));
+        g_strlcpy(par.path, i ? v2 : v1, sizeof(par.path));
+        g_strlcpy(par.args, "burst=3,idle=5,bytes=40", sizeof(par.args));
+        g[i] = ptm_gen_new(&ptm_model_plugin, &par, &geo, &err);
+        g_assert_null(err);
+        core[i] = run_core(&cfg, g[i], 35000);
+    }
+    for (unsigned e = 0; e < ptm_core_layout(core[0])->entries; e++) {
+        g_assert_cmpuint(ptm_core_counter(core[0], false, e), ==,
+                         ptm_core_counter(core[1], false, e));
+    }
+    g_assert_cmpuint(ptm_core_counter(core[0], false, 0), >, 0);
+    for (unsigned i = 0; i < 2; i++) {
+        ptm_core_free(core[i]);
+        ptm_gen_free(g[i]);
+    }
+}
+
 int main(int argc, char **argv)
 {
     int ret;
@@ -393,6 +425,7 @@ int main(int argc, char **argv)
     g_test_add_func("/plugin/in-scenario", test_in_scenario);
     g_test_add_func("/plugin/fast-path", test_fast_path);
     g_test_add_func("/plugin/same-counts", test_same_counts);
+    g_test_add_func("/plugin/abi-v1", test_abi_v1);
     ret = g_test_run();
     ptm_test_remove_dir(tmpdir);
     return ret;

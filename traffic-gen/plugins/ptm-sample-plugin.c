@@ -232,7 +232,12 @@ static void sq_destroy(void *inst)
 }
 
 static const PtmPluginApi sample_api = {
+#ifdef PTM_SAMPLE_ABI_V1
+    /* built as a plugin of version 1 would be: the same table, no count */
+    .abi_version = 1,
+#else
     .abi_version = PTM_PLUGIN_ABI_VERSION,
+#endif
     .name = "sample",
     .create = sq_create,
     .fill = sq_fill,
