@@ -1,0 +1,20 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Guest side of tests/e2e/guest-big-cards.py: the big cards, read with
+# pcie-telemetry at their default drain periods where the accumulator
+# keeps up. Each run between markers, as guest/e2e-tool.sh prints them:
+#   00:03.0  2 endpoints, 2 DMA ports, 4 RQ regions, pattern traffic
+#   00:04.0  16 endpoints, 4 DMA ports, ptc traffic, DRAIN_PERIOD 16384
+T=pcie-telemetry
+step() {    # name, command...
+    name=$1
+    shift
+    echo "=== STEP $name"
+    "$@" 2>&1
+    echo "=== RC $name $?"
+}
+step list $T --list
+step two-by-two $T -d 00:03.0 -t 0.5 -j
+step sixteen-by-four $T -d 00:04.0 -t 0.5 -j
+exit 0
