@@ -283,21 +283,22 @@ static void check_counters(const char *what, const uint64_t *got,
 /* Clock arithmetic                                                     */
 
 /* Cycle of a clock of hz running at virtual time t (its last edge) */
+/* (in 128 bits: an hour of a 400 MHz clock overflows 64 bits in ns) */
 static uint64_t cycle_at(int64_t t, uint64_t hz)
 {
-    return (uint64_t)t * hz / NS_PER_S;
+    return (unsigned __int128)t * hz / NS_PER_S;
 }
 
 /* First cycle at or after virtual time t: a probe's cycle 0 after reset */
 static uint64_t first_cycle(int64_t t, uint64_t hz)
 {
-    return DIV_ROUND_UP((uint64_t)t * hz, NS_PER_S);
+    return ((unsigned __int128)t * hz + NS_PER_S - 1) / NS_PER_S;
 }
 
 /* Virtual time of cycle c, rounded up to a whole ns */
 static int64_t cycle_ns(uint64_t c, uint64_t hz)
 {
-    return DIV_ROUND_UP(c * NS_PER_S, hz);
+    return ((unsigned __int128)c * NS_PER_S + hz - 1) / hz;
 }
 
 /* Absolute cycle of the drain that ends window k of a probe */
@@ -1022,6 +1023,71 @@ static void test_pattern_counts(void)
     check_counters("pattern, live", got, exp, DEF_ENTRIES);
     g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
     ndk_close(&n);
+}
+
+/*
+ * sim_count over a long span: the pattern repeats every lcm of its buses'
+ * periods (4 on the PCIe side, 7 on the DMA side) from absolute cycle 0,
+ * and every frame is closed where a period starts, so whole periods are
+ * counted once and multiplied; the pieces at either end cycle by cycle.
+ */
+static void sim_count_long(const SimProbe *p, uint64_t period, uint64_t a,
+                           uint64_t b, uint64_t *acc)
+{
+    uint64_t head = MIN(b, (a + period - 1) / period * period);
+    uint64_t whole = (b - head) / period;
+    uint64_t one[31] = { 0 };
+
+    sim_count(p, a, head, acc);
+    sim_count(p, head, head + period, one);
+    for (unsigned c = 0; c < G_N_ELEMENTS(one); c++) {
+        acc[c] += one[c] * whole;
+    }
+    sim_count(p, head + whole * period, b, acc);
+}
+
+/*
+ * The card left unread for an hour (and for ten seconds) of virtual time:
+ * the first reading after it equals the pattern's closed form.
+ */
+static void test_pattern_hour_unread(void)
+{
+    static const int64_t unread[] = { 10000000000LL, 3600000000000LL };
+    uint64_t got[DEF_ENTRIES], exp[DEF_ENTRIES];
+
+    for (size_t i = 0; i < G_N_ELEMENTS(unread); i++) {
+        /* half a PCIe window after a drain */
+        int64_t t;
+        uint64_t op, od, wp, wd;
+        SimProbe pp, dp;
+        Ndk n;
+
+        ndk_open(&n, "q35", PATTERN_ARGS
+                 "-device ndk-pcie-telemetry,addr=04.0,traffic=tp0");
+        t = n.t0 + unread[i] / 10240 * 10240 + 5120;
+        op = first_cycle(n.t0, PCIE_HZ);
+        od = first_cycle(n.t0, DMA_HZ);
+        wp = windows_by(t, op, PCIE_HZ, DP);
+        wd = windows_by(t, od, DMA_HZ, DP);
+        memset(exp, 0, sizeof(exp));
+        pattern_probes(&pp, &dp);
+        sim_count_long(&pp, 4, op, op + wp * DP - 1, exp);
+        sim_count_long(&dp, 7, od, od + wd * DP - 1, exp + 31);
+        g_assert_cmpuint(exp[0], >, unread[i] / 3);
+
+        step_to(&n, t);
+        wr(&n, REG_READ_SEL, 1);
+        read_counters(&n, DEF_ENTRIES, got);
+        check_counters("pattern, live, after a long unread stretch", got,
+                       exp, DEF_ENTRIES);
+        g_assert_cmphex(rd(&n, REG_PCIE_TAGS(0)), ==, 100 | 100 << 16);
+        g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
+        snapshot(&n, DEF_ENTRIES);
+        wr(&n, REG_READ_SEL, 0);
+        read_counters(&n, DEF_ENTRIES, got);
+        g_assert_cmpuint(got[0], >=, exp[0]);
+        ndk_close(&n);
+    }
 }
 
 /*
@@ -3822,6 +3888,8 @@ int main(int argc, char **argv)
                     test_snapshot_behind_delta);
     g_test_add_func("/ndk-pcie-telemetry/traffic/pattern-counts",
                    test_pattern_counts);
+    g_test_add_func("/ndk-pcie-telemetry/traffic/pattern-hour-unread",
+                    test_pattern_hour_unread);
     g_test_add_func("/ndk-pcie-telemetry/traffic/pattern-counts-hotplug",
                     test_pattern_counts_hotplug);
     g_test_add_func("/ndk-pcie-telemetry/pcie-status/follows-config",
