@@ -5,21 +5,25 @@
  * EOF per region at most, a stalled word is held, MVB items count only with
  * their handshake).
  *
- * Time is cut into blocks of DRAIN_PERIOD cycles counted from cycle 0. In
- * each block every bus draws a fresh random schedule for a period of P
- * cycles (P a power of two, at least 64 and two of the longest frames) from the
- * seed, the probe, the bus and the block number, and plays it DRAIN_PERIOD
- * / P times. Frames never cross a period's end. So the traffic changes from
- * block to block while one block costs a few dozen segments, and the same
- * seed always gives the same signals.
+ * Time is cut into blocks of RANDOM_BLOCK_WINDOWS x DRAIN_PERIOD cycles
+ * counted from cycle 0. In each block every bus draws a fresh random
+ * schedule for a period of P cycles (P a power of two, at least 64 and two
+ * of the longest frames, at most DRAIN_PERIOD) from the seed, the probe,
+ * the bus and the block number, and plays it through the block. Frames
+ * never cross a period's end. So the traffic changes from block to block
+ * while one block costs a few dozen segments and is counted in closed
+ * form, and the same seed always gives the same signals.
  */
 #include <glib.h>
 #include <string.h>
 
+#include "ptm-core.h"
 #include "ptm-random.h"
 #include "ptm-pattern.h"
 
 #define RUNS_MAX 512
+/* Drain windows of one random decision (a block, 1 M PCIe cycles by default) */
+#define RANDOM_BLOCK_WINDOWS 256
 
 void ptm_random_params_default(PtmRandomParams *p)
 {
@@ -281,14 +285,10 @@ static void make_plan(const PtmGen *gen, const PtmRandomParams *p,
     bp->period = period;
 }
 
-static uint64_t random_fill(const PtmGen *gen, const void *params,
-                            const PtmProbeInfo *probe, uint64_t start,
-                            uint64_t max, PtmChunk *out)
+/* The plan of a probe's block, made when first asked for. */
+static const BlockPlan *plan_at(PtmGen *g, const PtmRandomParams *p,
+                                const PtmProbeInfo *probe, uint64_t block)
 {
-    PtmGen *g = (PtmGen *)gen;      /* the cache is derived data only */
-    const PtmRandomParams *p = params;
-    uint64_t dp = gen->geo.drain_period;
-    uint64_t block = start / dp, in_block = start % dp;
     RandomCache *c;
     BlockPlan *bp;
 
@@ -299,11 +299,56 @@ static uint64_t random_fill(const PtmGen *gen, const void *params,
     bp = &c->plan[probe->endpoint * 2 + probe->domain];
     if (!bp->valid || bp->block != block ||
         memcmp(&bp->params, p, sizeof(*p))) {
-        make_plan(gen, p, probe, block, c, bp);
+        make_plan(g, p, probe, block, c, bp);
     }
-    max = MIN(max, dp - in_block);
+    return bp;
+}
+
+static uint64_t random_fill(const PtmGen *gen, const void *params,
+                            const PtmProbeInfo *probe, uint64_t start,
+                            uint64_t max, PtmChunk *out)
+{
+    PtmGen *g = (PtmGen *)gen;      /* the cache is derived data only */
+    const PtmRandomParams *p = params;
+    uint64_t blen = (uint64_t)gen->geo.drain_period * RANDOM_BLOCK_WINDOWS;
+    uint64_t in_block = start % blen;
+    const BlockPlan *bp = plan_at(g, p, probe, start / blen);
+
+    max = MIN(max, blen - in_block);
     return ptm_serve_periodic(bp->chunk.seg, bp->chunk.nseg, bp->period,
                               in_block % bp->period, max, 0, out);
+}
+
+/* A block's period as one chunk played as often as it fits: O(segments). */
+static bool random_count(const PtmGen *gen, const void *params,
+                         const PtmProbeShape *sh, uint64_t start, uint64_t end,
+                         PtmCountState *st, uint64_t *acc)
+{
+    PtmGen *g = (PtmGen *)gen;
+    const PtmRandomParams *p = params;
+    uint64_t blen = (uint64_t)gen->geo.drain_period * RANDOM_BLOCK_WINDOWS;
+    PtmSegment cut;
+    PtmChunk ch = { .scratch = &cut };
+
+    while (start < end) {
+        const BlockPlan *bp = plan_at(g, p, &sh->info, start / blen);
+        uint64_t stop = MIN(end, start - start % blen + blen);
+        uint64_t whole;
+
+        if (start % bp->period == 0 &&
+            (whole = (stop - start) / bp->period) > 0) {
+            ch.seg = bp->chunk.seg;
+            ch.nseg = bp->chunk.nseg;
+            ch.repeat = whole;
+            ptm_count_chunk(sh, st, &ch, acc);
+            start += whole * bp->period;
+            continue;
+        }
+        start += ptm_serve_periodic(bp->chunk.seg, bp->chunk.nseg, bp->period,
+                                    start % bp->period, stop - start, 0, &ch);
+        ptm_count_chunk(sh, st, &ch, acc);
+    }
+    return true;
 }
 
 static void random_cache_free(void *cache)
@@ -329,9 +374,9 @@ static const PtmParamDesc random_params[] = {
     { "seed", PTM_PARAM_U32, OFF(seed), 0, UINT32_MAX, "random seed" },
     { "link-up", PTM_PARAM_BOOL, OFF(link_up), 0, 1, "PCIe link up" },
     { "tags-free", PTM_PARAM_I32, OFF(tags_free), -1, 2047,
-      "free PCIe tags (-1: random per drain period)" },
+      "free PCIe tags (-1: random per decision block)" },
     { "stfifo-free", PTM_PARAM_I32, OFF(stfifo_free), -1, 65535,
-      "free storage FIFO words (-1: random per drain period)" },
+      "free storage FIFO words (-1: random per decision block)" },
     { "brake-percent", PTM_PARAM_U32, OFF(brake_percent), 0, 100,
       "each BRAKE bit is active for up to this share of the cycles" },
     { "up-read-percent", PTM_PARAM_U32, OFF(up_read_percent), 0, 100,
@@ -361,5 +406,6 @@ const PtmGenModel ptm_model_random = {
     .defaults = random_defaults,
     .check = random_check,
     .fill = random_fill,
+    .count = random_count,
     .cache_free = random_cache_free,
 };

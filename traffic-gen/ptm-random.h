@@ -15,8 +15,8 @@ typedef struct PtmRandomBus {
 typedef struct PtmRandomParams {
     uint32_t seed;
     bool link_up;
-    int32_t tags_free;              /* -1: random per drain period */
-    int32_t stfifo_free;            /* -1: random per drain period */
+    int32_t tags_free;              /* -1: random per decision block */
+    int32_t stfifo_free;            /* -1: random per decision block */
     uint32_t brake_percent;
     uint32_t up_read_percent;
     PtmRandomBus bus[PTM_BUS_KINDS];

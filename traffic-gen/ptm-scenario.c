@@ -532,6 +532,36 @@ static uint64_t scenario_fill(const PtmGen *gen, const void *params,
     return ptm_gen_source_ops.fill(ph->gen, probe, start - from, max, out);
 }
 
+/*
+ * Phase by phase with the phase's model, when every phase's model counts
+ * (else the scenario declines, at once).
+ */
+static bool scenario_count(const PtmGen *gen, const void *params,
+                           const PtmProbeShape *sh, uint64_t start,
+                           uint64_t end, PtmCountState *st, uint64_t *acc)
+{
+    const PtmScenarioParams *p = params;
+    const Scenario *sc = scenario_for(gen, params);
+
+    for (unsigned i = 0; i < sc->nphases; i++) {
+        if (!ptm_gen_source_ops.count(sc->phase[i].gen, sh, 0, 0, NULL,
+                                      NULL)) {
+            return false;
+        }
+    }
+    while (start < end) {
+        uint64_t from, to;
+        const Phase *ph = phase_at(sc, p->loop, start, sh->info.hz, &from,
+                                   &to);
+        uint64_t stop = MIN(end, to);
+
+        ptm_gen_source_ops.count(ph->gen, sh, start - from, stop - from, st,
+                                 acc);
+        start = stop;
+    }
+    return true;
+}
+
 static void scenario_settings(const PtmGen *gen, const void *params,
                               unsigned e, uint64_t cycle, PtmSettings *set)
 {
@@ -579,6 +609,7 @@ const PtmGenModel ptm_model_scenario = {
     .defaults = scenario_defaults,
     .check = scenario_check,
     .fill = scenario_fill,
+    .count = scenario_count,
     .settings = scenario_settings,
     .cache_free = cache_free,
 };

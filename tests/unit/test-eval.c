@@ -17,6 +17,7 @@
 #include "ptm-gen.h"
 #include "ptm-pattern.h"
 #include "ptm-replay.h"
+#include "ptm-scenario.h"
 #include "test-support.h"
 
 typedef struct Twin {
@@ -463,6 +464,38 @@ static void test_replay(void)
     }
 }
 
+/* The example scenario, looped: phases of idle, pattern and random. */
+static void test_scenario(void)
+{
+    const char *root = g_getenv("PTM_SOURCE_ROOT");
+    const PtmGenModel *m = ptm_gen_model_find("scenario");
+    GRand *r = g_rand_new_with_seed(5);
+    PtmScenarioParams par;
+    PtmGeometry geo;
+    PtmConfig cfg;
+    PtmCore *core;
+    char *file, *err = NULL;
+    Twin tw;
+
+    g_assert_nonnull(root);
+    file = g_build_filename(root, "examples", "scenario-burst.ini", NULL);
+    ptm_config_default(&cfg);
+    core = ptm_core_new(&cfg);
+    ptm_core_geometry(core, &geo);
+    ptm_core_free(core);
+    m->defaults(&par);
+    g_strlcpy(par.file, file, sizeof(par.file));
+    par.loop = true;
+    twin_init(&tw, &cfg, ptm_gen_new(m, &par, &geo, &err));
+    if (err) {
+        g_error("%s", err);
+    }
+    twin_run(&tw, r, 200, 10);
+    twin_free(&tw);
+    g_rand_free(r);
+    g_free(file);
+}
+
 /* Long unread stretches (the reference pays for every window of them). */
 static void test_long_unread(void)
 {
@@ -495,5 +528,6 @@ int main(int argc, char **argv)
     g_test_add_func("/eval/settings-change", test_settings_change);
     g_test_add_func("/eval/long-unread", test_long_unread);
     g_test_add_func("/eval/replay", test_replay);
+    g_test_add_func("/eval/scenario", test_scenario);
     return g_test_run();
 }
