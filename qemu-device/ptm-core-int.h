@@ -115,6 +115,7 @@ struct PtmCore {
     bool marked;            /* mark_at holds a probe-by-probe mark */
     bool steady;            /* the timing repeats from mark_at on */
     uint64_t mark_at;
+    uint64_t mark_hold;     /* no mark before this MI cycle */
     uint64_t mark_acc_free;
     unsigned mark_rr;
     uint64_t mark_lost, mark_applied;

@@ -692,6 +692,8 @@ static void shift_periods(PtmCore *core, uint64_t k)
 
 /* Periods of L after which the round robin must have settled. */
 #define PTM_MAX_PERIODS 16
+/* Periods without looking for a repeat after one that lost deltas. */
+#define PTM_LOSSY_PERIODS 64
 /* MI cycles simulated between two settlings of a long catch-up. */
 #define PTM_SETTLE_STRIDE 65536
 
@@ -713,10 +715,10 @@ void ptm_eval_advance(PtmCore *core, uint64_t m)
             shift_periods(core, (m - core->mi_done) / (core->mult * L));
             continue;
         }
-        if (L && !core->marked) {
+        if (L && !core->marked && core->mi_done >= core->mark_hold) {
             mark_take(core);
         }
-        if (L && !core->steady) {
+        if (L && !core->steady && core->marked) {
             /* the next end of a whole period from the mark */
             unsigned j = (core->mi_done - core->mark_at) / L + 1;
             uint64_t grid = core->mark_at + j * L;
@@ -734,8 +736,12 @@ void ptm_eval_advance(PtmCore *core, uint64_t m)
                                                core->mark_applied;
                     core->steady = true;
                     mark_take(core);
+                } else if (core->n_lost != core->mark_lost) {
+                    /* losing deltas: no repeat to find for a while */
+                    core->marked = false;
+                    core->mark_hold = core->mi_done +
+                                      PTM_LOSSY_PERIODS * L;
                 } else if (j >= PTM_MAX_PERIODS ||
-                           core->n_lost != core->mark_lost ||
                            core->busy_end > core->mark_at + 1) {
                     mark_take(core);
                 }
@@ -755,6 +761,7 @@ void ptm_eval_restart(PtmCore *core)
 {
     core->marked = false;
     core->steady = false;
+    core->mark_hold = 0;
 }
 
 void ptm_eval_refresh_all(PtmCore *core)

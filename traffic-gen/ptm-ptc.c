@@ -248,6 +248,16 @@ typedef struct PassCounts {
 } PassCounts;
 
 #define SUMS 16                     /* schedules summed at once by a count */
+#define PIECES 512                  /* pieces of blocks whose counts are kept */
+
+/* The counts of cycles [from, from + n) of a block of one schedule. */
+typedef struct Piece {
+    uint64_t build;                 /* the plan's build, 0: empty */
+    uint64_t from, n;
+    uint32_t open_in;
+    bool pcie;
+    PassCounts c;
+} Piece;
 
 typedef struct PtcCache {
     Decision decision[8];
@@ -256,6 +266,7 @@ typedef struct PtcCache {
     uint16_t index[64];                         /* plan slot + 1 by hash */
     PassCounts *pass[2];                        /* by domain, PLANS each */
     PassCounts *sum;                            /* SUMS, of one count */
+    Piece *piece;                               /* PIECES, by hash */
     Plan plan[PLANS];
     uint64_t built[PLANS];
     uint64_t hash[PLANS];                   /* of the plan's key */
@@ -833,6 +844,80 @@ static const PassCounts *pass_counts(PtcCache *c, const Plan *pl,
     return pc;
 }
 
+/* Cycles [from, from + n) of a block of plan pl, counted from state *st. */
+static void count_piece_direct(PtcCache *c, const Plan *pl,
+                               const PtmProbeShape *sh, uint64_t from,
+                               uint64_t n, PtmCountState *st, uint64_t *acc)
+{
+    bool pcie = sh->info.domain == PTM_DOMAIN_PCIE;
+    uint64_t period = pcie ? PTC_PERIOD : pl->pd;
+    uint64_t stop = from + n;
+    PtmSegment cut;
+    PtmChunk ch = { .scratch = &cut };
+
+    while (from < stop) {
+        uint64_t whole = (stop - from) / period;
+
+        if (from % period == 0 && whole) {
+            ch.seg = pcie ? pl->pcie : pl->dma;
+            ch.nseg = pcie ? pl->npcie : pl->ndma;
+            ch.repeat = whole;
+            ptm_count_chunk(sh, st, &ch, acc);
+            from += whole * period;
+            continue;
+        }
+        from += ptm_serve_periodic(pcie ? pl->pcie : pl->dma,
+                                   pcie ? pl->npcie : pl->ndma, period,
+                                   from % period, stop - from, 0, &ch);
+        ptm_count_chunk(sh, st, &ch, acc);
+    }
+}
+
+static void count_piece(PtcCache *c, const Plan *pl, const PtmProbeShape *sh,
+                        uint64_t from, uint64_t n, PtmCountState *st,
+                        uint64_t *acc)
+{
+    bool pcie = sh->info.domain == PTM_DOMAIN_PCIE;
+    Piece *p;
+    PtmCountState one = { .open = st->open };
+
+    if (sh->channels > 256) {
+        count_piece_direct(c, pl, sh, from, n, st, acc);
+        return;
+    }
+    if (!c->piece) {
+        c->piece = g_new0(Piece, PIECES);
+    }
+    p = &c->piece[ptm_hash(pl->build, from, n, st->open * 2 + pcie) %
+                  PIECES];
+    if (p->build != pl->build || p->from != from || p->n != n ||
+        p->open_in != st->open || p->pcie != pcie) {
+        memset(p->c.d, 0, sh->channels * sizeof(p->c.d[0]));
+        ptm_count_state_window_start(&one);
+        count_piece_direct(c, pl, sh, from, n, &one, p->c.d);
+        p->build = pl->build;
+        p->from = from;
+        p->n = n;
+        p->open_in = st->open;
+        p->pcie = pcie;
+        p->c.open_out = one.open;
+        p->c.tag_min = one.tag_min;
+        p->c.fifo_min = one.stfifo_min;
+        p->c.tag_last = one.tag_last;
+        p->c.fifo_last = one.stfifo_last;
+        p->c.link_last = one.link_last;
+    }
+    for (unsigned ci = 0; ci < sh->channels; ci++) {
+        acc[ci] += p->c.d[ci];
+    }
+    st->open = p->c.open_out;
+    st->tag_min = MIN(st->tag_min, p->c.tag_min);
+    st->stfifo_min = MIN(st->stfifo_min, p->c.fifo_min);
+    st->tag_last = p->c.tag_last;
+    st->stfifo_last = p->c.fifo_last;
+    st->link_last = p->c.link_last;
+}
+
 /*
  * Whole blocks by the counts of their schedule's period, summed per
  * schedule (a few distinct ones serve many blocks); pieces of blocks and
@@ -892,33 +977,14 @@ static bool ptc_count(const PtmGen *gen, const void *params,
         pl = plan_for(gen, p, probe, block);
         c = gen->cache;
         if (in_block || end - start < blen) {
-            uint64_t stop = start + MIN(end - start, blen - in_block);
+            uint64_t n = MIN(end - start, blen - in_block);
 
-            while (start < stop) {
-                uint64_t whole = (stop - start) / period;
-
-                if (start % period == 0 && whole) {
-                    /* whole periods of the piece */
-                    pc = pass_counts(c, pl, sh);
-                    if (!st->open && !pc->open_out) {
-                        for (unsigned ci = 0; ci < sh->channels; ci++) {
-                            acc[ci] += pc->d[ci] * whole;
-                        }
-                        st->tag_min = MIN(st->tag_min, pc->tag_min);
-                        st->stfifo_min = MIN(st->stfifo_min, pc->fifo_min);
-                        st->tag_last = pc->tag_last;
-                        st->stfifo_last = pc->fifo_last;
-                        st->link_last = pc->link_last;
-                        start += whole * period;
-                        continue;
-                    }
-                }
-                start += ptm_serve_periodic(pcie ? pl->pcie : pl->dma,
-                                            pcie ? pl->npcie : pl->ndma,
-                                            period, start % period,
-                                            stop - start, 0, &ch);
-                ptm_count_chunk(sh, st, &ch, acc);
-            }
+            /*
+             * Drain windows cut blocks at the same places again and again:
+             * the counts of such a piece are kept
+             */
+            count_piece(c, pl, sh, in_block, n, st, acc);
+            start += n;
             continue;
         }
         pc = pass_counts(c, pl, sh);
@@ -972,6 +1038,7 @@ static void ptc_cache_free(void *cache)
     g_free(c->pass[0]);
     g_free(c->pass[1]);
     g_free(c->sum);
+    g_free(c->piece);
     for (unsigned i = 0; i < PLANS; i++) {
         g_free(c->plan[i].pcie);
         g_free(c->plan[i].dma);
