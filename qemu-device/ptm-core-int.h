@@ -128,9 +128,24 @@ uint64_t ptm_cycles_at_ns(uint64_t ns, uint64_t hz);
 uint64_t ptm_first_cycle_at_ns(uint64_t ns, uint64_t hz);
 void ptm_live_regs_reset(PtmCore *core);
 
-/* ptm-eval.c */
+/* ptm-probe.c */
 uint64_t ptm_mi_floor(const PtmCore *core, const PtmProbe *p, uint64_t c);
 uint64_t ptm_mi_ceil(const PtmCore *core, const PtmProbe *p, uint64_t c);
+uint64_t ptm_window_start(const PtmCore *core, const PtmProbe *p, uint64_t w);
+uint64_t ptm_probe_next_event(const PtmCore *core, const PtmProbe *p);
+/* Count the absolute cycles [start, end) of a probe into core->wacc. */
+void ptm_probe_count_span(PtmCore *core, PtmProbe *p, uint64_t start,
+                          uint64_t end);
+void ptm_pcie_regs_update(PtmCore *core, PtmProbe *p, uint64_t tick);
+void ptm_probe_drain(PtmCore *core, PtmProbe *p);
+
+/* ptm-fifo.c */
+void ptm_probe_refresh(PtmCore *core, PtmProbe *p);
+void ptm_find_next_drain(PtmCore *core);
+/* Run the events of MI cycles up to m. */
+void ptm_run_to(PtmCore *core, uint64_t m);
+
+/* ptm-eval.c */
 void ptm_eval_init(PtmCore *core);
 void ptm_eval_free(PtmCore *core);
 /* after a reset, a load or a command: the timing may change */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The evaluation engine of the PCIE_TELEMETRY_MI model: drain windows,
- * delta FIFOs and the accumulator on the MI clock.
+ * The evaluation engine of the PCIE_TELEMETRY_MI model: when and how the
+ * probes (ptm-probe.c), FIFOs and accumulator (ptm-fifo.c) are evaluated.
  *
  * The timing of the block (when a probe drains, when each delta enters its
  * FIFO, when the accumulator takes it or finds the FIFO full) does not
@@ -26,400 +26,6 @@
 #include <string.h>
 
 #include "ptm-core-int.h"
-
-/* MI cycle in which probe cycle c happens (its edge at or before c). */
-uint64_t ptm_mi_floor(const PtmCore *core, const PtmProbe *p, uint64_t c)
-{
-    if (p->mi_ratio) {
-        /* the usual case: a whole ratio, mostly a power of two */
-        return p->mi_shift >= 0 ? c >> p->mi_shift : c / p->mi_ratio;
-    }
-    return (uint64_t)((u128)c * core->cfg.mi_clk_hz / p->sh.info.hz);
-}
-
-uint64_t ptm_mi_ceil(const PtmCore *core, const PtmProbe *p, uint64_t c)
-{
-    uint64_t hz = p->sh.info.hz;
-
-    if (p->mi_ratio) {
-        c += p->mi_ratio - 1;
-        return p->mi_shift >= 0 ? c >> p->mi_shift : c / p->mi_ratio;
-    }
-    return (uint64_t)(((u128)c * core->cfg.mi_clk_hz + hz - 1) / hz);
-}
-
-/* ------------------------------------------------------------------ */
-/* Probes                                                               */
-
-/* MI cycle of the probe's next drain. */
-static uint64_t probe_next_event(const PtmCore *core, const PtmProbe *p)
-{
-    uint64_t tick = p->origin + (p->window + 1) * core->cfg.drain_period - 1;
-
-    return ptm_mi_floor(core, p, tick);
-}
-
-/* The chunk an absent source describes: idle buses, link up, all free. */
-static uint64_t idle_fill(const PtmCore *core, uint64_t max, PtmChunk *ch)
-{
-    PtmSegment *s;
-
-    ch->id = 0;
-    ch->seg = ch->scratch;
-    s = &ch->seg[0];
-
-    memset(s, 0, sizeof(*s));
-    s->cycles = max;
-    s->link_up = 1;
-    s->tag_free = MIN(core->cfg.tag_capacity, 0x7FF);
-    s->stfifo_free = core->cfg.stfifo_capacity;
-    ch->nseg = 1;
-    ch->repeat = 1;
-    return max;
-}
-
-/* Cycles a chunk covers, or 0 if it is malformed. */
-static uint64_t chunk_cycles(const PtmChunk *ch)
-{
-    uint64_t sum = 0;
-
-    if (ch->nseg < 1 || ch->nseg > PTM_CHUNK_SEGMENTS || ch->repeat < 1) {
-        return 0;
-    }
-    for (unsigned i = 0; i < ch->nseg; i++) {
-        if (ch->seg[i].cycles == 0) {
-            return 0;
-        }
-        sum += ch->seg[i].cycles;
-    }
-    return sum * ch->repeat;
-}
-
-void ptm_core_set_memo(PtmCore *core, bool on)
-{
-    core->memo_off = !on;
-}
-
-/*
- * Count a chunk the source marked with an id from the counts of one pass
- * kept from before; false if that does not apply (the pass would not end
- * in the state it started from, so passes differ).
- */
-static bool count_memo(PtmCore *core, PtmProbe *p, const PtmChunk *ch)
-{
-    PtmCountState *st = &p->cs;
-    /* a set of four slots chosen by the id, the least recent replaced */
-    unsigned set = (unsigned)((ch->id ^ (ch->id >> 29) ^ st->open) %
-                              (PTM_MEMO_SLOTS / 4)) * 4;
-    PtmMemo *m = NULL;
-
-    for (unsigned k = set; k < set + 4; k++) {
-        if (p->memo[k].valid && p->memo[k].id == ch->id &&
-            p->memo[k].open_in == st->open) {
-            m = &p->memo[k];
-            break;
-        }
-    }
-    if (!m) {
-        PtmCountState one = *st;
-
-        m = &p->memo[set];
-        for (unsigned k = set + 1; k < set + 4; k++) {
-            if (p->memo[k].used < m->used) {
-                m = &p->memo[k];
-            }
-        }
-        one.tag_min = one.stfifo_min = 0xFFFF;
-        memset(m->d, 0, p->sh.channels * sizeof(m->d[0]));
-        ptm_count_pass(&p->sh, &one, ch, m->d);
-        m->valid = true;
-        m->id = ch->id;
-        m->open_in = st->open;
-        m->open_out = one.open;
-        m->tag_min = one.tag_min;
-        m->stfifo_min = one.stfifo_min;
-        m->tag_last = one.tag_last;
-        m->stfifo_last = one.stfifo_last;
-        m->link_last = one.link_last;
-    }
-    m->used = ++p->memo_clock;
-    if (m->open_out != m->open_in && ch->repeat > 1) {
-        return false;
-    }
-    for (unsigned c = 0; c < p->sh.channels; c++) {
-        core->wacc[c] += m->d[c] * ch->repeat;
-    }
-    st->open = m->open_out;
-    st->tag_min = MIN(st->tag_min, m->tag_min);
-    st->stfifo_min = MIN(st->stfifo_min, m->stfifo_min);
-    st->tag_last = m->tag_last;
-    st->stfifo_last = m->stfifo_last;
-    st->link_last = m->link_last;
-    return true;
-}
-
-/* Count the absolute cycles [start, end) of a probe into core->wacc. */
-static void probe_count_span(PtmCore *core, PtmProbe *p, uint64_t start,
-                             uint64_t end)
-{
-    /* what the function negotiated; a source may model traffic by it */
-    p->sh.info.settings = core->settings[p->sh.info.endpoint];
-    if (!core->reference && core->ops && core->ops->count && start < end &&
-        core->ops->count(core->opaque, &p->sh, start, end, &p->cs,
-                         core->wacc)) {
-        return;
-    }
-    while (start < end) {
-        uint64_t max = end - start, n = 0;
-
-        if (core->ops) {
-            core->chunk->seg = core->chunk->scratch;
-            core->chunk->nseg = 0;
-            core->chunk->repeat = 1;
-            core->chunk->id = 0;
-            core->ops->fill(core->opaque, &p->sh.info, start, max,
-                            core->chunk);
-            n = chunk_cycles(core->chunk);
-        }
-        if (n == 0 || n > max) {
-            /* no source, or one that broke its contract: idle */
-            n = idle_fill(core, max, core->chunk);
-        }
-        if (!(core->chunk->id && !core->memo_off &&
-              count_memo(core, p, core->chunk))) {
-            ptm_count_chunk(&p->sh, &p->cs, core->chunk, core->wacc);
-        }
-        start += n;
-    }
-}
-
-/* First cycle of window w of a probe (window 0 is one cycle short). */
-static uint64_t window_start(const PtmCore *core, const PtmProbe *p,
-                             uint64_t w)
-{
-    return p->origin + (w ? w * core->cfg.drain_period - 1 : 0);
-}
-
-/* The live registers of an endpoint after the drain at PCIe cycle tick. */
-static void pcie_regs_update(PtmCore *core, PtmProbe *p, uint64_t tick)
-{
-    unsigned e = p->sh.info.endpoint;
-    PtmSettings set = core->settings[e];
-    const PtmSettings *s = &set;
-    uint32_t low_tag = MIN(core->pcie_tags[e] >> 16, p->cs.tag_min);
-    uint32_t low_fifo = MIN(core->pcie_stfifo[e] >> 16, p->cs.stfifo_min);
-
-    if (core->ops && core->ops->settings) {
-        core->ops->settings(core->opaque, e, tick, &set);
-    }
-    core->pcie_status[e] = (s->mps & 7) | (s->mrrs & 7) << 3 |
-                           s->ext_tag << 6 | s->tag_10bit << 7 |
-                           s->rcb_128 << 8 | p->cs.link_last << 9;
-    core->pcie_tags[e] = p->cs.tag_last | low_tag << 16;
-    core->pcie_stfifo[e] = p->cs.stfifo_last | low_fifo << 16;
-}
-
-static void probe_drain(PtmCore *core, PtmProbe *p)
-{
-    uint64_t w = p->window;
-    uint64_t tick = window_start(core, p, w + 1);
-
-    if (core->reference) {
-        memset(core->wacc, 0, p->sh.channels * sizeof(core->wacc[0]));
-        ptm_count_state_window_start(&p->cs);
-        probe_count_span(core, p, window_start(core, p, w), tick);
-        for (unsigned c = 0; c < p->sh.channels; c++) {
-            p->pend[c] = (uint32_t)core->wacc[c];
-        }
-        if (p->sh.info.domain == PTM_DOMAIN_PCIE) {
-            pcie_regs_update(core, p, tick);
-        }
-    }
-    p->pend_n = p->sh.channels;
-    p->pend_next = 0;
-    /* group and FIFO input registers: 2 cycles, then a delta per cycle */
-    p->pend_cycle0 = tick + 2;
-    p->window++;
-}
-
-/*
- * FIFO writes are not events of their own. In one MI cycle the pop goes
- * before the writes, and only pops of the same FIFO decide whether a write
- * finds room; so a probe's writes of MI cycles before `before` are
- * committed lazily, before each pop from its FIFO and before its next
- * drain, which keeps exactly that order at a fraction of the cost.
- */
-static void probe_commit(PtmCore *core, PtmProbe *p, uint64_t before)
-{
-    while (p->pend_next < p->pend_n) {
-        uint64_t c = p->pend_cycle0 + p->pend_next;
-
-        if (ptm_mi_floor(core, p, c) >= before) {
-            return;
-        }
-        if (p->count == p->fifo_depth) {
-            /*
-             * Full, and no pop of this FIFO comes before `before`: every
-             * write until then is lost. Count them at once.
-             */
-            uint64_t k = 1;
-
-            if (p->mi_ratio && before != UINT64_MAX) {
-                uint64_t lim = before * p->mi_ratio;  /* first cycle of it */
-
-                k = MIN(lim, p->pend_cycle0 + p->pend_n) - c;
-            } else if (before == UINT64_MAX) {
-                k = p->pend_n - p->pend_next;
-            }
-            core->lost = true;
-            core->n_lost += k;
-            if (!core->reference && p->window > p->counted) {
-                PtmLoss l = {
-                    .pos = (p->window - 1) * p->sh.channels + p->pend_next,
-                    .n = k,
-                };
-                PtmLoss *last = p->loss->len ? &g_array_index(p->loss,
-                                PtmLoss, p->loss->len - 1) : NULL;
-
-                if (last && last->pos + last->n == l.pos) {
-                    last->n += l.n;
-                } else {
-                    g_array_append_val(p->loss, l);
-                }
-            }
-            p->pend_next += k;
-            continue;
-        } else {
-            p->fifo[(p->head + p->count) & (p->fifo_depth - 1)] = (PtmDelta) {
-                .vis = ptm_mi_ceil(core, p, c) + PTM_FIFO_SYNC_MI,
-                .window = p->window - 1,
-                .value = p->pend[p->pend_next],
-                .channel = p->pend_next,
-            };
-            p->count++;
-        }
-        p->pend_next++;
-    }
-}
-
-/* First MI cycle at which the probe's FIFO could offer a delta. */
-static uint64_t probe_offer(const PtmCore *core, const PtmProbe *p)
-{
-    if (p->count) {
-        return p->fifo[p->head].vis;
-    }
-    if (p->pend_next < p->pend_n) {
-        return ptm_mi_ceil(core, p, p->pend_cycle0 + p->pend_next) +
-               PTM_FIFO_SYNC_MI;
-    }
-    return UINT64_MAX;
-}
-
-/* Keep the packed copies of a probe's next drain and offer up to date. */
-static void probe_refresh(PtmCore *core, PtmProbe *p)
-{
-    unsigned i = p - core->probe;
-
-    core->drain_at[i] = p->next_ev;
-    core->offer[i] = probe_offer(core, p);
-}
-
-static void find_next_drain(PtmCore *core)
-{
-    unsigned best = 0;
-
-    for (unsigned i = 1; i < core->nprobes; i++) {
-        if (core->drain_at[i] < core->drain_at[best]) {
-            best = i;
-        }
-    }
-    core->next_drain = best;
-}
-
-static void probe_drain_event(PtmCore *core, PtmProbe *p)
-{
-    probe_commit(core, p, UINT64_MAX);
-    probe_drain(core, p);
-    p->next_ev = probe_next_event(core, p);
-    probe_refresh(core, p);
-    find_next_drain(core);
-}
-
-/* ------------------------------------------------------------------ */
-/* Accumulator                                                          */
-
-/* MI cycle of the accumulator's next delta, UINT64_MAX if none waits. */
-static uint64_t acc_next(const PtmCore *core)
-{
-    uint64_t t = MAX(core->acc_free, core->busy_end);
-    uint64_t best = UINT64_MAX;
-
-    /* in round-robin order: under load the next stream usually has one */
-    for (unsigned i = 1; i <= core->nprobes; i++) {
-        unsigned s = core->rr + i;
-        uint64_t v = core->offer[s >= core->nprobes ? s - core->nprobes : s];
-
-        if (v <= t) {
-            return t;
-        }
-        best = MIN(best, v);
-    }
-    return best;
-}
-
-static void acc_step(PtmCore *core, uint64_t t)
-{
-    for (unsigned i = 1; i <= core->nprobes; i++) {
-        unsigned s = core->rr + i >= core->nprobes
-                     ? core->rr + i - core->nprobes : core->rr + i;
-        PtmProbe *p = &core->probe[s];
-
-        probe_commit(core, p, t);
-        core->offer[s] = probe_offer(core, p);
-        if (p->count && p->fifo[p->head].vis <= t) {
-            PtmDelta *d = &p->fifo[p->head];
-            uint64_t *cnt = &core->live[p->base + d->channel];
-
-            /* the fast evaluation adds values of windows not yet counted
-             * when it counts them */
-            if (core->reference || d->window < p->counted) {
-                *cnt = (*cnt + d->value) & core->cnt_mask;
-            }
-            p->head = (p->head + 1) & (p->fifo_depth - 1);
-            p->count--;
-            core->acc_free = t + PTM_ACC_MI_PER_DELTA;
-            core->rr = s;
-            core->n_applied++;
-            core->offer[s] = probe_offer(core, p);
-            return;
-        }
-    }
-}
-
-/* Run the events of MI cycles up to m. */
-static void run_to(PtmCore *core, uint64_t m)
-{
-    for (;;) {
-        PtmProbe *bp = &core->probe[core->next_drain];
-        uint64_t tp = core->drain_at[core->next_drain];
-        uint64_t ta = acc_next(core);
-
-        /* at equal MI cycles the accumulator goes first */
-        if (ta <= tp && ta <= m) {
-            acc_step(core, ta);
-        } else if (tp <= m) {
-            probe_drain_event(core, bp);
-        } else {
-            break;
-        }
-    }
-    /* the writes up to now, so that STATUS shows their losses */
-    for (unsigned i = 0; i < core->nprobes; i++) {
-        probe_commit(core, &core->probe[i], m + 1);
-        core->offer[i] = probe_offer(core, &core->probe[i]);
-    }
-    core->mi_done = m;
-}
 
 /* ------------------------------------------------------------------ */
 /* Settling values                                                      */
@@ -502,8 +108,8 @@ static void probe_settle(PtmCore *core, PtmProbe *p)
     }
     if (bulk_end > w) {
         memset(core->wacc, 0, n * sizeof(core->wacc[0]));
-        probe_count_span(core, p, window_start(core, p, w),
-                         window_start(core, p, bulk_end));
+        ptm_probe_count_span(core, p, ptm_window_start(core, p, w),
+                         ptm_window_start(core, p, bulk_end));
         for (unsigned c = 0; c < n; c++) {
             uint64_t *cnt = &core->live[p->base + c];
 
@@ -515,8 +121,8 @@ static void probe_settle(PtmCore *core, PtmProbe *p)
         uint64_t end = (w + 1) * n;
 
         memset(core->wacc, 0, n * sizeof(core->wacc[0]));
-        probe_count_span(core, p, window_start(core, p, w),
-                         window_start(core, p, w + 1));
+        ptm_probe_count_span(core, p, ptm_window_start(core, p, w),
+                         ptm_window_start(core, p, w + 1));
         if (frontier > w * n) {
             settle_taken(core, p, w * n, MIN(frontier, end), core->wacc);
         }
@@ -541,7 +147,7 @@ static void probe_settle(PtmCore *core, PtmProbe *p)
     g_array_set_size(p->loss, 0);
     p->counted = p->window;
     if (p->sh.info.domain == PTM_DOMAIN_PCIE) {
-        pcie_regs_update(core, p, window_start(core, p, p->window));
+        ptm_pcie_regs_update(core, p, ptm_window_start(core, p, p->window));
     }
 }
 
@@ -703,7 +309,7 @@ void ptm_eval_advance(PtmCore *core, uint64_t m)
         return;
     }
     if (core->reference) {
-        run_to(core, m);
+        ptm_run_to(core, m);
         return;
     }
     while (core->mi_done < m) {
@@ -728,7 +334,7 @@ void ptm_eval_advance(PtmCore *core, uint64_t m)
                  * Does the state repeat after j periods? The round robin
                  * may make the true period a few times L.
                  */
-                run_to(core, grid);
+                ptm_run_to(core, grid);
                 settle_all(core);
                 if (mark_repeats(core, j)) {
                     core->mult = j;
@@ -751,7 +357,7 @@ void ptm_eval_advance(PtmCore *core, uint64_t m)
         if (m - core->mi_done > PTM_SETTLE_STRIDE) {
             to = core->mi_done + PTM_SETTLE_STRIDE;
         }
-        run_to(core, to);
+        ptm_run_to(core, to);
         settle_all(core);
     }
     settle_all(core);       /* after a jump that ended at m */
@@ -767,9 +373,9 @@ void ptm_eval_restart(PtmCore *core)
 void ptm_eval_refresh_all(PtmCore *core)
 {
     for (unsigned i = 0; i < core->nprobes; i++) {
-        probe_refresh(core, &core->probe[i]);
+        ptm_probe_refresh(core, &core->probe[i]);
     }
-    find_next_drain(core);
+    ptm_find_next_drain(core);
 }
 
 void ptm_eval_probe_reset(PtmCore *core, PtmProbe *p)
@@ -784,7 +390,7 @@ void ptm_eval_probe_reset(PtmCore *core, PtmProbe *p)
     p->head = p->count = 0;
     p->counted = 0;
     g_array_set_size(p->loss, 0);
-    p->next_ev = probe_next_event(core, p);
+    p->next_ev = ptm_probe_next_event(core, p);
 }
 
 void ptm_eval_init(PtmCore *core)

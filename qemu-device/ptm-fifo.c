@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The delta FIFOs and the accumulator of the PCIE_TELEMETRY_MI model: a
+ * probe's deltas written into its FIFO one per cycle after a drain (lost
+ * when it is full), made visible to the MI side, and taken by the single
+ * adder round robin, 3 MI cycles each, stopped while a command runs. The
+ * event loop of the MI clock (ptm_run_to) drives drains and the adder.
+ */
+#include <string.h>
+
+#include "ptm-core-int.h"
+
+/*
+ * FIFO writes are not events of their own. In one MI cycle the pop goes
+ * before the writes, and only pops of the same FIFO decide whether a write
+ * finds room; so a probe's writes of MI cycles before `before` are
+ * committed lazily, before each pop from its FIFO and before its next
+ * drain, which keeps exactly that order at a fraction of the cost.
+ */
+static void probe_commit(PtmCore *core, PtmProbe *p, uint64_t before)
+{
+    while (p->pend_next < p->pend_n) {
+        uint64_t c = p->pend_cycle0 + p->pend_next;
+
+        if (ptm_mi_floor(core, p, c) >= before) {
+            return;
+        }
+        if (p->count == p->fifo_depth) {
+            /*
+             * Full, and no pop of this FIFO comes before `before`: every
+             * write until then is lost. Count them at once.
+             */
+            uint64_t k = 1;
+
+            if (p->mi_ratio && before != UINT64_MAX) {
+                uint64_t lim = before * p->mi_ratio;  /* first cycle of it */
+
+                k = MIN(lim, p->pend_cycle0 + p->pend_n) - c;
+            } else if (before == UINT64_MAX) {
+                k = p->pend_n - p->pend_next;
+            }
+            core->lost = true;
+            core->n_lost += k;
+            if (!core->reference && p->window > p->counted) {
+                PtmLoss l = {
+                    .pos = (p->window - 1) * p->sh.channels + p->pend_next,
+                    .n = k,
+                };
+                PtmLoss *last = p->loss->len ? &g_array_index(p->loss,
+                                PtmLoss, p->loss->len - 1) : NULL;
+
+                if (last && last->pos + last->n == l.pos) {
+                    last->n += l.n;
+                } else {
+                    g_array_append_val(p->loss, l);
+                }
+            }
+            p->pend_next += k;
+            continue;
+        } else {
+            p->fifo[(p->head + p->count) & (p->fifo_depth - 1)] = (PtmDelta) {
+                .vis = ptm_mi_ceil(core, p, c) + PTM_FIFO_SYNC_MI,
+                .window = p->window - 1,
+                .value = p->pend[p->pend_next],
+                .channel = p->pend_next,
+            };
+            p->count++;
+        }
+        p->pend_next++;
+    }
+}
+
+/* First MI cycle at which the probe's FIFO could offer a delta. */
+static uint64_t probe_offer(const PtmCore *core, const PtmProbe *p)
+{
+    if (p->count) {
+        return p->fifo[p->head].vis;
+    }
+    if (p->pend_next < p->pend_n) {
+        return ptm_mi_ceil(core, p, p->pend_cycle0 + p->pend_next) +
+               PTM_FIFO_SYNC_MI;
+    }
+    return UINT64_MAX;
+}
+
+/* Keep the packed copies of a probe's next drain and offer up to date. */
+void ptm_probe_refresh(PtmCore *core, PtmProbe *p)
+{
+    unsigned i = p - core->probe;
+
+    core->drain_at[i] = p->next_ev;
+    core->offer[i] = probe_offer(core, p);
+}
+
+void ptm_find_next_drain(PtmCore *core)
+{
+    unsigned best = 0;
+
+    for (unsigned i = 1; i < core->nprobes; i++) {
+        if (core->drain_at[i] < core->drain_at[best]) {
+            best = i;
+        }
+    }
+    core->next_drain = best;
+}
+
+static void probe_drain_event(PtmCore *core, PtmProbe *p)
+{
+    probe_commit(core, p, UINT64_MAX);
+    ptm_probe_drain(core, p);
+    p->next_ev = ptm_probe_next_event(core, p);
+    ptm_probe_refresh(core, p);
+    ptm_find_next_drain(core);
+}
+
+/* ------------------------------------------------------------------ */
+/* Accumulator                                                          */
+
+/* MI cycle of the accumulator's next delta, UINT64_MAX if none waits. */
+static uint64_t acc_next(const PtmCore *core)
+{
+    uint64_t t = MAX(core->acc_free, core->busy_end);
+    uint64_t best = UINT64_MAX;
+
+    /* in round-robin order: under load the next stream usually has one */
+    for (unsigned i = 1; i <= core->nprobes; i++) {
+        unsigned s = core->rr + i;
+        uint64_t v = core->offer[s >= core->nprobes ? s - core->nprobes : s];
+
+        if (v <= t) {
+            return t;
+        }
+        best = MIN(best, v);
+    }
+    return best;
+}
+
+static void acc_step(PtmCore *core, uint64_t t)
+{
+    for (unsigned i = 1; i <= core->nprobes; i++) {
+        unsigned s = core->rr + i >= core->nprobes
+                     ? core->rr + i - core->nprobes : core->rr + i;
+        PtmProbe *p = &core->probe[s];
+
+        probe_commit(core, p, t);
+        core->offer[s] = probe_offer(core, p);
+        if (p->count && p->fifo[p->head].vis <= t) {
+            PtmDelta *d = &p->fifo[p->head];
+            uint64_t *cnt = &core->live[p->base + d->channel];
+
+            /* the fast evaluation adds values of windows not yet counted
+             * when it counts them */
+            if (core->reference || d->window < p->counted) {
+                *cnt = (*cnt + d->value) & core->cnt_mask;
+            }
+            p->head = (p->head + 1) & (p->fifo_depth - 1);
+            p->count--;
+            core->acc_free = t + PTM_ACC_MI_PER_DELTA;
+            core->rr = s;
+            core->n_applied++;
+            core->offer[s] = probe_offer(core, p);
+            return;
+        }
+    }
+}
+
+/* Run the events of MI cycles up to m. */
+void ptm_run_to(PtmCore *core, uint64_t m)
+{
+    for (;;) {
+        PtmProbe *bp = &core->probe[core->next_drain];
+        uint64_t tp = core->drain_at[core->next_drain];
+        uint64_t ta = acc_next(core);
+
+        /* at equal MI cycles the accumulator goes first */
+        if (ta <= tp && ta <= m) {
+            acc_step(core, ta);
+        } else if (tp <= m) {
+            probe_drain_event(core, bp);
+        } else {
+            break;
+        }
+    }
+    /* the writes up to now, so that STATUS shows their losses */
+    for (unsigned i = 0; i < core->nprobes; i++) {
+        probe_commit(core, &core->probe[i], m + 1);
+        core->offer[i] = probe_offer(core, &core->probe[i]);
+    }
+    core->mi_done = m;
+}
