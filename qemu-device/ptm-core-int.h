@@ -44,6 +44,15 @@ typedef struct PtmLoss {
     uint64_t pos, n;
 } PtmLoss;
 
+/* A change of an endpoint's negotiated settings, from MI cycle mi + 1 on. */
+#define PTM_SETTINGS_QUEUE 64
+
+typedef struct PtmSettingsChange {
+    uint64_t mi;
+    unsigned endpoint;
+    PtmSettings settings;
+} PtmSettingsChange;
+
 /* What a probe's timing looked like at the start of a candidate period. */
 typedef struct PtmProbeMark {
     uint64_t window, next_ev, pend_cycle0;
@@ -91,6 +100,8 @@ struct PtmCore {
     const PtmSourceOps *ops;
     void *opaque;
     PtmSettings settings[PTM_MAX_ENDPOINTS];
+    PtmSettingsChange changes[PTM_SETTINGS_QUEUE];   /* oldest first */
+    unsigned nchanges;
     PtmChunk *chunk;
     uint64_t wacc[256];
 

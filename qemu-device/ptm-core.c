@@ -191,13 +191,30 @@ void ptm_core_set_reference(PtmCore *core, bool on)
     core->reference = on;
 }
 
+/*
+ * Not a catch-up: the change waits in a queue until the evaluation reaches
+ * its moment, so a guest that writes Device Control does not wait for a
+ * model that costs more than real time.
+ */
 void ptm_core_set_settings(PtmCore *core, uint64_t now_ns, unsigned e,
                            const PtmSettings *s)
 {
-    ptm_core_advance(core, now_ns);
-    if (e < PTM_MAX_ENDPOINTS) {
-        core->settings[e] = *s;
+    uint64_t m = ptm_core_mi_cycle(core, now_ns);
+
+    if (e >= PTM_MAX_ENDPOINTS) {
+        return;
     }
+    if (core->nchanges == PTM_SETTINGS_QUEUE) {
+        /* a full queue: bring the model up to now after all */
+        ptm_eval_advance(core, m);
+    }
+    if (m <= core->mi_done) {
+        core->settings[e] = *s;
+        return;
+    }
+    core->changes[core->nchanges++] = (PtmSettingsChange) {
+        .mi = m, .endpoint = e, .settings = *s,
+    };
 }
 
 /* ------------------------------------------------------------------ */
@@ -485,7 +502,7 @@ uint64_t ptm_core_applied_deltas(const PtmCore *core)
 /* Migration                                                            */
 
 #define PTM_SAVE_MAGIC   0x50544D53u    /* "PTMS" */
-#define PTM_SAVE_VERSION 2u
+#define PTM_SAVE_VERSION 3u
 
 static void put(GByteArray *b, const void *p, size_t n)
 {
@@ -552,6 +569,15 @@ void *ptm_core_save(const PtmCore *core, size_t *len)
     }
     put64(b, core->n_lost);
     put64(b, core->n_applied);
+    put64(b, core->nchanges);
+    for (unsigned k = 0; k < core->nchanges; k++) {
+        const PtmSettingsChange *ch = &core->changes[k];
+        const PtmSettings *s = &ch->settings;
+
+        put64(b, ch->mi);
+        put64(b, ch->endpoint | (uint64_t)(s->mps | s->mrrs << 3 |
+                 s->ext_tag << 6 | s->tag_10bit << 7 | s->rcb_128 << 8) << 32);
+    }
     for (unsigned i = 0; i < core->nprobes; i++) {
         const PtmProbe *p = &core->probe[i];
 
@@ -664,6 +690,22 @@ static char *load_into(PtmCore *core, const void *buf, size_t len)
     }
     core->n_lost = get64(&r);
     core->n_applied = get64(&r);
+    core->nchanges = get64(&r);
+    if (core->nchanges > PTM_SETTINGS_QUEUE) {
+        return g_strdup("telemetry state: truncated or corrupt");
+    }
+    for (unsigned k = 0; k < core->nchanges; k++) {
+        uint64_t v, s;
+
+        core->changes[k].mi = get64(&r);
+        v = get64(&r);
+        s = v >> 32;
+        core->changes[k].endpoint = (uint32_t)v % PTM_MAX_ENDPOINTS;
+        core->changes[k].settings = (PtmSettings) {
+            .mps = s & 7, .mrrs = s >> 3 & 7, .ext_tag = s >> 6 & 1,
+            .tag_10bit = s >> 7 & 1, .rcb_128 = s >> 8 & 1,
+        };
+    }
     for (unsigned i = 0; i < core->nprobes && !r.bad; i++) {
         PtmProbe *p = &core->probe[i];
         uint64_t v;

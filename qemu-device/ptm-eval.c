@@ -303,7 +303,23 @@ static void shift_periods(PtmCore *core, uint64_t k)
 /* MI cycles simulated between two settlings of a long catch-up. */
 #define PTM_SETTLE_STRIDE 65536
 
+static void advance_to(PtmCore *core, uint64_t m);
+
+/* Up to MI cycle m, applying the settings changes queued on the way. */
 void ptm_eval_advance(PtmCore *core, uint64_t m)
+{
+    while (core->nchanges && core->changes[0].mi <= m) {
+        PtmSettingsChange ch = core->changes[0];
+
+        advance_to(core, ch.mi);
+        core->settings[ch.endpoint] = ch.settings;
+        memmove(&core->changes[0], &core->changes[1],
+                --core->nchanges * sizeof(core->changes[0]));
+    }
+    advance_to(core, m);
+}
+
+static void advance_to(PtmCore *core, uint64_t m)
 {
     if (m <= core->mi_done) {
         return;
