@@ -42,9 +42,13 @@ OBJECT_DECLARE_SIMPLE_TYPE(NdkPcieTelemetryState, NDK_PCIE_TELEMETRY)
  * While catching up costs more than an access can wait for, the model
  * catches up on its own: every TICK of virtual time for at most SLICE of
  * host time (under the big lock), STEP of virtual time at a time. While it
- * costs nothing (ptm_core_lazy) no timer runs.
+ * costs nothing (ptm_core_lazy) no timer runs. A model that costs more
+ * than real time cannot keep up however often it runs: each slice that
+ * ends behind doubles the interval (up to TICK_MAX), so the guest keeps
+ * its speed and only its reads of the card wait.
  */
 #define NDK_TELEMETRY_TICK_NS   (1 * SCALE_MS)
+#define NDK_TELEMETRY_TICK_MAX_NS (64 * SCALE_MS)
 #define NDK_TELEMETRY_SLICE_NS  (1 * SCALE_MS)
 #define NDK_TELEMETRY_STEP_NS   (10 * SCALE_US)
 
@@ -59,6 +63,7 @@ struct NdkPcieTelemetryState {
     MemoryRegion bar;           /* all of BAR0; reads 0 outside the block */
     MemoryRegion block;         /* the telemetry block at block_offset */
     QEMUTimer *timer;
+    uint64_t tick_ns;           /* virtual time between catch-ups */
     PtmCore *core;
     uint8_t *state;             /* migration buffer of the core */
     uint32_t state_len;
@@ -169,7 +174,7 @@ static void ndk_telemetry_schedule(NdkPcieTelemetryState *s)
     if (ptm_core_lazy(s->core)) {
         timer_del(s->timer);
     } else if (!timer_pending(s->timer)) {
-        timer_mod(s->timer, now_ns() + NDK_TELEMETRY_TICK_NS);
+        timer_mod(s->timer, now_ns() + MAX(s->tick_ns, NDK_TELEMETRY_TICK_NS));
     }
 }
 
@@ -189,6 +194,12 @@ static void ndk_telemetry_tick(void *opaque)
         if (get_clock() >= stop) {
             break;          /* the rest in a later slice */
         }
+    }
+    if (at < t) {
+        s->tick_ns = MIN(2 * MAX(s->tick_ns, NDK_TELEMETRY_TICK_NS),
+                         NDK_TELEMETRY_TICK_MAX_NS);
+    } else {
+        s->tick_ns = MAX(s->tick_ns / 2, NDK_TELEMETRY_TICK_NS);
     }
     ndk_telemetry_schedule(s);
 }

@@ -201,7 +201,19 @@ void ptm_core_set_settings(PtmCore *core, uint64_t now_ns, unsigned e,
 {
     uint64_t m = ptm_core_mi_cycle(core, now_ns);
 
+    const PtmSettings *last;
+
     if (e >= PTM_MAX_ENDPOINTS) {
+        return;
+    }
+    last = &core->settings[e];
+    /* the settings this endpoint will have: unchanged is no change */
+    for (unsigned k = 0; k < core->nchanges; k++) {
+        if (core->changes[k].endpoint == e) {
+            last = &core->changes[k].settings;
+        }
+    }
+    if (!memcmp(last, s, sizeof(*s))) {
         return;
     }
     if (core->nchanges == PTM_SETTINGS_QUEUE) {

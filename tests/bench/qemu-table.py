@@ -194,6 +194,8 @@ def boot_time(initrd, args):
             break
     os.killpg(p.pid, signal.SIGKILL)
     p.wait()
+    # timeout(1) runs QEMU in a process group of its own
+    subprocess.run(['pkill', '-9', '-f', initrd], stdout=subprocess.DEVNULL)
     return seen
 
 
@@ -244,7 +246,7 @@ def boot_table(a):
                         initrd, os.path.join(REPO, 'guest', 'demo-report.sh')]
                        + files, check=True, stdout=subprocess.DEVNULL)
     print('\nGuest under TCG, QEMU start to GUEST-START (median of %d boots)\n'
-          % a.boots)
+          % a.boots, flush=True)
     print('| card | traffic | seconds |')
     print('| --- | --- | ---: |')
     for card, name, props, traffic in [
