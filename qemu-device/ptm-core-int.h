@@ -33,9 +33,8 @@ typedef struct PtmMemo {
     bool valid;
     uint64_t used;                  /* for replacing the least recent */
     uint64_t id;
-    uint32_t open_in, open_out;
-    uint16_t tag_min, stfifo_min, tag_last, stfifo_last;
-    uint8_t link_last;
+    uint32_t open_in;
+    PtmCountState out;      /* counted from a fresh state (window start) */
     uint64_t *d;
 } PtmMemo;
 

@@ -117,6 +117,18 @@ enum {
     PTM_CH_MVB_STALL = 4, PTM_CH_ITEMS = 5, PTM_CH_REGION0 = 6,
 };
 
+/* Greatest common divisor (periods of clocks, buses and windows). */
+static inline uint64_t ptm_gcd64(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t t = a % b;
+
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
 /* Band of a free value v of a resource with capacity c: 0..3 */
 static inline unsigned ptm_band(unsigned v, unsigned c)
 {
@@ -150,6 +162,12 @@ void ptm_count_pass(const PtmProbeShape *sh, PtmCountState *st,
  */
 #define PTM_LANE_SIDE   (1u << 31)
 #define PTM_LANES_ALL   0xFFFFFFFFu
+/*
+ * *st after a span counted with ptm_count_chunk() from st->open and a state
+ * fresh from ptm_count_state_window_start() that ended as *span: the span's
+ * frame-open bits and last values, the lower of the lowest values.
+ */
+void ptm_count_state_append(PtmCountState *st, const PtmCountState *span);
 /* As ptm_count_chunk, but only the channels and state of some lanes. */
 void ptm_count_chunk_lanes(const PtmProbeShape *sh, PtmCountState *st,
                            const PtmChunk *ch, uint64_t *acc, uint32_t lanes);

@@ -38,6 +38,16 @@ void ptm_count_state_window_start(PtmCountState *st)
     st->stfifo_min = 0xFFFF;
 }
 
+void ptm_count_state_append(PtmCountState *st, const PtmCountState *span)
+{
+    st->open = span->open;
+    st->tag_min = MIN(st->tag_min, span->tag_min);
+    st->stfifo_min = MIN(st->stfifo_min, span->stfifo_min);
+    st->tag_last = span->tag_last;
+    st->stfifo_last = span->stfifo_last;
+    st->link_last = span->link_last;
+}
+
 /* Without -mpopcnt the builtin is a library call; this is inline. */
 static inline unsigned popcount16(unsigned v)
 {

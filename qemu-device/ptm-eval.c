@@ -161,17 +161,6 @@ static void settle_all(PtmCore *core)
 /* ------------------------------------------------------------------ */
 /* Periods of the timing                                                */
 
-static uint64_t gcd64(uint64_t a, uint64_t b)
-{
-    while (b) {
-        uint64_t t = a % b;
-
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
 static void mark_take(PtmCore *core)
 {
     for (unsigned i = 0; i < core->nprobes; i++) {
@@ -423,9 +412,9 @@ void ptm_eval_init(PtmCore *core)
         p->mark.fifo = g_new0(PtmDelta, p->fifo_depth);
         if (L) {
             /* MI cycles after which this probe's drains recur */
-            uint64_t lp = dpmi / gcd64(hz, dpmi % hz);
+            uint64_t lp = dpmi / ptm_gcd64(hz, dpmi % hz);
 
-            L = L / gcd64(L, lp) * lp;
+            L = L / ptm_gcd64(L, lp) * lp;
             if (L > (1u << 26)) {
                 L = 0;          /* clocks without a short common period */
             }

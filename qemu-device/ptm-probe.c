@@ -103,40 +103,28 @@ static bool count_memo(PtmCore *core, PtmProbe *p, const PtmChunk *ch)
         }
     }
     if (!m) {
-        PtmCountState one = *st;
-
         m = &p->memo[set];
         for (unsigned k = set + 1; k < set + 4; k++) {
             if (p->memo[k].used < m->used) {
                 m = &p->memo[k];
             }
         }
-        one.tag_min = one.stfifo_min = 0xFFFF;
+        m->out = (PtmCountState) { .open = st->open };
+        ptm_count_state_window_start(&m->out);
         memset(m->d, 0, p->sh.channels * sizeof(m->d[0]));
-        ptm_count_pass(&p->sh, &one, ch, m->d);
+        ptm_count_pass(&p->sh, &m->out, ch, m->d);
         m->valid = true;
         m->id = ch->id;
         m->open_in = st->open;
-        m->open_out = one.open;
-        m->tag_min = one.tag_min;
-        m->stfifo_min = one.stfifo_min;
-        m->tag_last = one.tag_last;
-        m->stfifo_last = one.stfifo_last;
-        m->link_last = one.link_last;
     }
     m->used = ++p->memo_clock;
-    if (m->open_out != m->open_in && ch->repeat > 1) {
+    if (m->out.open != m->open_in && ch->repeat > 1) {
         return false;
     }
     for (unsigned c = 0; c < p->sh.channels; c++) {
         core->wacc[c] += m->d[c] * ch->repeat;
     }
-    st->open = m->open_out;
-    st->tag_min = MIN(st->tag_min, m->tag_min);
-    st->stfifo_min = MIN(st->stfifo_min, m->stfifo_min);
-    st->tag_last = m->tag_last;
-    st->stfifo_last = m->stfifo_last;
-    st->link_last = m->link_last;
+    ptm_count_state_append(st, &m->out);
     return true;
 }
 

@@ -145,16 +145,6 @@ static uint64_t bus_at(const BusShape *bs, uint64_t t, PtmBusCycle *bc)
     return bs->words + bs->gap - ph;
 }
 
-static uint64_t gcd64(uint64_t a, uint64_t b)
-{
-    while (b) {
-        uint64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
 /* Segments for [t, t + len); returns the cycles covered (may be less). */
 static uint64_t emit(const PtmPattern *pat, const PtmProbeInfo *probe,
                      const BusShape *bs, uint64_t t, uint64_t len,
@@ -207,14 +197,14 @@ static uint64_t pattern_fill(void *opaque, const PtmProbeInfo *probe,
     for (unsigned b = 0; b < probe->buses; b++) {
         bus_shape(pat, probe, b, &bs[b]);
         if (joint <= MAX_JOINT_PERIOD) {
-            joint = joint / gcd64(joint, bs[b].period) * bs[b].period;
+            joint = joint / ptm_gcd64(joint, bs[b].period) * bs[b].period;
         }
     }
     if (probe->domain == PTM_DOMAIN_PCIE && pat->par.brake &&
         pat->par.brake_duty > 0 && pat->par.brake_duty < 100) {
         uint64_t bp = pat->par.brake_period;
 
-        joint = joint / gcd64(joint, bp) * bp;
+        joint = joint / ptm_gcd64(joint, bp) * bp;
     }
     out->repeat = 1;
     if (joint <= max && joint <= MAX_JOINT_PERIOD) {

@@ -241,9 +241,7 @@ typedef struct Decision {
 /* The counts of one period of a schedule, from all frames closed. */
 typedef struct PassCounts {
     uint64_t build;         /* the plan's build these belong to, 0: none */
-    uint32_t open_out;
-    uint16_t tag_min, fifo_min, tag_last, fifo_last;
-    uint8_t link_last;
+    PtmCountState out;      /* counted from a fresh state (window start) */
     uint64_t d[256];
 } PassCounts;
 
@@ -819,7 +817,6 @@ static const PassCounts *pass_counts(PtcCache *c, const Plan *pl,
 {
     bool pcie = sh->info.domain == PTM_DOMAIN_PCIE;
     PassCounts *pc;
-    PtmCountState st = { 0 };
     PtmChunk ch = { .repeat = 1 };
 
     if (!c->pass[!pcie]) {
@@ -832,22 +829,17 @@ static const PassCounts *pass_counts(PtcCache *c, const Plan *pl,
     memset(pc->d, 0, sizeof(pc->d));
     ch.seg = pcie ? pl->pcie : pl->dma;
     ch.nseg = pcie ? pl->npcie : pl->ndma;
-    ptm_count_state_window_start(&st);
-    ptm_count_chunk(sh, &st, &ch, pc->d);
-    pc->open_out = st.open;
-    pc->tag_min = st.tag_min;
-    pc->fifo_min = st.stfifo_min;
-    pc->tag_last = st.tag_last;
-    pc->fifo_last = st.stfifo_last;
-    pc->link_last = st.link_last;
+    pc->out = (PtmCountState) { 0 };
+    ptm_count_state_window_start(&pc->out);
+    ptm_count_chunk(sh, &pc->out, &ch, pc->d);
     pc->build = pl->build;
     return pc;
 }
 
 /* Cycles [from, from + n) of a block of plan pl, counted from state *st. */
-static void count_piece_direct(PtcCache *c, const Plan *pl,
-                               const PtmProbeShape *sh, uint64_t from,
-                               uint64_t n, PtmCountState *st, uint64_t *acc)
+static void count_piece_direct(const Plan *pl, const PtmProbeShape *sh,
+                               uint64_t from, uint64_t n, PtmCountState *st,
+                               uint64_t *acc)
 {
     bool pcie = sh->info.domain == PTM_DOMAIN_PCIE;
     uint64_t period = pcie ? PTC_PERIOD : pl->pd;
@@ -879,12 +871,7 @@ static void count_piece(PtcCache *c, const Plan *pl, const PtmProbeShape *sh,
 {
     bool pcie = sh->info.domain == PTM_DOMAIN_PCIE;
     Piece *p;
-    PtmCountState one = { .open = st->open };
 
-    if (sh->channels > 256) {
-        count_piece_direct(c, pl, sh, from, n, st, acc);
-        return;
-    }
     if (!c->piece) {
         c->piece = g_new0(Piece, PIECES);
     }
@@ -892,30 +879,20 @@ static void count_piece(PtcCache *c, const Plan *pl, const PtmProbeShape *sh,
                   PIECES];
     if (p->build != pl->build || p->from != from || p->n != n ||
         p->open_in != st->open || p->pcie != pcie) {
+        p->c.out = (PtmCountState) { .open = st->open };
+        ptm_count_state_window_start(&p->c.out);
         memset(p->c.d, 0, sh->channels * sizeof(p->c.d[0]));
-        ptm_count_state_window_start(&one);
-        count_piece_direct(c, pl, sh, from, n, &one, p->c.d);
+        count_piece_direct(pl, sh, from, n, &p->c.out, p->c.d);
         p->build = pl->build;
         p->from = from;
         p->n = n;
         p->open_in = st->open;
         p->pcie = pcie;
-        p->c.open_out = one.open;
-        p->c.tag_min = one.tag_min;
-        p->c.fifo_min = one.stfifo_min;
-        p->c.tag_last = one.tag_last;
-        p->c.fifo_last = one.stfifo_last;
-        p->c.link_last = one.link_last;
     }
     for (unsigned ci = 0; ci < sh->channels; ci++) {
         acc[ci] += p->c.d[ci];
     }
-    st->open = p->c.open_out;
-    st->tag_min = MIN(st->tag_min, p->c.tag_min);
-    st->stfifo_min = MIN(st->stfifo_min, p->c.fifo_min);
-    st->tag_last = p->c.tag_last;
-    st->stfifo_last = p->c.fifo_last;
-    st->link_last = p->c.link_last;
+    ptm_count_state_append(st, &p->c.out);
 }
 
 /*
@@ -935,6 +912,7 @@ static bool ptc_count(const PtmGen *gen, const void *params,
     uint64_t blen = gen->geo.drain_period * period / PTC_PERIOD;
     uint64_t reps = blen / period, blocks[SUMS];
     unsigned nsum = 0;
+    Key keys[SUMS];
     PtmSegment cut;
     PtmChunk ch = { .scratch = &cut };
     PtcCache *c = gen->cache;
@@ -942,8 +920,6 @@ static bool ptc_count(const PtmGen *gen, const void *params,
     if (blen % period || sh->channels > 256) {
         return false;
     }
-    Key keys[SUMS];
-
     while (start < end) {
         uint64_t block = start / blen, in_block = start % blen;
         Plan *pl;
@@ -951,7 +927,7 @@ static bool ptc_count(const PtmGen *gen, const void *params,
         unsigned k;
         Key key;
 
-        if (!in_block && end - start >= blen && nsum) {
+        if (!in_block && end - start >= blen && nsum && !st->open) {
             /* within one count the parameters and settings stay: a
              * schedule is named by what decide() varies per block */
             decide(gen, p, probe, block, &key);
@@ -963,13 +939,8 @@ static bool ptc_count(const PtmGen *gen, const void *params,
                 }
             }
             if (k < nsum) {
-                pc = &c->sum[k];
                 blocks[k]++;
-                st->tag_min = MIN(st->tag_min, pc->tag_min);
-                st->stfifo_min = MIN(st->stfifo_min, pc->fifo_min);
-                st->tag_last = pc->tag_last;
-                st->stfifo_last = pc->fifo_last;
-                st->link_last = pc->link_last;
+                ptm_count_state_append(st, &c->sum[k].out);
                 start += blen;
                 continue;
             }
@@ -988,7 +959,7 @@ static bool ptc_count(const PtmGen *gen, const void *params,
             continue;
         }
         pc = pass_counts(c, pl, sh);
-        if (st->open || pc->open_out) {
+        if (st->open || pc->out.open) {
             ch.seg = pcie ? pl->pcie : pl->dma;
             ch.nseg = pcie ? pl->npcie : pl->ndma;
             ch.repeat = reps;
@@ -1016,11 +987,7 @@ static bool ptc_count(const PtmGen *gen, const void *params,
             blocks[nsum++] = 0;
         }
         blocks[k]++;
-        st->tag_min = MIN(st->tag_min, pc->tag_min);
-        st->stfifo_min = MIN(st->stfifo_min, pc->fifo_min);
-        st->tag_last = pc->tag_last;
-        st->stfifo_last = pc->fifo_last;
-        st->link_last = pc->link_last;
+        ptm_count_state_append(st, &pc->out);
         start += blen;
     }
     for (unsigned j = 0; j < nsum; j++) {
