@@ -168,6 +168,14 @@ void ptm_count_pass(const PtmProbeShape *sh, PtmCountState *st,
  * frame-open bits and last values, the lower of the lowest values.
  */
 void ptm_count_state_append(PtmCountState *st, const PtmCountState *span);
+/*
+ * A pass counted `repeat` times from *st into acc (nch <= 256 channels),
+ * in at most three passes: a pass maps each bus's frame-open bit by a
+ * constant, the identity or a negation.
+ */
+typedef void (*PtmCountPass)(void *opaque, PtmCountState *st, uint64_t *acc);
+void ptm_count_repeat(unsigned nch, PtmCountState *st, uint64_t *acc,
+                      uint64_t repeat, PtmCountPass pass, void *opaque);
 /* As ptm_count_chunk, but only the channels and state of some lanes. */
 void ptm_count_chunk_lanes(const PtmProbeShape *sh, PtmCountState *st,
                            const PtmChunk *ch, uint64_t *acc, uint32_t lanes);

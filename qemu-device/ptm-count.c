@@ -225,40 +225,39 @@ void ptm_count_pass(const PtmProbeShape *sh, PtmCountState *st,
     count_pass(sh, st, ch, acc, PTM_LANES_ALL);
 }
 
-void ptm_count_chunk_lanes(const PtmProbeShape *sh, PtmCountState *st,
-                           const PtmChunk *ch, uint64_t *acc, uint32_t lanes)
+void ptm_count_repeat(unsigned nch, PtmCountState *st, uint64_t *acc,
+                      uint64_t repeat, PtmCountPass pass, void *opaque)
 {
     uint64_t d1[256], d2[256];
-    unsigned nch = sh->channels;
     uint64_t rem;
     uint32_t s0, s1, s2;
 
-    if (ch->repeat <= 1) {
-        count_pass(sh, st, ch, acc, lanes);
+    if (repeat <= 1) {
+        pass(opaque, st, acc);
         return;
     }
     /*
-     * Every bus maps its open bit through the whole list by a constant,
-     * the identity or a negation, so the joint state repeats with period
-     * 1 or 2 from the second pass on; when the first pass ends where it
-     * began, every pass is the same.
+     * Every bus maps its open bit through a pass by a constant, the
+     * identity or a negation, so the joint state repeats with period 1 or
+     * 2 from the second pass on; when the first pass ends where it began,
+     * every pass is the same.
      */
     s0 = st->open;
     memset(d1, 0, nch * sizeof(d1[0]));
-    count_pass(sh, st, ch, d1, lanes);
+    pass(opaque, st, d1);
     s1 = st->open;
     if (s1 == s0) {
         for (unsigned c = 0; c < nch; c++) {
-            acc[c] += d1[c] * ch->repeat;
+            acc[c] += d1[c] * repeat;
         }
         return;
     }
     for (unsigned c = 0; c < nch; c++) {
         acc[c] += d1[c];
     }
-    rem = ch->repeat - 1;
+    rem = repeat - 1;
     memset(d1, 0, nch * sizeof(d1[0]));
-    count_pass(sh, st, ch, d1, lanes);
+    pass(opaque, st, d1);
     if (st->open == s1) {
         for (unsigned c = 0; c < nch; c++) {
             acc[c] += d1[c] * rem;
@@ -267,12 +266,33 @@ void ptm_count_chunk_lanes(const PtmProbeShape *sh, PtmCountState *st,
     }
     s2 = st->open;
     memset(d2, 0, nch * sizeof(d2[0]));
-    count_pass(sh, st, ch, d2, lanes);     /* ends in state s1 again */
+    pass(opaque, st, d2);       /* ends in state s1 again */
     for (unsigned c = 0; c < nch; c++) {
         acc[c] += d1[c] * ((rem + 1) / 2) + d2[c] * (rem / 2);
     }
     /* an odd number of passes from s1 ends in s2 */
     st->open = (rem & 1) ? s2 : s1;
+}
+
+typedef struct ChunkPass {
+    const PtmProbeShape *sh;
+    const PtmChunk *ch;
+    uint32_t lanes;
+} ChunkPass;
+
+static void chunk_pass(void *opaque, PtmCountState *st, uint64_t *acc)
+{
+    const ChunkPass *cp = opaque;
+
+    count_pass(cp->sh, st, cp->ch, acc, cp->lanes);
+}
+
+void ptm_count_chunk_lanes(const PtmProbeShape *sh, PtmCountState *st,
+                           const PtmChunk *ch, uint64_t *acc, uint32_t lanes)
+{
+    ChunkPass cp = { .sh = sh, .ch = ch, .lanes = lanes };
+
+    ptm_count_repeat(sh->channels, st, acc, ch->repeat, chunk_pass, &cp);
 }
 
 void ptm_count_chunk(const PtmProbeShape *sh, PtmCountState *st,

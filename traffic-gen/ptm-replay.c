@@ -1235,6 +1235,19 @@ static uint64_t replay_fill(const PtmGen *gen, const void *params,
     return done;
 }
 
+typedef struct TurnPass {
+    Probe *pr;
+    const PtmProbeShape *sh;
+} TurnPass;
+
+/* One turn of a looped trace. */
+static void turn_pass(void *opaque, PtmCountState *st, uint64_t *acc)
+{
+    const TurnPass *tp = opaque;
+
+    count_trace(tp->pr, tp->sh, 0, probe_cycles(tp->pr), st, acc);
+}
+
 /*
  * Counts from prefix sums: O(log n + BLOCK_RUNS) per span, and a looped
  * trace costs nothing per turn.
@@ -1285,43 +1298,11 @@ static bool replay_count(const PtmGen *gen, const void *params,
             return true;
         }
         if (k == 0 && mode == END_LOOP && len >= n) {
-            /*
-             * Whole turns. A turn maps each bus's frame-open bit by a
-             * constant, the identity or a negation, so from the second
-             * turn on the turns repeat with period 1 or 2.
-             */
-            uint64_t turns = len / n, rem, d1[256], d2[256];
-            unsigned nch = sh->channels;
-            uint32_t s0 = st->open, s1, s2;
+            /* whole turns, as often as they fit */
+            TurnPass tp = { .pr = pr, .sh = sh };
+            uint64_t turns = len / n;
 
-            memset(d1, 0, nch * sizeof(d1[0]));
-            count_trace(pr, sh, 0, n, st, d1);
-            s1 = st->open;
-            rem = turns - 1;
-            if (s1 == s0 || !rem) {
-                for (unsigned c = 0; c < nch; c++) {
-                    acc[c] += d1[c] * turns;
-                }
-            } else {
-                for (unsigned c = 0; c < nch; c++) {
-                    acc[c] += d1[c];
-                }
-                memset(d1, 0, nch * sizeof(d1[0]));
-                count_trace(pr, sh, 0, n, st, d1);
-                s2 = st->open;
-                if (s2 == s1) {
-                    for (unsigned c = 0; c < nch; c++) {
-                        acc[c] += d1[c] * rem;
-                    }
-                } else {
-                    memset(d2, 0, nch * sizeof(d2[0]));
-                    count_trace(pr, sh, 0, n, st, d2);  /* back to s1 */
-                    for (unsigned c = 0; c < nch; c++) {
-                        acc[c] += d1[c] * ((rem + 1) / 2) + d2[c] * (rem / 2);
-                    }
-                    st->open = (rem & 1) ? s2 : s1;
-                }
-            }
+            ptm_count_repeat(sh->channels, st, acc, turns, turn_pass, &tp);
             start += turns * n;
             continue;
         }
