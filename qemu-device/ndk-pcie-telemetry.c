@@ -174,7 +174,7 @@ static void ndk_telemetry_schedule(NdkPcieTelemetryState *s)
     if (ptm_core_lazy(s->core)) {
         timer_del(s->timer);
     } else if (!timer_pending(s->timer)) {
-        timer_mod(s->timer, now_ns() + MAX(s->tick_ns, NDK_TELEMETRY_TICK_NS));
+        timer_mod(s->timer, now_ns() + s->tick_ns);
     }
 }
 
@@ -196,8 +196,7 @@ static void ndk_telemetry_tick(void *opaque)
         }
     }
     if (at < t) {
-        s->tick_ns = MIN(2 * MAX(s->tick_ns, NDK_TELEMETRY_TICK_NS),
-                         NDK_TELEMETRY_TICK_MAX_NS);
+        s->tick_ns = MIN(2 * s->tick_ns, NDK_TELEMETRY_TICK_MAX_NS);
     } else {
         s->tick_ns = MAX(s->tick_ns / 2, NDK_TELEMETRY_TICK_NS);
     }
@@ -478,6 +477,7 @@ static void ndk_telemetry_realize(PCIDevice *pdev, Error **errp)
     memory_region_add_subregion(&s->bar, s->block_offset, &s->block);
     pci_register_bar(pdev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY, &s->bar);
 
+    s->tick_ns = NDK_TELEMETRY_TICK_NS;
     s->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, ndk_telemetry_tick, s);
     timer_mod(s->timer, now_ns() + NDK_TELEMETRY_TICK_NS);
 }

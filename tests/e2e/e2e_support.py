@@ -5,6 +5,7 @@
 # output as documents, and the TAP report of the checks.
 import json
 import os
+import re
 import subprocess
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -26,6 +27,23 @@ def tool_initrd(path, main_script):
                            text=True).stdout.split()
     subprocess.run([os.path.join(REPO, 'scripts/guest-initramfs.sh'), path,
                     os.path.join(REPO, main_script)] + files, check=True)
+
+
+def guest_steps(console):
+    """The runs a guest script printed between '=== STEP name' and
+    '=== RC name status': {name: (status, output)}."""
+    steps, cur, lines = {}, None, []
+    for line in console.splitlines():
+        line = line.rstrip('\r')
+        m = re.match(r'^=== (STEP|RC) (\S+)(?: (\d+))?$', line)
+        if m and m.group(1) == 'STEP':
+            cur, lines = m.group(2), []
+        elif m and cur == m.group(2):
+            steps[cur] = (int(m.group(3)), '\n'.join(lines))
+            cur = None
+        elif cur:
+            lines.append(line)
+    return steps
 
 
 def json_docs(text):

@@ -8,12 +8,12 @@
 # carries ptc traffic at DRAIN_PERIOD 16384 (at the default 4096 its 16
 # endpoints give the accumulator more deltas than it can take). TAP output.
 import os
-import re
 import subprocess
 import sys
 import tempfile
 
-from e2e_support import REPO, check, json_docs, report, tool_initrd
+from e2e_support import (REPO, check, guest_steps, json_docs, report,
+                          tool_initrd)
 
 DRAIN = 4096
 CARDS = [
@@ -30,21 +30,6 @@ CARDS = [
 ]
 
 
-def steps_of(console):
-    steps, cur, lines = {}, None, []
-    for line in console.splitlines():
-        line = line.rstrip('\r')
-        m = re.match(r'^=== (STEP|RC) (\S+)(?: (\d+))?$', line)
-        if m and m.group(1) == 'STEP':
-            cur, lines = m.group(2), []
-        elif m and cur == m.group(2):
-            steps[cur] = (int(m.group(3)), '\n'.join(lines))
-            cur = None
-        elif cur:
-            lines.append(line)
-    return steps
-
-
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         initrd = os.path.join(tmp, 'initrd.gz')
@@ -57,7 +42,7 @@ def main():
     console = p.stdout + p.stderr
     check('the guest with the 2 x 2 and the 16 x 4 card boots and ends well',
           p.returncode == 0 and 'GUEST-START' in console, console[-3000:])
-    steps = steps_of(console)
+    steps = guest_steps(console)
 
     rc, out = steps.get('list', (None, ''))
     check('--list shows both cards', rc == 0 and '0000:00:03.0' in out and

@@ -13,7 +13,8 @@ import subprocess
 import sys
 import tempfile
 
-from e2e_support import REPO, check, json_docs, report, tool_initrd
+from e2e_support import (REPO, check, guest_steps, json_docs, report,
+                          tool_initrd)
 
 # Card at 00:04.0: default geometry (2 regions of 32 B = 8 items of 4 B on
 # every bus, DRAIN_PERIOD 4096, 256 tags, 1024 FIFO words).
@@ -76,21 +77,6 @@ def run_guest():
         return p.returncode, p.stdout + p.stderr
 
 
-def parse_steps(console):
-    steps, cur, lines = {}, None, []
-    for line in console.splitlines():
-        line = line.rstrip('\r')
-        m = re.match(r'^=== (STEP|RC) (\S+)(?: (\d+))?$', line)
-        if m and m.group(1) == 'STEP':
-            cur, lines = m.group(2), []
-        elif m and cur == m.group(2):
-            steps[cur] = (int(m.group(3)), '\n'.join(lines))
-            cur = None
-        elif cur:
-            lines.append(line)
-    return steps
-
-
 def near(value, expect, tol):
     return abs(value - expect) <= tol
 
@@ -137,7 +123,7 @@ def check_pattern(doc):
 
 def main():
     rc, console = run_guest()
-    steps = parse_steps(console)
+    steps = guest_steps(console)
     check('guest ran all steps to its end',
           re.search(r'^GUEST-EXIT 0', console, re.M), console[-2000:])
 

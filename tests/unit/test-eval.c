@@ -16,8 +16,6 @@
 #include "ptm-core.h"
 #include "ptm-gen.h"
 #include "ptm-pattern.h"
-#include "ptm-replay.h"
-#include "ptm-scenario.h"
 #include "test-support.h"
 
 typedef struct Twin {
@@ -181,11 +179,17 @@ static PtmGen *make_gen(const PtmConfig *cfg, const char *model,
         bool found = false;
 
         for (unsigned p = 0; p < m->nparams; p++) {
-            if (!strcmp(m->params[p].name, kv[i])) {
+            if (strcmp(m->params[p].name, kv[i])) {
+                continue;
+            }
+            if (m->params[p].type == PTM_PARAM_STR) {
+                g_assert_null(ptm_param_set_str(&m->params[p], par,
+                                                kv[i + 1]));
+            } else {
                 ptm_param_set(&m->params[p], par,
                               g_ascii_strtoll(kv[i + 1], NULL, 0));
-                found = true;
             }
+            found = true;
         }
         g_assert_true(found);
     }
@@ -435,26 +439,13 @@ static void test_replay(void)
         char *trace = write_trace(f + 1, frames[f]);
 
         for (unsigned k = 0; k < G_N_ELEMENTS(ends); k++) {
-            const PtmGenModel *m = ptm_gen_model_find("replay");
+            const char *const kv[] = { "file", trace, "end", ends[k], NULL };
             GRand *r = g_rand_new_with_seed(f * 3 + k);
-            PtmReplayParams par;
-            PtmGeometry geo;
             PtmConfig cfg;
-            PtmCore *core;
-            char *err = NULL;
             Twin tw;
 
             ptm_config_default(&cfg);
-            core = ptm_core_new(&cfg);
-            ptm_core_geometry(core, &geo);
-            ptm_core_free(core);
-            ptm_replay_params_default(&par);
-            g_strlcpy(par.file, trace, sizeof(par.file));
-            g_strlcpy(par.end, ends[k], sizeof(par.end));
-            twin_init(&tw, &cfg, ptm_gen_new(m, &par, &geo, &err));
-            if (err) {
-                g_error("%s", err);
-            }
+            twin_init(&tw, &cfg, make_gen(&cfg, "replay", kv));
             twin_run(&tw, r, 200, 10);
             twin_free(&tw);
             g_rand_free(r);
@@ -468,27 +459,18 @@ static void test_replay(void)
 static void test_scenario(void)
 {
     const char *root = g_getenv("PTM_SOURCE_ROOT");
-    const PtmGenModel *m = ptm_gen_model_find("scenario");
     GRand *r = g_rand_new_with_seed(5);
-    PtmScenarioParams par;
-    PtmGeometry geo;
     PtmConfig cfg;
-    PtmCore *core;
-    char *file, *err = NULL;
+    char *file;
     Twin tw;
 
     g_assert_nonnull(root);
     file = g_build_filename(root, "examples", "scenario-burst.ini", NULL);
-    ptm_config_default(&cfg);
-    core = ptm_core_new(&cfg);
-    ptm_core_geometry(core, &geo);
-    ptm_core_free(core);
-    m->defaults(&par);
-    g_strlcpy(par.file, file, sizeof(par.file));
-    par.loop = true;
-    twin_init(&tw, &cfg, ptm_gen_new(m, &par, &geo, &err));
-    if (err) {
-        g_error("%s", err);
+    {
+        const char *const kv[] = { "file", file, "loop", "1", NULL };
+
+        ptm_config_default(&cfg);
+        twin_init(&tw, &cfg, make_gen(&cfg, "scenario", kv));
     }
     twin_run(&tw, r, 200, 10);
     twin_free(&tw);
