@@ -189,6 +189,7 @@ static void ndk_telemetry_tick(void *opaque)
         ptm_core_advance(s->core, at);
         if (ptm_core_lazy(s->core)) {
             ptm_core_advance(s->core, t);
+            at = t;
             break;
         }
         if (get_clock() >= stop) {

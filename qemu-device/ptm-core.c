@@ -770,8 +770,7 @@ static char *load_into(PtmCore *core, const void *buf, size_t len)
             l.n = get64(&r);
             g_array_append_val(p->loss, l);
         }
-        p->next_ev = ptm_mi_floor(core, p, p->origin + (p->window + 1) *
-                                  core->cfg.drain_period - 1);
+        p->next_ev = ptm_probe_next_event(core, p);
     }
     ptm_eval_refresh_all(core);
     ptm_eval_restart(core);
