@@ -59,8 +59,41 @@ typedef struct PtmProbeMark {
     PtmDelta *fifo;         /* count entries from the head */
 } PtmProbeMark;
 
+/* Window edges of a probe: offsets after the window's start cycle E. */
+#define PTM_MAX_EDGES 40
+
 typedef struct PtmProbe {
     PtmProbeShape sh;
+    /*
+     * Read-out order (the RTL reads its channels in groups of 8: slot s of
+     * every group at once, then the next slot): the k-th FIFO write of a
+     * sweep is channel wr_chan[k], wr_off[k] cycles after the first; the
+     * window of channel c ends edge[c] cycles after E (one less for the
+     * histogram bands, whose decode adds a register).
+     */
+    unsigned groups;
+    unsigned *wr_chan, *wr_off, *pos_of;
+    int *edge;
+    int edges[PTM_MAX_EDGES];   /* the distinct edges and 1, 2, ascending */
+    unsigned nedges;
+    uint8_t *first;         /* cycle of the epoch where channel c starts */
+    /*
+     * Counting runs ahead of the windows: up to cpos = E(counted) + the
+     * last edge; carry[c] holds what it counted of window `counted`.
+     */
+    bool primed;
+    uint64_t cpos;
+    uint64_t *carry;
+    uint64_t wbase;         /* window index of the epoch's window 0 */
+    bool domain_reset;      /* the epoch began with the probe's own reset */
+    /* what the last drain sends to the MI side (PCIe probes) */
+    uint16_t rt_tag_now, rt_stf_now, rt_tag_min, rt_stf_min;
+    uint8_t rt_link;
+    uint64_t rt_cycle;      /* the sampled cycle: E + 1 */
+    /* the probe's own reset: next held cycle (UINT64_MAX: none) */
+    uint64_t rst_at;
+    bool ev_reset;          /* next_ev is the reset, not a drain */
+    bool lost, overrun;     /* the probe's flags */
     PtmMemo memo[PTM_MEMO_SLOTS];
     uint64_t memo_clock;
     unsigned base;          /* first counter entry */
@@ -103,6 +136,7 @@ struct PtmCore {
     unsigned nchanges;
     PtmChunk *chunk;
     uint64_t wacc[256];
+    uint64_t wacc_out[256];
 
     uint64_t mi_done;       /* MI cycles <= mi_done are simulated */
     uint64_t acc_free;      /* first MI cycle the accumulator is free */
@@ -142,11 +176,18 @@ void ptm_live_regs_reset(PtmCore *core);
 uint64_t ptm_mi_floor(const PtmCore *core, const PtmProbe *p, uint64_t c);
 uint64_t ptm_mi_ceil(const PtmCore *core, const PtmProbe *p, uint64_t c);
 uint64_t ptm_window_start(const PtmCore *core, const PtmProbe *p, uint64_t w);
-uint64_t ptm_probe_next_event(const PtmCore *core, const PtmProbe *p);
+uint64_t ptm_probe_next_event(const PtmCore *core, PtmProbe *p);
+uint64_t ptm_probe_reset_find(PtmCore *core, PtmProbe *p, uint64_t from,
+                              bool held);
+void ptm_probe_order_init(PtmProbe *p);
+void ptm_probe_order_free(PtmProbe *p);
 /* Count the absolute cycles [start, end) of a probe into core->wacc. */
 void ptm_probe_count_span(PtmCore *core, PtmProbe *p, uint64_t start,
                           uint64_t end);
-void ptm_pcie_regs_update(PtmCore *core, PtmProbe *p, uint64_t tick);
+void ptm_probe_count_windows(PtmCore *core, PtmProbe *p, uint64_t w1,
+                             uint64_t *out);
+uint64_t ptm_probe_write_cycle(const PtmProbe *p, unsigned k);
+void ptm_pcie_regs_update(PtmCore *core, PtmProbe *p);
 void ptm_probe_drain(PtmCore *core, PtmProbe *p);
 
 /* ptm-fifo.c */
@@ -161,6 +202,8 @@ void ptm_eval_free(PtmCore *core);
 /* after a reset, a load or a command: the timing may change */
 void ptm_eval_restart(PtmCore *core);
 void ptm_eval_probe_reset(PtmCore *core, PtmProbe *p);
+/* the probe's own reset starts: settle what it drained before */
+void ptm_eval_probe_settle(PtmCore *core, PtmProbe *p);
 void ptm_eval_advance(PtmCore *core, uint64_t m);
 void ptm_eval_refresh_all(PtmCore *core);
 

@@ -35,6 +35,9 @@ uint64_t ptm_core_next_pcie_window(const PtmCore *core, uint64_t now_ns)
     uint64_t hz = p->sh.info.hz, dp = core->cfg.drain_period;
     uint64_t c = ptm_cycles_at_ns(now_ns, hz), w = 1, start;
 
+    if (p->origin > c + dp) {
+        return c + 1;           /* held in reset: from the next cycle */
+    }
     /* window w >= 1 starts at origin + w DP - 1 */
     if (c + 1 > p->origin) {
         w = (c + 1 - p->origin) / dp + 1;
@@ -94,6 +97,7 @@ static void probe_init(PtmCore *core, PtmProbe *p, unsigned e, PtmDomain d)
     p->sh.tag_capacity = cfg->tag_capacity;
     p->sh.stfifo_capacity = cfg->stfifo_capacity;
     p->pend = g_new0(uint32_t, p->sh.channels);
+    ptm_probe_order_init(p);
     p->fifo = g_new0(PtmDelta, p->fifo_depth);
     for (unsigned k = 0; k < PTM_MEMO_SLOTS; k++) {
         p->memo[k].d = g_new0(uint64_t, p->sh.channels);
@@ -135,6 +139,7 @@ void ptm_core_free(PtmCore *core)
     }
     for (unsigned i = 0; i < core->nprobes; i++) {
         g_free(core->probe[i].pend);
+        ptm_probe_order_free(&core->probe[i]);
         g_free(core->probe[i].fifo);
         for (unsigned k = 0; k < PTM_MEMO_SLOTS; k++) {
             g_free(core->probe[i].memo[k].d);
@@ -310,6 +315,9 @@ static void command(PtmCore *core, uint64_t m, uint32_t bits)
 
     if (bits & PTM_CMD_CLEAR_FLAGS) {
         core->lost = core->overrun = false;
+        for (unsigned i = 0; i < core->nprobes; i++) {
+            core->probe[i].lost = core->probe[i].overrun = false;
+        }
     }
     if (bits & PTM_CMD_CLEAR_LOWEST) {
         for (unsigned e = 0; e < PTM_MAX_ENDPOINTS; e++) {
@@ -514,7 +522,7 @@ uint64_t ptm_core_applied_deltas(const PtmCore *core)
 /* Migration                                                            */
 
 #define PTM_SAVE_MAGIC   0x50544D53u    /* "PTMS" */
-#define PTM_SAVE_VERSION 3u
+#define PTM_SAVE_VERSION 4u
 
 static void put(GByteArray *b, const void *p, size_t n)
 {
@@ -621,6 +629,19 @@ void *ptm_core_save(const PtmCore *core, size_t *len)
             put64(b, g_array_index(p->loss, PtmLoss, k).pos);
             put64(b, g_array_index(p->loss, PtmLoss, k).n);
         }
+        /* epochs, counting ahead, what the last drain sends, own reset */
+        put64(b, p->wbase);
+        put64(b, p->primed | p->domain_reset << 1 | p->lost << 2 |
+                 p->overrun << 3 | (uint64_t)p->rt_link << 4);
+        put64(b, p->cpos);
+        for (unsigned c = 0; c < p->sh.channels; c++) {
+            put64(b, p->carry[c]);
+        }
+        put64(b, p->rt_tag_now | (uint64_t)p->rt_stf_now << 16 |
+                 (uint64_t)p->rt_tag_min << 32 |
+                 (uint64_t)p->rt_stf_min << 48);
+        put64(b, p->rt_cycle);
+        put64(b, p->rst_at);
     }
     *len = b->len;
     return g_byte_array_free(b, FALSE);
@@ -769,6 +790,28 @@ static char *load_into(PtmCore *core, const void *buf, size_t len)
 
             l.n = get64(&r);
             g_array_append_val(p->loss, l);
+        }
+        p->wbase = get64(&r);
+        v = get64(&r);
+        p->primed = v & 1;
+        p->domain_reset = v >> 1 & 1;
+        p->lost = v >> 2 & 1;
+        p->overrun = v >> 3 & 1;
+        p->rt_link = v >> 4 & 1;
+        p->cpos = get64(&r);
+        for (unsigned c = 0; c < p->sh.channels; c++) {
+            p->carry[c] = get64(&r);
+        }
+        v = get64(&r);
+        p->rt_tag_now = v;
+        p->rt_stf_now = v >> 16;
+        p->rt_tag_min = v >> 32;
+        p->rt_stf_min = v >> 48;
+        p->rt_cycle = get64(&r);
+        p->rst_at = get64(&r);
+        if (p->wbase > p->window || p->pend_cycle0 > UINT64_MAX / 2) {
+            r.bad = true;
+            break;
         }
         p->next_ev = ptm_probe_next_event(core, p);
     }

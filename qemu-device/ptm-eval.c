@@ -39,7 +39,7 @@ static uint64_t probe_frontier(const PtmProbe *p)
     if (p->count) {
         const PtmDelta *d = &p->fifo[p->head];
 
-        return d->window * p->sh.channels + d->channel;
+        return d->window * p->sh.channels + p->pos_of[d->channel];
     }
     if (p->window == 0) {
         return 0;
@@ -76,9 +76,10 @@ static void settle_taken(PtmCore *core, PtmProbe *p, uint64_t from,
             end = MIN(end, l->pos);
         }
         for (; from < end; from++) {
-            uint64_t *cnt = &core->live[p->base + (from - base)];
+            unsigned c = p->wr_chan[from - base];
+            uint64_t *cnt = &core->live[p->base + c];
 
-            *cnt = (*cnt + val[from - base]) & core->cnt_mask;
+            *cnt = (*cnt + val[c]) & core->cnt_mask;
         }
     }
     g_array_remove_range(p->loss, 0, li);
@@ -101,30 +102,25 @@ static void probe_settle(PtmCore *core, PtmProbe *p)
     if (p->window == p->counted) {
         return;
     }
-    ptm_count_state_window_start(&p->cs);
     bulk_end = MIN(frontier / n, p->window);
     if (p->loss->len) {
         bulk_end = MIN(bulk_end, g_array_index(p->loss, PtmLoss, 0).pos / n);
     }
     if (bulk_end > w) {
-        memset(core->wacc, 0, n * sizeof(core->wacc[0]));
-        ptm_probe_count_span(core, p, ptm_window_start(core, p, w),
-                         ptm_window_start(core, p, bulk_end));
+        ptm_probe_count_windows(core, p, bulk_end, core->wacc_out);
         for (unsigned c = 0; c < n; c++) {
             uint64_t *cnt = &core->live[p->base + c];
 
-            *cnt = (*cnt + core->wacc[c]) & core->cnt_mask;
+            *cnt = (*cnt + core->wacc_out[c]) & core->cnt_mask;
         }
         w = bulk_end;
     }
     for (; w < p->window; w++) {
         uint64_t end = (w + 1) * n;
 
-        memset(core->wacc, 0, n * sizeof(core->wacc[0]));
-        ptm_probe_count_span(core, p, ptm_window_start(core, p, w),
-                         ptm_window_start(core, p, w + 1));
+        ptm_probe_count_windows(core, p, w + 1, core->wacc_out);
         if (frontier > w * n) {
-            settle_taken(core, p, w * n, MIN(frontier, end), core->wacc);
+            settle_taken(core, p, w * n, MIN(frontier, end), core->wacc_out);
         }
         /* values for the deltas the FIFO holds and those still to write */
         for (; fi < p->count; fi++) {
@@ -134,12 +130,12 @@ static void probe_settle(PtmCore *core, PtmProbe *p)
                 break;
             }
             if (d->window == w) {
-                d->value = (uint32_t)core->wacc[d->channel];
+                d->value = (uint32_t)core->wacc_out[d->channel];
             }
         }
         if (w + 1 == p->window) {
             for (unsigned c = 0; c < n; c++) {
-                p->pend[c] = (uint32_t)core->wacc[c];
+                p->pend[c] = (uint32_t)core->wacc_out[c];
             }
         }
     }
@@ -147,7 +143,7 @@ static void probe_settle(PtmCore *core, PtmProbe *p)
     g_array_set_size(p->loss, 0);
     p->counted = p->window;
     if (p->sh.info.domain == PTM_DOMAIN_PCIE) {
-        ptm_pcie_regs_update(core, p, ptm_window_start(core, p, p->window));
+        ptm_pcie_regs_update(core, p);
     }
 }
 
@@ -266,7 +262,8 @@ static void shift_periods(PtmCore *core, uint64_t k)
             d->vis += span;
             d->window += nw;
         }
-        for (unsigned c = p->pend_next; c < p->pend_n; c++) {
+        for (unsigned k = p->pend_next; k < p->pend_n; k++) {
+            unsigned c = p->wr_chan[k];
             uint64_t *cnt = &core->live[p->base + c];
 
             *cnt = (*cnt + p->pend[c]) & core->cnt_mask;
@@ -395,7 +392,18 @@ void ptm_eval_probe_reset(PtmCore *core, PtmProbe *p)
     p->head = p->count = 0;
     p->counted = 0;
     g_array_set_size(p->loss, 0);
+    p->wbase = 0;
+    p->primed = false;
+    p->domain_reset = false;
+    p->rt_cycle = 0;
+    p->lost = p->overrun = false;
+    p->rst_at = ptm_probe_reset_find(core, p, p->origin, true);
     p->next_ev = ptm_probe_next_event(core, p);
+}
+
+void ptm_eval_probe_settle(PtmCore *core, PtmProbe *p)
+{
+    probe_settle(core, p);
 }
 
 void ptm_eval_init(PtmCore *core)

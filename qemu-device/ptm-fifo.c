@@ -20,7 +20,7 @@
 static void probe_commit(PtmCore *core, PtmProbe *p, uint64_t before)
 {
     while (p->pend_next < p->pend_n) {
-        uint64_t c = p->pend_cycle0 + p->pend_next;
+        uint64_t c = ptm_probe_write_cycle(p, p->pend_next);
 
         if (ptm_mi_floor(core, p, c) >= before) {
             return;
@@ -32,14 +32,18 @@ static void probe_commit(PtmCore *core, PtmProbe *p, uint64_t before)
              */
             uint64_t k = 1;
 
-            if (p->mi_ratio && before != UINT64_MAX) {
+            if (before == UINT64_MAX) {
+                k = p->pend_n - p->pend_next;
+            } else if (p->mi_ratio) {
                 uint64_t lim = before * p->mi_ratio;  /* first cycle of it */
 
-                k = MIN(lim, p->pend_cycle0 + p->pend_n) - c;
-            } else if (before == UINT64_MAX) {
-                k = p->pend_n - p->pend_next;
+                while (p->pend_next + k < p->pend_n &&
+                       ptm_probe_write_cycle(p, p->pend_next + k) < lim) {
+                    k++;
+                }
             }
             core->lost = true;
+            p->lost = true;
             core->n_lost += k;
             if (!core->reference && p->window > p->counted) {
                 PtmLoss l = {
@@ -61,8 +65,8 @@ static void probe_commit(PtmCore *core, PtmProbe *p, uint64_t before)
             p->fifo[(p->head + p->count) & (p->fifo_depth - 1)] = (PtmDelta) {
                 .vis = ptm_mi_ceil(core, p, c) + PTM_FIFO_SYNC_MI,
                 .window = p->window - 1,
-                .value = p->pend[p->pend_next],
-                .channel = p->pend_next,
+                .value = p->pend[p->wr_chan[p->pend_next]],
+                .channel = p->wr_chan[p->pend_next],
             };
             p->count++;
         }
@@ -77,7 +81,7 @@ static uint64_t probe_offer(const PtmCore *core, const PtmProbe *p)
         return p->fifo[p->head].vis;
     }
     if (p->pend_next < p->pend_n) {
-        return ptm_mi_ceil(core, p, p->pend_cycle0 + p->pend_next) +
+        return ptm_mi_ceil(core, p, ptm_probe_write_cycle(p, p->pend_next)) +
                PTM_FIFO_SYNC_MI;
     }
     return UINT64_MAX;
@@ -104,8 +108,55 @@ void ptm_find_next_drain(PtmCore *core)
     core->next_drain = best;
 }
 
+/*
+ * The probe's own reset (PCIE_RESET or DMA_RESET) starts at cycle rst_at:
+ * the sweep stops (its later writes never happen), the counters restart,
+ * and a new epoch of windows begins when the reset ends, at its last held
+ * cycle, as after any reset. Its flags are cleared with it.
+ */
+static void probe_reset_event(PtmCore *core, PtmProbe *p)
+{
+    uint64_t r0 = p->rst_at, r1;
+
+    while (p->pend_n > p->pend_next &&
+           ptm_probe_write_cycle(p, p->pend_n - 1) >= r0) {
+        p->pend_n--;
+    }
+    probe_commit(core, p, UINT64_MAX);
+    if (!core->reference) {
+        ptm_eval_probe_settle(core, p);
+    }
+    r1 = ptm_probe_reset_find(core, p, r0, false);
+    p->wbase = p->window;
+    p->counted = p->window;
+    p->primed = false;
+    p->domain_reset = true;
+    p->rt_cycle = 0;
+    p->lost = p->overrun = false;
+    core->lost = false;
+    for (unsigned i = 0; i < core->nprobes; i++) {
+        core->lost |= core->probe[i].lost;
+    }
+    if (r1 == UINT64_MAX) {
+        /* held for ever: no drain comes any more */
+        p->origin = UINT64_MAX / 4;
+        p->rst_at = UINT64_MAX;
+    } else {
+        p->origin = r1 - 1;
+        p->rst_at = ptm_probe_reset_find(core, p, r1, true);
+    }
+    ptm_eval_restart(core);
+}
+
 static void probe_drain_event(PtmCore *core, PtmProbe *p)
 {
+    if (p->ev_reset) {
+        probe_reset_event(core, p);
+        p->next_ev = ptm_probe_next_event(core, p);
+        ptm_probe_refresh(core, p);
+        ptm_find_next_drain(core);
+        return;
+    }
     probe_commit(core, p, UINT64_MAX);
     ptm_probe_drain(core, p);
     p->next_ev = ptm_probe_next_event(core, p);

@@ -33,12 +33,137 @@ uint64_t ptm_mi_ceil(const PtmCore *core, const PtmProbe *p, uint64_t c)
 /* ------------------------------------------------------------------ */
 /* Probes                                                               */
 
-/* MI cycle of the probe's next drain. */
-uint64_t ptm_probe_next_event(const PtmCore *core, const PtmProbe *p)
+/*
+ * The read-out of the RTL: channels sit in G = ceil(n / 8) groups of 8;
+ * the sweep after a drain tick takes slot s of every group at once, then
+ * writes them group by group, one per cycle (a gap where a group has no
+ * channel s), and moves on to slot s + 1: G + 1 cycles per slot. So the
+ * window of a channel in slot s closes s (G + 1) cycles after slot 0's,
+ * and its FIFO write comes s (G + 1) + g cycles after the first one.
+ */
+void ptm_probe_order_init(PtmProbe *p)
 {
-    uint64_t tick = p->origin + (p->window + 1) * core->cfg.drain_period - 1;
+    unsigned n = p->sh.channels, G = (n + 7) / 8, k = 0;
+    unsigned bus_ch = 6 + p->sh.info.regions;
+    unsigned band0 = 1 + p->sh.info.buses * bus_ch + PTM_BRAKES;
+    int e[2 * 8 + 2];
+    unsigned ne = 0;
 
+    p->groups = G;
+    p->wr_chan = g_new0(unsigned, n);
+    p->wr_off = g_new0(unsigned, n);
+    p->pos_of = g_new0(unsigned, n);
+    p->edge = g_new0(int, n);
+    p->first = g_new0(uint8_t, n);
+    p->carry = g_new0(uint64_t, n);
+    for (unsigned s = 0; s < 8; s++) {
+        for (unsigned g = 0; g < G; g++) {
+            unsigned c = g * 8 + s;
+
+            if (c < n) {
+                p->wr_chan[k] = c;
+                p->wr_off[k] = s * (G + 1) + g;
+                p->pos_of[c] = k++;
+            }
+        }
+    }
+    for (unsigned c = 0; c < n; c++) {
+        bool band = p->sh.brakes && c >= band0;
+        unsigned ch = c ? (c - 1) % bus_ch : 0;
+
+        p->edge[c] = (int)((c % 8) * (G + 1)) - (band ? 1 : 0);
+        /*
+         * The first cycle of an epoch (the last one the reset held) only
+         * reaches the cycle counter and the MVB channels, whose input
+         * registers the reset does not clear; the bands see it only after
+         * an MI reset (their decode register is cleared by the probe's
+         * own reset).
+         */
+        if (c == 0 || (c < 1 + p->sh.info.buses * bus_ch &&
+                       (ch == PTM_CH_MVB || ch == PTM_CH_MVB_STALL))) {
+            p->first[c] = 0;
+        } else {
+            p->first[c] = band ? 2 : 1;     /* 2: depends on the reset */
+        }
+    }
+    for (unsigned c = 0; c < n && ne < G_N_ELEMENTS(e) - 2; c++) {
+        bool seen = false;
+
+        for (unsigned i = 0; i < ne; i++) {
+            seen |= e[i] == p->edge[c];
+        }
+        if (!seen) {
+            e[ne++] = p->edge[c];
+        }
+    }
+    e[ne++] = 1;
+    e[ne++] = 2;
+    /* ascending, without duplicates */
+    p->nedges = 0;
+    for (;;) {
+        int best = INT32_MAX;
+
+        for (unsigned i = 0; i < ne; i++) {
+            if (e[i] < best && (p->nedges == 0 ||
+                                e[i] > p->edges[p->nedges - 1])) {
+                best = e[i];
+            }
+        }
+        if (best == INT32_MAX) {
+            break;
+        }
+        p->edges[p->nedges++] = best;
+    }
+}
+
+void ptm_probe_order_free(PtmProbe *p)
+{
+    g_free(p->wr_chan);
+    g_free(p->wr_off);
+    g_free(p->pos_of);
+    g_free(p->edge);
+    g_free(p->first);
+    g_free(p->carry);
+}
+
+/* MI cycle of the probe's next event: its next drain or its reset. */
+uint64_t ptm_probe_next_event(const PtmCore *core, PtmProbe *p)
+{
+    uint64_t tick = ptm_window_start(core, p, p->window + 1);
+
+    p->ev_reset = p->rst_at <= tick;
+    if (p->ev_reset) {
+        return ptm_mi_floor(core, p, p->rst_at);
+    }
     return ptm_mi_floor(core, p, tick);
+}
+
+/*
+ * The first cycle >= from in which the source holds the probe in reset
+ * (held) or lets it run (!held); UINT64_MAX if that never happens.
+ */
+uint64_t ptm_probe_reset_find(PtmCore *core, PtmProbe *p, uint64_t from,
+                              bool held)
+{
+    if (!core->ops || !core->ops->reset) {
+        return held ? UINT64_MAX : from;
+    }
+    while (from < UINT64_MAX) {
+        bool h = false;
+        uint64_t max = UINT64_MAX - from;
+        uint64_t n = core->ops->reset(core->opaque, &p->sh.info, from, max,
+                                      &h);
+
+        if (n == 0 || n > max) {
+            h = false;          /* a source that broke its contract */
+            n = max;
+        }
+        if (h == held) {
+            return from;
+        }
+        from += n;
+    }
+    return UINT64_MAX;
 }
 
 /* The chunk an absent source describes: idle buses, link up, all free. */
@@ -163,51 +288,158 @@ void ptm_probe_count_span(PtmCore *core, PtmProbe *p, uint64_t start,
     }
 }
 
-/* First cycle of window w of a probe (window 0 is one cycle short). */
+/* First cycle of window w of a probe (an epoch's window 0 is one short). */
 uint64_t ptm_window_start(const PtmCore *core, const PtmProbe *p,
                              uint64_t w)
 {
-    return p->origin + (w ? w * core->cfg.drain_period - 1 : 0);
+    uint64_t k = w - p->wbase;
+
+    return p->origin + (k ? k * core->cfg.drain_period - 1 : 0);
 }
 
-/* The live registers of an endpoint after the drain at PCIe cycle tick. */
-void ptm_pcie_regs_update(PtmCore *core, PtmProbe *p, uint64_t tick)
+/* Count the cycles [a, b) into core->wacc, which starts from zero. */
+static void count_piece(PtmCore *core, PtmProbe *p, uint64_t a, uint64_t b)
+{
+    memset(core->wacc, 0, p->sh.channels * sizeof(core->wacc[0]));
+    if (a < b) {
+        ptm_probe_count_span(core, p, a, b);
+    }
+}
+
+/* The drain tick's sample (cycle E + 1): the lowest values end here. */
+static void tick_lowest(PtmProbe *p)
+{
+    p->rt_tag_min = MIN(p->rt_tag_min, p->cs.tag_min);
+    p->rt_stf_min = MIN(p->rt_stf_min, p->cs.stfifo_min);
+    ptm_count_state_window_start(&p->cs);
+}
+
+/*
+ * Start counting an epoch: window 0 of every channel, up to the last
+ * edge. Channels start at the epoch's first cycle or the one after (see
+ * ptm_probe_order_init), the lowest values with the cycle after it.
+ */
+static void probe_prime(PtmCore *core, PtmProbe *p)
+{
+    unsigned n = p->sh.channels;
+    uint64_t o = p->origin;
+
+    memset(&p->cs, 0, sizeof(p->cs));
+    ptm_count_state_window_start(&p->cs);
+    p->rt_tag_min = p->rt_stf_min = 0xFFFF;
+    count_piece(core, p, o, o + 1);
+    for (unsigned c = 0; c < n; c++) {
+        bool at0 = p->first[c] == 0 || (p->first[c] == 2 && !p->domain_reset);
+
+        p->carry[c] = at0 ? core->wacc[c] : 0;
+    }
+    ptm_count_state_window_start(&p->cs);
+    p->cpos = o + p->edges[p->nedges - 1];
+    count_piece(core, p, o + 1, p->cpos);
+    for (unsigned c = 0; c < n; c++) {
+        p->carry[c] += core->wacc[c];
+    }
+    p->primed = true;
+}
+
+/*
+ * Count the windows [counted, w1) of the current epoch (w1 > counted):
+ * out[c] gets the sum of their deltas of channel c. Counting runs on to
+ * E(w1) + the last edge; what lies beyond a channel's edge stays in carry
+ * for window w1.
+ */
+void ptm_probe_count_windows(PtmCore *core, PtmProbe *p, uint64_t w1,
+                             uint64_t *out)
+{
+    unsigned n = p->sh.channels;
+    uint64_t E = ptm_window_start(core, p, w1);
+
+    if (!p->primed) {
+        probe_prime(core, p);
+    }
+    for (unsigned c = 0; c < n; c++) {
+        out[c] = p->carry[c];
+    }
+    /* the middle: in the windows of every channel */
+    count_piece(core, p, p->cpos, E + p->edges[0]);
+    for (unsigned c = 0; c < n; c++) {
+        out[c] += core->wacc[c];
+        p->carry[c] = 0;
+    }
+    for (unsigned k = 0; k + 1 < p->nedges; k++) {
+        int lo = p->edges[k], hi = p->edges[k + 1];
+
+        if (lo == 1) {
+            tick_lowest(p);
+        } else if (lo == 2) {
+            /* the tick's own sample is the last counted cycle */
+            p->rt_tag_now = p->cs.tag_last;
+            p->rt_stf_now = p->cs.stfifo_last;
+            p->rt_link = p->cs.link_last;
+            p->rt_cycle = E + 1;
+        }
+        count_piece(core, p, E + lo, E + hi);
+        for (unsigned c = 0; c < n; c++) {
+            if (p->edge[c] >= hi) {
+                out[c] += core->wacc[c];
+            } else {
+                p->carry[c] += core->wacc[c];
+            }
+        }
+    }
+    p->cpos = E + p->edges[p->nedges - 1];
+}
+
+/* The live registers of an endpoint after its PCIe probe's last drain. */
+void ptm_pcie_regs_update(PtmCore *core, PtmProbe *p)
 {
     unsigned e = p->sh.info.endpoint;
     PtmSettings set = core->settings[e];
     const PtmSettings *s = &set;
-    uint32_t low_tag = MIN(core->pcie_tags[e] >> 16, p->cs.tag_min);
-    uint32_t low_fifo = MIN(core->pcie_stfifo[e] >> 16, p->cs.stfifo_min);
+    uint32_t low_tag = MIN(core->pcie_tags[e] >> 16, p->rt_tag_min);
+    uint32_t low_fifo = MIN(core->pcie_stfifo[e] >> 16, p->rt_stf_min);
 
+    if (!p->rt_cycle) {
+        return;                 /* no drain since the reset */
+    }
     if (core->ops && core->ops->settings) {
-        core->ops->settings(core->opaque, e, tick, &set);
+        core->ops->settings(core->opaque, e, p->rt_cycle, &set);
     }
     core->pcie_status[e] = (s->mps & 7) | (s->mrrs & 7) << 3 |
                            s->ext_tag << 6 | s->tag_10bit << 7 |
-                           s->rcb_128 << 8 | p->cs.link_last << 9;
-    core->pcie_tags[e] = p->cs.tag_last | low_tag << 16;
-    core->pcie_stfifo[e] = p->cs.stfifo_last | low_fifo << 16;
+                           s->rcb_128 << 8 | p->rt_link << 9;
+    core->pcie_tags[e] = (p->rt_tag_now & 0x7FF) | (low_tag & 0x7FF) << 16;
+    core->pcie_stfifo[e] = p->rt_stf_now | low_fifo << 16;
+    p->rt_tag_min = p->rt_stf_min = 0xFFFF;
+}
+
+/* Cycle of the k-th FIFO write after the drain that ends window w. */
+uint64_t ptm_probe_write_cycle(const PtmProbe *p, unsigned k)
+{
+    return p->pend_cycle0 + p->wr_off[k];
 }
 
 void ptm_probe_drain(PtmCore *core, PtmProbe *p)
 {
     uint64_t w = p->window;
-    uint64_t tick = ptm_window_start(core, p, w + 1);
+    uint64_t E = ptm_window_start(core, p, w + 1);
 
     if (core->reference) {
-        memset(core->wacc, 0, p->sh.channels * sizeof(core->wacc[0]));
-        ptm_count_state_window_start(&p->cs);
-        ptm_probe_count_span(core, p, ptm_window_start(core, p, w), tick);
+        ptm_probe_count_windows(core, p, w + 1, core->wacc_out);
         for (unsigned c = 0; c < p->sh.channels; c++) {
-            p->pend[c] = (uint32_t)core->wacc[c];
+            p->pend[c] = (uint32_t)core->wacc_out[c];
         }
+        p->counted = w + 1;
         if (p->sh.info.domain == PTM_DOMAIN_PCIE) {
-            ptm_pcie_regs_update(core, p, tick);
+            ptm_pcie_regs_update(core, p);
         }
     }
     p->pend_n = p->sh.channels;
     p->pend_next = 0;
-    /* group and FIFO input registers: 2 cycles, then a delta per cycle */
-    p->pend_cycle0 = tick + 2;
+    /*
+     * The tick is sampled at E + 1; slot 0 is captured one cycle later,
+     * its group register and the FIFO input register add two more.
+     */
+    p->pend_cycle0 = E + 4;
     p->window++;
 }

@@ -170,6 +170,15 @@ typedef struct PtmSourceOps {
      */
     void (*settings)(void *opaque, unsigned endpoint, uint64_t cycle,
                      PtmSettings *set);
+    /*
+     * Optional (NULL: never). Whether the probe's own reset (PCIE_RESET of
+     * its endpoint, or DMA_RESET) is held over the cycles [start,
+     * start + n), 1 <= n <= max: set *held and return n. A pure function
+     * of its arguments, like fill. While held, the probe does what the
+     * RTL does in reset; its windows start again when the reset ends.
+     */
+    uint64_t (*reset)(void *opaque, const PtmProbeInfo *probe,
+                      uint64_t start, uint64_t max, bool *held);
 } PtmSourceOps;
 
 #endif
