@@ -379,10 +379,29 @@ static void gen_settings(void *opaque, unsigned e, uint64_t cycle,
     }
 }
 
+static uint64_t gen_reset(void *opaque, const PtmProbeInfo *probe,
+                          uint64_t start, uint64_t max, bool *held)
+{
+    const PtmGen *g = opaque;
+    uint64_t next;
+    unsigned i = version_at(g, probe, start, &next);
+
+    /* a span never straddles a change of the parameters */
+    if (next > start && next - start < max) {
+        max = next - start;
+    }
+    *held = false;
+    if (!g->model->reset) {
+        return max;
+    }
+    return g->model->reset(g, g->params[i], probe, start, max, held);
+}
+
 const PtmSourceOps ptm_gen_source_ops = {
     .fill = gen_fill,
     .count = gen_count,
     .settings = gen_settings,
+    .reset = gen_reset,
 };
 
 /* ---------------------------------------------------------------- state */

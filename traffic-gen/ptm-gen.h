@@ -66,6 +66,13 @@ typedef struct PtmGenModel {
     /* optional, as PtmSourceOps.settings */
     void (*settings)(const PtmGen *gen, const void *params, unsigned e,
                      uint64_t cycle, PtmSettings *set);
+    /*
+     * optional (NULL: never), as PtmSourceOps.reset, with the parameters in
+     * force at `start`
+     */
+    uint64_t (*reset)(const PtmGen *gen, const void *params,
+                      const PtmProbeInfo *probe, uint64_t start, uint64_t max,
+                      bool *held);
     /* optional: frees PtmGen.cache */
     void (*cache_free)(void *cache);
 } PtmGenModel;

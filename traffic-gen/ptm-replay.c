@@ -59,6 +59,8 @@ const PortDesc ptm_port_tab[NPORTS] = {
     PORT(PORT_MVB_VLD, "dma_mvb_vld", PK_ARRAY, PTM_DOMAIN_DMA),
     PORT(PORT_MVB_SRC_RDY, "dma_mvb_src_rdy", PK_ARRAY, PTM_DOMAIN_DMA),
     PORT(PORT_MVB_DST_RDY, "dma_mvb_dst_rdy", PK_ARRAY, PTM_DOMAIN_DMA),
+    PORT(PORT_PCIE_RESET, "pcie_reset", PK_EPVEC, PTM_DOMAIN_PCIE),
+    PORT(PORT_DMA_RESET, "dma_reset", PK_SCALAR, PTM_DOMAIN_DMA),
 };
 #undef PORT
 
@@ -162,6 +164,7 @@ void ptm_sample_idle(const Shape *sh, Sample *s)
 /* Clear what no counter sees, so that equal counts mean equal samples. */
 static void sample_normalize(const Shape *sh, PtmDomain d, Sample *s)
 {
+    s->reset &= 1;
     for (unsigned b = 0; b < sh->buses[d]; b++) {
         SampleBus *sb = &s->bus[b];
 
@@ -215,7 +218,7 @@ static uint16_t get16(const uint8_t *i)
 
 static void sample_pack(const Sample *s, unsigned B, unsigned R, uint8_t *o)
 {
-    o[0] = (s->brake & 0x3F) | (s->link & 1) << 6;
+    o[0] = (s->brake & 0x3F) | (s->link & 1) << 6 | (s->reset & 1) << 7;
     o[1] = s->set_mask;
     o[2] = (s->set.mps & 7) | (s->set.mrrs & 7) << 3 | s->set.ext_tag << 6 |
            s->set.tag_10bit << 7;
@@ -429,6 +432,22 @@ static void trace_finish(PtmReplayTrace *t)
             p->idx = g_renew(uint32_t, p->idx, p->nruns);
             p->capruns = p->nruns;
         }
+        /* the spans in which the probe's own reset is held */
+        for (uint32_t k = 0; k < p->nruns; k++) {
+            uint64_t from = k ? p->end[k - 1] : 0;
+
+            if (!(run_sample(p, k)[0] >> 7)) {
+                continue;
+            }
+            if (p->nrst && p->rst[2 * p->nrst - 1] == from) {
+                p->rst[2 * p->nrst - 1] = p->end[k];
+                continue;
+            }
+            p->rst = g_renew(uint64_t, p->rst, 2 * (p->nrst + 1));
+            p->rst[2 * p->nrst] = from;
+            p->rst[2 * p->nrst + 1] = p->end[k];
+            p->nrst++;
+        }
     }
 }
 
@@ -556,6 +575,7 @@ static void trace_free(PtmReplayTrace *t)
         g_free(t->probe[i].pool);
         g_free(t->probe[i].end);
         g_free(t->probe[i].idx);
+        g_free(t->probe[i].rst);
         g_free(t->probe[i].hash);
         blocks_free(t->probe[i].blk);
     }
@@ -790,6 +810,11 @@ static char *text_field(const Shape *sh, PtmDomain d, Sample *s,
                             "2^48", val);
         }
         *cycles = val;
+        return NULL;
+    }
+    if (ptm_tok_is(key, kn, "reset")) {
+        LIMIT(1);
+        s->reset = val;
         return NULL;
     }
     if (!pcie) {
@@ -1328,8 +1353,8 @@ static void replay_settings(const PtmGen *gen, const void *params,
     if (n == 0) {
         return;
     }
-    /* the window's last cycle, the one whose link state PCIE_STATUS shows */
-    k = cycle > origin ? cycle - 1 - origin : 0;
+    /* the drain tick's sample, the one whose link state PCIE_STATUS shows */
+    k = cycle > origin ? cycle - origin : 0;
     if (k >= n) {
         if (mode == END_IDLE) {
             return;
@@ -1337,6 +1362,66 @@ static void replay_settings(const PtmGen *gen, const void *params,
         k = mode == END_HOLD ? n - 1 : k % n;
     }
     unpack_settings(run_sample(pr, probe_find(pr, k, 0)), set);
+}
+
+/*
+ * Trace cycle k of a probe: held in reset, and for how many cycles (up to
+ * max) that stays so.
+ */
+static uint64_t trace_reset_at(const Probe *pr, uint64_t k, uint64_t max,
+                               bool *held)
+{
+    uint32_t lo = 0, hi = pr->nrst;
+
+    /* the first span that ends after k */
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+
+        if (pr->rst[2 * mid + 1] <= k) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    if (lo < pr->nrst && pr->rst[2 * lo] <= k) {
+        *held = true;
+        return MIN(max, pr->rst[2 * lo + 1] - k);
+    }
+    *held = false;
+    return MIN(max, (lo < pr->nrst ? pr->rst[2 * lo] : probe_cycles(pr)) - k);
+}
+
+static uint64_t replay_reset(const PtmGen *gen, const void *params,
+                             const PtmProbeInfo *probe, uint64_t start,
+                             uint64_t max, bool *held)
+{
+    const PtmReplayParams *p = params;
+    EndMode mode = end_mode(p->end);
+    Slot *sl = replay_slot(gen, p);
+    const Probe *pr = sl->t ? trace_probe(sl->t, probe->endpoint,
+                                          probe->domain) : NULL;
+    uint64_t origin = replay_origin(gen, params, probe->hz);
+    uint64_t n = pr ? probe_cycles(pr) : 0, k;
+
+    *held = false;
+    if (!pr || !pr->nrst || n == 0) {
+        return max;
+    }
+    if (start < origin) {
+        return MIN(max, origin - start);
+    }
+    k = start - origin;
+    if (k >= n) {
+        if (mode == END_IDLE) {
+            return max;
+        }
+        if (mode == END_HOLD) {
+            trace_reset_at(pr, n - 1, 1, held);
+            return max;
+        }
+        k %= n;
+    }
+    return trace_reset_at(pr, k, max, held);
 }
 
 #define OFF(f) offsetof(PtmReplayParams, f)
@@ -1361,5 +1446,6 @@ const PtmGenModel ptm_model_replay = {
     .fill = replay_fill,
     .count = replay_count,
     .settings = replay_settings,
+    .reset = replay_reset,
     .cache_free = replay_cache_free,
 };

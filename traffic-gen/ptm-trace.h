@@ -32,7 +32,7 @@ enum {
     PORT_RCB, PORT_LINK_UP,
     PORT_DMA_CLK, PORT_DMA_SOF, PORT_DMA_EOF, PORT_DMA_EOF_POS,
     PORT_DMA_SRC_RDY, PORT_DMA_DST_RDY, PORT_MVB_VLD, PORT_MVB_SRC_RDY,
-    PORT_MVB_DST_RDY,
+    PORT_MVB_DST_RDY, PORT_PCIE_RESET, PORT_DMA_RESET,
     NPORTS
 };
 
@@ -63,6 +63,7 @@ typedef struct SampleBus {
 /* One cycle of one probe while it is read. */
 typedef struct Sample {
     uint8_t brake, link, set_mask;
+    uint8_t reset;                  /* the probe's own reset is held */
     PtmSettings set;                /* the fields set_mask names */
     uint16_t tags, stfifo;
     SampleBus bus[PTM_MAX_BUSES];
@@ -78,6 +79,8 @@ typedef struct Probe {
     uint32_t *hash;             /* sample + 1 per slot, while reading */
     uint32_t hcap;
     struct Blocks *blk;         /* prefix sums, made when first counted */
+    uint64_t *rst;              /* held resets: [rst[2i], rst[2i+1]) */
+    uint32_t nrst;
 } Probe;
 
 struct PtmReplayTrace {

@@ -498,6 +498,12 @@ static char *vcd_bind(Vcd *v, const Cand *c)
         set_bit(el->seen, bit);
         g_array_append_val(el->bits, br);
         sig->probes |= 1u << PROBE_INDEX(e, pd->dom);
+        if (c->port == PORT_DMA_RESET) {
+            /* one DMA_RESET for the DMA probes of every endpoint */
+            for (unsigned k = 0; k < v->sh->endpoints; k++) {
+                sig->probes |= 1u << PROBE_INDEX(k, PTM_DOMAIN_DMA);
+            }
+        }
     }
     return NULL;
 }
@@ -626,6 +632,12 @@ static void vcd_decode(Vcd *v, unsigned e, PtmDomain d, Sample *s)
     }
     ptm_sample_idle(sh, s);
     v->xz = false;
+    if (pcie) {
+        s->reset = vcd_get(v, PORT_PCIE_RESET, e, 0, 1);
+    } else if (v->elem[PORT_DMA_RESET][0].bits) {
+        vcd_assemble(v, PORT_DMA_RESET, 0);
+        s->reset = vcd_get(v, PORT_DMA_RESET, 0, 0, 1);
+    }
     for (unsigned b = 0; b < B; b++) {
         SampleBus *sb = &s->bus[b];
 
