@@ -205,9 +205,11 @@ void ptl_bus_compute(const ptl_endpoint *ep, const ptl_bus *bus,
 
 /* ---------------------------------------------------------------------
  * Output. seconds > 0: a measured interval; seconds <= 0: totals since
- * the last clear (-t 0), where the text report leaves out the Gbps and Mpps
- * columns and the clock line and JSON has "seconds": null. All return 0 or
- * -1 with errno on a write error.
+ * the last clear (-t 0), where the text report leaves the Gbps and Mpps
+ * columns empty and the clock line out and JSON has "seconds": null. Text
+ * and JSON are the reference reader's format_report and json.dumps(...,
+ * indent=4) byte for byte, each ending in one newline. All return 0 or -1
+ * with errno on a write error.
  */
 int ptl_format_text(FILE *f, const ptl_data *d, double seconds);
 int ptl_format_json(FILE *f, const ptl_data *d, double seconds);
@@ -218,16 +220,88 @@ int ptl_format_json(FILE *f, const ptl_data *d, double seconds);
  * (empty for NAN; region_pct ';'-joined), lost_deltas, readout_overrun.
  */
 int ptl_format_csv_header(FILE *f);
+/* unix_time NAN, device NULL, index UINT_MAX: empty fields */
 int ptl_format_csv(FILE *f, const ptl_data *d, double seconds,
                    double unix_time, const char *device, unsigned index);
 /*
  * Prometheus text exposition (0.0.4) of raw counters (a totals reading):
  * ndk_pcie_telemetry_*_total counters and gauges labelled device, index
  * and endpoint (the block-wide item_bytes, lost_deltas and readout_overrun
- * only device and index).
+ * only device and index); index UINT_MAX: index="".
  */
 int ptl_format_prometheus(FILE *f, const ptl_data *d, const char *device,
                           unsigned index);
+
+/* ---------------------------------------------------------------------
+ * Saved readings: a strict JSON parser and the documents that -j (and the
+ * reference reader's -j) write, {"seconds": S or null, "data": {...}},
+ * read back into ptl_data.
+ */
+typedef enum ptl_json_type {
+    PTL_JSON_NULL, PTL_JSON_FALSE, PTL_JSON_TRUE, PTL_JSON_NUMBER,
+    PTL_JSON_STRING, PTL_JSON_ARRAY, PTL_JSON_OBJECT,
+} ptl_json_type;
+
+#define PTL_JSON_MAX_DEPTH   64         /* nested arrays and objects */
+#define PTL_JSON_MAX_VALUES  1000000    /* values in one parse */
+
+typedef struct ptl_json {
+    ptl_json_type type;
+    unsigned line, column;      /* where the value starts, 1-based */
+    double number;              /* numbers (+-HUGE_VAL when too large) */
+    bool is_uint;               /* a number without sign, fraction and */
+    uint64_t uint;              /* exponent that fits 64 bits: its value */
+    char *string;               /* strings: UTF-8, NUL-terminated */
+    size_t n;                   /* array items or object members */
+    struct ptl_json *items;     /* [n], in the order of the text */
+    char **keys;                /* [n], objects (no duplicates) */
+} ptl_json;
+
+/*
+ * Parse one JSON value (RFC 8259, strict: see ptl-json.c) from text[0..len)
+ * whose first byte is at line, col of its file (0: 1). With end, the value
+ * may be followed by anything and *end is the offset just past it; without,
+ * only whitespace may follow. Errors: PTL_E_USAGE with "line L, column C:
+ * what is wrong", PTL_E_INTERNAL when out of memory.
+ */
+ptl_err ptl_json_parse(const char *text, size_t len, unsigned line,
+                       unsigned col, size_t *end, ptl_json **out,
+                       ptl_error *err);
+void ptl_json_free(ptl_json *v);
+/* The member key of an object, or NULL. */
+const ptl_json *ptl_json_get(const ptl_json *obj, const char *key);
+
+/*
+ * A parsed document as ptl_data (free with ptl_data_free) and its seconds
+ * (0 for null: totals). Every key of the reference's schema must be there
+ * with its type, no other key, the buses under their names in their order,
+ * counts from 0 to 2^64 - 1, seconds null or above 0. Errors: PTL_E_USAGE
+ * with "line L, column C: <key path>: what is wrong".
+ */
+ptl_err ptl_data_from_json(const ptl_json *doc, ptl_data **out,
+                           double *seconds, ptl_error *err);
+
+/*
+ * The documents of a stream, one after the other (a watch's output is
+ * documents separated by whitespace), each read as soon as it is complete,
+ * at most PTL_INPUT_MAX_DOCUMENT bytes each.
+ */
+#define PTL_INPUT_MAX_DOCUMENT  (4u << 20)
+
+typedef struct ptl_input ptl_input;
+
+ptl_input *ptl_input_new(FILE *f);      /* NULL when out of memory */
+void ptl_input_free(ptl_input *in);
+/*
+ * The next document: PTL_OK with *d and *seconds, or PTL_OK with *d NULL
+ * after the last one. A malformed document: PTL_E_USAGE with "document N:
+ * line L, column C: ..." (lines of the whole stream); a read error or no
+ * memory: PTL_E_INTERNAL.
+ */
+ptl_err ptl_input_next(ptl_input *in, ptl_data **d, double *seconds,
+                       ptl_error *err);
+/* Documents returned so far. */
+unsigned ptl_input_count(const ptl_input *in);
 
 /* ---------------------------------------------------------------------
  * Finding cards and blocks (libpci, device tree, sysfs).

@@ -3,11 +3,11 @@
  * Output formats: the reference reader's text report and JSON, CSV rows
  * and the Prometheus text exposition.
  *
- * The text report follows the example of the reference tool: labels
- * left-aligned, numbers right-aligned, one space between table columns,
- * columns as wide as the example's dashed lines and wider when a cell
- * needs it. With totals (seconds <= 0) the Gbps and Mpps columns and the
- * clock line are left out, as the reference does with -t 0.
+ * The text report is the reference's format_report byte for byte: its
+ * tables as Python's tabulate 0.8.9 lays them out, its figures computed
+ * and rounded as Python does. With totals (seconds <= 0) the clock line
+ * is left out and the Gbps and Mpps columns stay empty, as the reference
+ * does with -t 0.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -16,8 +16,6 @@
 
 #include "pcie-telemetry.h"
 
-/* The settings of an endpoint: labels in one column, values after it. */
-#define HDR "%-25s "
 
 /* ------------------------------------------------------------ strings */
 
@@ -83,12 +81,6 @@ str_printf(const char *fmt, ...)
     return s.p ? s.p : strdup("");
 }
 
-/* A number with printf format fmt, or "-" for NAN. */
-static char *num(const char *fmt, double v)
-{
-    return isnan(v) ? strdup("-") : str_printf(fmt, v);
-}
-
 /* Write a line without its trailing blanks. */
 static void put_line(FILE *f, sbuf *line)
 {
@@ -133,27 +125,49 @@ static const char *const kind_name[] = { "RQ", "RC", "UP", "DOWN" };
 
 /* ------------------------------------------------------------- tables */
 
+/*
+ * The tables of the reference's report as Python's tabulate 0.8.9 prints
+ * them: every cell stripped of surrounding blanks and left-aligned, a
+ * column as wide as its widest cell (and, under a header, at least the
+ * header plus two), two spaces between columns, a dashed line under the
+ * header, no blanks at the end of a line. Without a header ("plain") only
+ * the rows.
+ */
 typedef struct table {
     unsigned ncols, nrows;
-    const char **head;
-    const unsigned *min_width;
-    const bool *left;
+    char **head;                /* [ncols] or NULL (plain) */
     char **cell;                /* [nrows][ncols], NULL = empty */
     bool oom;
 } table;
 
-static bool table_init(table *t, unsigned ncols, unsigned nrows,
-                       const char **head, const unsigned *min_width,
-                       const bool *left)
+static bool table_init(table *t, unsigned ncols, unsigned nrows, bool head)
 {
     t->ncols = ncols;
     t->nrows = nrows;
-    t->head = head;
-    t->min_width = min_width;
-    t->left = left;
     t->oom = false;
+    t->head = head ? calloc(ncols + 1, sizeof(char *)) : NULL;
     t->cell = calloc((size_t)ncols * nrows + 1, sizeof(char *));
-    return t->cell != NULL;
+    return t->cell != NULL && (!head || t->head != NULL);
+}
+
+/* Takes s (NULL: out of memory) and strips it as tabulate does. */
+static char *strip(char *s)
+{
+    size_t b = 0, n;
+
+    if (!s) {
+        return NULL;
+    }
+    n = strlen(s);
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t')) {
+        n--;
+    }
+    while (b < n && (s[b] == ' ' || s[b] == '\t')) {
+        b++;
+    }
+    memmove(s, s + b, n - b);
+    s[n - b] = '\0';
+    return s;
 }
 
 static void table_set(table *t, unsigned row, unsigned col, char *s)
@@ -161,347 +175,336 @@ static void table_set(table *t, unsigned row, unsigned col, char *s)
     if (!s) {
         t->oom = true;
     }
-    t->cell[row * t->ncols + col] = s;
+    t->cell[(size_t)row * t->ncols + col] = strip(s);
 }
 
-static void table_row_out(FILE *f, const table *t, const unsigned *w,
-                          const char *const *cells, sbuf *line)
+static void table_head(table *t, unsigned col, char *s)
+{
+    if (!s) {
+        t->oom = true;
+    }
+    t->head[col] = strip(s);
+}
+
+static void table_row_out(FILE *f, const table *t, const size_t *w,
+                          char *const *cells, sbuf *line)
 {
     for (unsigned c = 0; c < t->ncols; c++) {
         const char *s = cells[c] ? cells[c] : "";
 
-        sb_add(line, t->left[c] ? "%s%-*s" : "%s%*s", c ? " " : "",
-               (int)w[c], s);
+        sb_add(line, "%s%s%*s", c ? "  " : "", s, (int)(w[c] - strlen(s)),
+               "");
     }
     put_line(f, line);
 }
 
-static void table_print(FILE *f, table *t)
+/* false when out of memory */
+static bool table_print(FILE *f, table *t)
 {
-    unsigned *w = calloc(t->ncols, sizeof(unsigned));
+    size_t *w = calloc(t->ncols + 1, sizeof(size_t));
     sbuf line = { 0 };
 
-    if (!w) {
-        t->oom = true;
-        return;
+    if (!w || t->oom) {
+        free(w);
+        return false;
     }
     for (unsigned c = 0; c < t->ncols; c++) {
-        w[c] = t->min_width[c];
-        if (strlen(t->head[c]) > w[c]) {
-            w[c] = strlen(t->head[c]);
-        }
+        w[c] = t->head ? strlen(t->head[c]) + 2 : 0;
         for (unsigned r = 0; r < t->nrows; r++) {
-            const char *s = t->cell[r * t->ncols + c];
+            const char *s = t->cell[(size_t)r * t->ncols + c];
 
             if (s && strlen(s) > w[c]) {
                 w[c] = strlen(s);
             }
         }
     }
-    table_row_out(f, t, w, t->head, &line);
-    for (unsigned c = 0; c < t->ncols; c++) {
-        sb_add(&line, "%s", c ? " " : "");
-        for (unsigned i = 0; i < w[c]; i++) {
-            sb_add(&line, "-");
+    if (t->head) {
+        table_row_out(f, t, w, t->head, &line);
+        for (unsigned c = 0; c < t->ncols; c++) {
+            sb_add(&line, "%s", c ? "  " : "");
+            for (size_t i = 0; i < w[c]; i++) {
+                sb_add(&line, "-");
+            }
         }
+        put_line(f, &line);
     }
-    put_line(f, &line);
     for (unsigned r = 0; r < t->nrows; r++) {
-        table_row_out(f, t, w, (const char *const *)&t->cell[r * t->ncols],
-                      &line);
+        table_row_out(f, t, w, &t->cell[(size_t)r * t->ncols], &line);
     }
     t->oom |= line.oom;
     free(line.p);
     free(w);
+    return !t->oom;
 }
 
 static void table_free(table *t)
 {
-    if (!t->cell) {
-        return;
+    if (t->cell) {
+        for (size_t i = 0; i < (size_t)t->ncols * t->nrows; i++) {
+            free(t->cell[i]);
+        }
     }
-    for (unsigned i = 0; i < t->ncols * t->nrows; i++) {
-        free(t->cell[i]);
+    if (t->head) {
+        for (unsigned c = 0; c < t->ncols; c++) {
+            free(t->head[c]);
+        }
     }
     free(t->cell);
+    free(t->head);
     t->cell = NULL;
+    t->head = NULL;
 }
 
 /* --------------------------------------------------------------- text */
 
-enum {
-    COL_BUS, COL_USED, COL_WORDS, COL_MFB, COL_MVB, COL_REGIONS, COL_GBPS,
-    COL_MPPS, COL_RD, COL_AVG, NCOLS,
-};
+/*
+ * The figures as the reference computes them, in the same order of
+ * operations so that they round alike: a share is 100.0 x part / whole,
+ * "   -  " when the whole is 0 (tabulate strips it to "-" in its tables,
+ * the BRAKE block keeps it). Sums and products of counters are exact (as
+ * Python's integers are) before they become doubles.
+ */
+typedef unsigned __int128 u128;
+
+static char *pct(u128 part, u128 whole)
+{
+    if (whole == 0) {
+        return strdup("   -  ");
+    }
+    return str_printf("%6.2f", 100.0 * (double)part / (double)whole);
+}
 
 static bool text_buses(FILE *f, const ptl_data *d, const ptl_endpoint *ep,
                        double seconds)
 {
-    static const char *head_all[NCOLS] = {
+    static const char *const head[] = {
         "Bus", "Used %", "Words %", "MFB stall %", "MVB stall %",
         "Used per region %", "Gbps", "Mpps", "RD %", "Avg B",
     };
-    static const unsigned width_all[NCOLS] = {
-        18, 6, 7, 11, 11, 19, 6, 6, 5, 5,
-    };
+    enum { NCOLS = sizeof(head) / sizeof(head[0]) };
     bool rates = seconds > 0;
-    /* the columns shown: without rates Gbps and Mpps are left out */
-    unsigned map[NCOLS], ncols = 0;
-    const char *head[NCOLS];
-    unsigned width[NCOLS];
-    bool left[NCOLS] = { true };
     table t;
     bool ok;
 
-    for (unsigned c = 0; c < NCOLS; c++) {
-        if (!rates && (c == COL_GBPS || c == COL_MPPS)) {
-            continue;
-        }
-        head[ncols] = head_all[c];
-        width[ncols] = width_all[c];
-        left[ncols] = c == COL_BUS;
-        map[c] = ncols++;
-    }
-    if (!table_init(&t, ncols, ep->nbuses, head, width, left)) {
+    if (!table_init(&t, NCOLS, ep->nbuses, true)) {
+        table_free(&t);
         return false;
     }
-    for (unsigned b = 0; b < ep->nbuses; b++) {
+    for (unsigned c = 0; c < NCOLS; c++) {
+        table_head(&t, c, strdup(head[c]));
+    }
+    for (unsigned b = 0; b < ep->nbuses && !t.oom; b++) {
         const ptl_bus *bus = &ep->buses[b];
-        double *rp = calloc(bus->nregions + 1, sizeof(double));
-        ptl_bus_figures fg;
+        uint64_t cycles = bus->pcie_clk ? ep->pcie_cycles : ep->dma_cycles;
+        uint64_t requests = bus->has_mvb ? bus->mvb : bus->transactions;
+        u128 used = 0, data_bytes = (u128)bus->items * d->config.item_bytes;
         sbuf regs = { 0 };
 
-        if (!rp) {
-            t.oom = true;
-            break;
-        }
-        ptl_bus_compute(ep, bus, d->config.item_bytes, seconds, &fg, rp);
         for (unsigned r = 0; r < bus->nregions; r++) {
-            if (isnan(rp[r])) {
-                sb_add(&regs, "%s-", r ? " " : "");
+            used += bus->regions[r];
+            if (cycles) {
+                sb_add(&regs, "%s%.1f", r ? " " : "",
+                       100.0 * (double)bus->regions[r] / (double)cycles);
             } else {
-                sb_add(&regs, "%s%.1f", r ? " " : "", rp[r]);
+                sb_add(&regs, "%s-", r ? " " : "");
             }
         }
-        free(rp);
         if (regs.oom) {
-            t.oom = true;
+            free(regs.p);
+            regs.p = NULL;
+        } else if (!regs.p) {
+            regs.p = strdup("");
         }
-        table_set(&t, b, map[COL_BUS], strdup(bus->name));
-        table_set(&t, b, map[COL_USED], num("%.2f", fg.used_pct));
-        table_set(&t, b, map[COL_WORDS], num("%.2f", fg.words_pct));
-        table_set(&t, b, map[COL_MFB], num("%.2f", fg.mfb_stall_pct));
-        table_set(&t, b, map[COL_MVB], num("%.2f", fg.mvb_stall_pct));
-        table_set(&t, b, map[COL_REGIONS],
-                  regs.p ? regs.p : strdup("-"));
+        table_set(&t, b, 0, strdup(bus->name));
+        table_set(&t, b, 1, pct(used, (u128)cycles * bus->nregions));
+        table_set(&t, b, 2, pct(bus->words, cycles));
+        table_set(&t, b, 3, pct(bus->backpressure, cycles));
+        table_set(&t, b, 4, bus->has_mvb ? pct(bus->mvb_backpressure, cycles)
+                                         : strdup("-"));
+        table_set(&t, b, 5, regs.p);
         if (rates) {
-            table_set(&t, b, map[COL_GBPS], num("%.2f", fg.gbps));
-            table_set(&t, b, map[COL_MPPS], num("%.3f", fg.mpps));
+            table_set(&t, b, 6, str_printf("%.2f", (double)(data_bytes * 8) /
+                                           seconds / 1e9));
+            table_set(&t, b, 7, str_printf("%.3f", (double)requests /
+                                           seconds / 1e6));
         }
-        table_set(&t, b, map[COL_RD], num("%.2f", fg.rd_pct));
-        table_set(&t, b, map[COL_AVG], num("%.0f", fg.avg_bytes));
+        table_set(&t, b, 8, bus->dma_up
+                  ? pct(requests > bus->transactions
+                        ? requests - bus->transactions : 0, requests)
+                  : strdup("-"));
+        table_set(&t, b, 9, bus->transactions
+                  ? str_printf("%.0f", (double)data_bytes /
+                               (double)bus->transactions)
+                  : strdup("-"));
     }
-    if (!t.oom) {
-        table_print(f, &t);
-    }
-    ok = !t.oom;
+    ok = table_print(f, &t);
     table_free(&t);
     return ok;
 }
 
-/* One column of the BRAKE block: labels and "x.xx %" values. */
-typedef struct brake_col {
-    const char *head;
-    unsigned n, cap;
-    char **label;
-    char **value;
-    unsigned lw, vw;
-} brake_col;
-
-/* false when out of memory */
-static bool brake_add(brake_col *c, char *label, double v)
+static const char *reason_label(unsigned k, char *buf, size_t len)
 {
-    if (!label) {
-        return false;
+    if (k < NAMED_REASONS) {
+        return reason_name[k];
     }
-    if (c->n == c->cap) {
-        unsigned cap = c->cap ? 2 * c->cap : 8;
-        char **l = realloc(c->label, cap * sizeof(char *));
-        char **vv;
-
-        if (l) {
-            c->label = l;
-        }
-        vv = l ? realloc(c->value, cap * sizeof(char *)) : NULL;
-        if (!vv) {
-            free(label);
-            return false;
-        }
-        c->value = vv;
-        c->cap = cap;
-    }
-    c->label[c->n] = label;
-    c->value[c->n] = isnan(v) ? strdup("-") : str_printf("%.2f %%", v);
-    if (strlen(label) > c->lw) {
-        c->lw = strlen(label);
-    }
-    if (c->value[c->n] && strlen(c->value[c->n]) > c->vw) {
-        c->vw = strlen(c->value[c->n]);
-    }
-    c->n++;
-    return c->value[c->n - 1] != NULL;
+    snprintf(buf, len, "reason %u", k);
+    return buf;
 }
 
+/*
+ * The BRAKE block: the UP stream column holds reasons 0-3, every unnamed
+ * reason (6 on) and last the RQ bus's stalled cycles; the DOWN stream
+ * column reasons 4 and 5. A cell is its label padded to the column's
+ * longest label plus one, then the share ("%6.2f" or "   -  ") and " %".
+ */
 static bool text_brakes(FILE *f, const ptl_endpoint *ep)
 {
-    double cyc = (double)ep->pcie_cycles;
-    double not_ready = cyc > 0 ? ep->buses[0].backpressure / cyc * 100 : NAN;
-    brake_col col[3] = {
-        { .head = "UP stream" }, { .head = "DOWN stream" },
-        { .head = "other" },
-    };
-    unsigned rows = 0, ncol = 0;
+    unsigned nup = 0, ndown = 0, rows;
+    size_t up_label = strlen("PCIe endpoint not ready"), down_label = 0;
+    size_t up_width;
+    unsigned *up = calloc(ep->nbrakes + 1, sizeof(unsigned));
+    unsigned *down = calloc(ep->nbrakes + 1, sizeof(unsigned));
     sbuf line = { 0 };
-    bool ok = true;
+    char buf[32];
+    bool ok;
 
-    for (unsigned k = 0; k < ep->nbrakes && ok; k++) {
-        double v = cyc > 0 ? ep->brakes[k] / cyc * 100 : NAN;
-        unsigned c = k < UP_REASONS ? 0 : k < NAMED_REASONS ? 1 : 2;
-        char *label = k < NAMED_REASONS ? strdup(reason_name[k])
-                                        : str_printf("reason %u", k);
+    if (!up || !down) {
+        free(up);
+        free(down);
+        return false;
+    }
+    for (unsigned k = 0; k < ep->nbrakes; k++) {
+        size_t n = strlen(reason_label(k, buf, sizeof(buf)));
 
-        ok = brake_add(&col[c], label, v);
-        if (ok && (k + 1 == UP_REASONS ||
-                   (k + 1 == ep->nbrakes && k < UP_REASONS))) {
-            /* the RQ stall repeated among the UP reasons */
-            ok = brake_add(&col[0], strdup("PCIe endpoint not ready"),
-                           not_ready);
+        if (k >= UP_REASONS && k < NAMED_REASONS) {
+            down[ndown++] = k;
+            down_label = n > down_label ? n : down_label;
+        } else {
+            up[nup++] = k;
+            up_label = n > up_label ? n : up_label;
         }
     }
-    if (ep->nbrakes == 0) {
-        ok = brake_add(&col[0], strdup("PCIe endpoint not ready"), not_ready);
+    up[nup++] = UINT_MAX;       /* the RQ bus's stalled cycles */
+    up_label++;
+    down_label++;
+    up_width = up_label + 8;
+    rows = nup > ndown ? nup : ndown;
+
+    fprintf(f, "\n  Why the PCIe transfer stopped (share of PCIe clock "
+            "cycles)\n");
+    sb_add(&line, "    %-*s", (int)up_width, "UP stream");
+    if (ndown) {
+        sb_add(&line, "    DOWN stream");
     }
-    for (unsigned c = 0; c < 3; c++) {
-        if (col[c].n) {
-            ncol = c + 1;
-        }
-        if (col[c].n > rows) {
-            rows = col[c].n;
-        }
-        /* the head sits above the labels and values */
-        if (strlen(col[c].head) > col[c].lw + 1 + col[c].vw) {
-            col[c].lw = strlen(col[c].head) - 1 - col[c].vw;
-        }
-    }
-    if (ok) {
-        fprintf(f, "Why the PCIe transfer stopped (share of PCIe clock "
-                "cycles)\n");
-        for (unsigned c = 0; c < ncol; c++) {
-            sb_add(&line, "%s%-*s", c ? "   " : "",
-                   (int)(col[c].lw + 1 + col[c].vw),
-                   col[c].n ? col[c].head : "");
+    put_line(f, &line);
+    for (unsigned r = 0; r < rows; r++) {
+        size_t start;
+
+        sb_add(&line, "    ");
+        start = line.len;
+        for (unsigned side = 0; side < 2; side++) {
+            unsigned n = side ? ndown : nup;
+            const unsigned *k = side ? down : up;
+            uint64_t v;
+            char *p;
+
+            if (side) {
+                /* the left cell padded to the column, then 4 spaces */
+                while (!line.oom && line.len - start < up_width) {
+                    sb_add(&line, " ");
+                }
+                sb_add(&line, "    ");
+            }
+            if (r >= n) {
+                continue;
+            }
+            v = k[r] == UINT_MAX ? ep->buses[0].backpressure
+                                 : ep->brakes[k[r]];
+            p = pct(v, ep->pcie_cycles);
+            sb_add(&line, "%-*s%s %%", (int)(side ? down_label : up_label),
+                   k[r] == UINT_MAX ? "PCIe endpoint not ready"
+                                    : reason_label(k[r], buf, sizeof(buf)),
+                   p ? p : "");
+            line.oom |= !p;
+            free(p);
         }
         put_line(f, &line);
-        for (unsigned r = 0; r < rows; r++) {
-            for (unsigned c = 0; c < ncol; c++) {
-                const char *l = r < col[c].n ? col[c].label[r] : "";
-                const char *v = r < col[c].n ? col[c].value[r] : "";
-
-                sb_add(&line, "%s%-*s %*s", c ? "   " : "", (int)col[c].lw,
-                       l, (int)col[c].vw, v);
-            }
-            put_line(f, &line);
-        }
-        ok = !line.oom;
     }
+    ok = !line.oom;
     free(line.p);
-    for (unsigned c = 0; c < 3; c++) {
-        for (unsigned r = 0; r < col[c].n; r++) {
-            free(col[c].label[r]);
-            free(col[c].value[r]);
-        }
-        free(col[c].label);
-        free(col[c].value);
-    }
+    free(up);
+    free(down);
     return ok;
 }
+
+static const char *const hist_name[] = {
+    "PCIe tags", "PTC storage FIFO words",
+};
 
 static bool text_hists(FILE *f, const ptl_data *d, const ptl_endpoint *ep)
 {
-    unsigned ncols = 2 + ep->nbands;
-    const char **head = calloc(ncols, sizeof(char *));
-    unsigned *width = calloc(ncols, sizeof(unsigned));
-    bool *left = calloc(ncols, sizeof(bool));
-    char **band_head = calloc(ep->nbands + 1, sizeof(char *));
-    double cyc = (double)ep->pcie_cycles;
-    bool ok = false;
-    table t = { 0 };
+    unsigned nbands = d->config.hist_bands;
+    table t;
+    bool ok;
 
-    if (!head || !width || !left || !band_head) {
-        goto out;
+    if (!table_init(&t, 2 + nbands, ep->nhists, true)) {
+        table_free(&t);
+        return false;
     }
-    head[0] = "Time spent low";
-    width[0] = 22;
-    left[0] = true;
-    head[1] = "of";
-    width[1] = 4;
-    for (unsigned k = 0; k < ep->nbands; k++) {
-        static const unsigned w4[] = { 6, 7, 7, 6 };
+    table_head(&t, 0, strdup("Time spent low"));
+    table_head(&t, 1, strdup("of"));
+    for (unsigned k = 0; k < nbands; k++) {
+        table_head(&t, 2 + k, k < 4 ? strdup(band4_name[k])
+                                    : str_printf("band %u", k));
+    }
+    for (unsigned h = 0; h < ep->nhists && !t.oom; h++) {
+        unsigned cap = h == 0 ? d->config.tag_capacity
+                     : h == 1 ? d->config.stfifo_capacity : 0;
 
-        band_head[k] = ep->nbands == 4 ? strdup(band4_name[k])
-                                       : str_printf("band %u", k);
-        if (!band_head[k]) {
-            goto out;
-        }
-        head[2 + k] = band_head[k];
-        width[2 + k] = ep->nbands == 4 ? w4[k] : 7;
-    }
-    if (!table_init(&t, ncols, ep->nhists, head, width, left)) {
-        goto out;
-    }
-    for (unsigned h = 0; h < ep->nhists; h++) {
-        if (h == 0) {
-            table_set(&t, h, 0, strdup("PCIe tags"));
-            table_set(&t, h, 1, str_printf("%u", d->config.tag_capacity));
-        } else if (h == 1) {
-            table_set(&t, h, 0, strdup("PTC storage FIFO words"));
-            table_set(&t, h, 1, str_printf("%u", d->config.stfifo_capacity));
-        } else {
-            table_set(&t, h, 0, str_printf("histogram %u", h));
-            table_set(&t, h, 1, strdup("-"));
-        }
-        for (unsigned k = 0; k < ep->nbands; k++) {
-            double v = (double)ep->hists[h * ep->nbands + k];
-
-            table_set(&t, h, 2 + k, num("%.2f", cyc > 0 ? v / cyc * 100
-                                                        : NAN));
+        table_set(&t, h, 0, h < 2 ? strdup(hist_name[h])
+                                  : str_printf("resource %u", h));
+        table_set(&t, h, 1, cap ? str_printf("%u", cap) : strdup("-"));
+        for (unsigned k = 0; k < ep->nbands && k < nbands; k++) {
+            table_set(&t, h, 2 + k, pct(ep->hists[(size_t)h * ep->nbands + k],
+                                        ep->pcie_cycles));
         }
     }
-    if (!t.oom) {
-        table_print(f, &t);
-    }
-    ok = !t.oom;
-out:
+    ok = table_print(f, &t);
     table_free(&t);
-    if (band_head) {
-        for (unsigned k = 0; k < ep->nbands; k++) {
-            free(band_head[k]);
-        }
-    }
-    free(band_head);
-    free(head);
-    free(width);
-    free(left);
     return ok;
 }
 
-static void mhz(FILE *f, uint64_t cycles, double seconds)
+/* The settings of an endpoint: tabulate's "plain" table of two columns. */
+static bool text_link(FILE *f, const ptl_endpoint *ep)
 {
-    if (cycles) {
-        fprintf(f, "%.1f MHz", cycles / seconds / 1e6);
-    } else {
-        fprintf(f, "- MHz");
+    static const char *const label[] = {
+        "Link", "Max payload size (MPS)", "Max read request (MRRS)",
+        "Extended tag (8-bit)", "10-bit tag", "Read completion boundary",
+        "PTC tags free", "PTC storage FIFO free",
+    };
+    table t;
+    bool ok;
+
+    if (!table_init(&t, 2, 8, false)) {
+        table_free(&t);
+        return false;
     }
+    for (unsigned r = 0; r < 8; r++) {
+        table_set(&t, r, 0, strdup(label[r]));
+    }
+    table_set(&t, 0, 1, strdup(ep->link_up ? "up" : "DOWN"));
+    table_set(&t, 1, 1, str_printf("%u B", ep->mps));
+    table_set(&t, 2, 1, str_printf("%u B", ep->mrrs));
+    table_set(&t, 3, 1, strdup(ep->ext_tag ? "on" : "off"));
+    table_set(&t, 4, 1, strdup(ep->tag_10b ? "on" : "off"));
+    table_set(&t, 5, 1, str_printf("%u B", ep->rcb));
+    table_set(&t, 6, 1, str_printf("%u (lowest %u)", ep->tags_free,
+                                   ep->tags_free_min));
+    table_set(&t, 7, 1, str_printf("%u words (lowest %u)", ep->stfifo_free,
+                                   ep->stfifo_free_min));
+    ok = table_print(f, &t);
+    table_free(&t);
+    return ok;
 }
 
 int ptl_format_text(FILE *f, const ptl_data *d, double seconds)
@@ -511,21 +514,24 @@ int ptl_format_text(FILE *f, const ptl_data *d, double seconds)
     int n;
 
     n = fprintf(f, "PCIe telemetry - %u endpoint(s), %u DMA port(s) per "
-                "endpoint\n", d->nendpoints, l->dma_ports);
+                "endpoint\n", l->endpoints, l->dma_ports);
     for (int i = 0; i < n - 1; i++) {
         fputc('=', f);
     }
     fputc('\n', f);
+    if (seconds > 0) {
+        fprintf(f, "Measured over %.2f s\n", seconds);
+    } else {
+        fprintf(f, "Totals since the last clear\n");
+    }
+    if (d->lost_deltas || d->readout_overrun) {
+        fputc('\n', f);
+    }
     if (d->lost_deltas) {
         fprintf(f, "  !! LOST DELTAS - the counters are not exact\n");
     }
     if (d->readout_overrun) {
         fprintf(f, "  !! READ-OUT OVERRUN - the counters are not exact\n");
-    }
-    if (seconds > 0) {
-        fprintf(f, "Measured over %.2f s\n", seconds);
-    } else {
-        fprintf(f, "Totals since the last clear\n");
     }
     for (unsigned e = 0; e < d->nendpoints && ok; e++) {
         const ptl_endpoint *ep = &d->endpoints[e];
@@ -533,31 +539,18 @@ int ptl_format_text(FILE *f, const ptl_data *d, double seconds)
         fprintf(f, "\nPCIe endpoint %u\n", ep->index);
         fprintf(f, "------------------------------------------------------"
                 "------\n");
-        fprintf(f, "Link %s\n", ep->link_up ? "up" : "down");
-        fprintf(f, HDR "%u B\n", "Max payload size (MPS)", ep->mps);
-        fprintf(f, HDR "%u B\n", "Max read request (MRRS)", ep->mrrs);
-        fprintf(f, HDR "%s\n", "Extended tag (8-bit)",
-                ep->ext_tag ? "on" : "off");
-        fprintf(f, HDR "%s\n", "10-bit tag", ep->tag_10b ? "on" : "off");
-        fprintf(f, HDR "%u B\n", "Read completion boundary", ep->rcb);
-        fprintf(f, HDR "%u (lowest %u)\n", "PTC tags free", ep->tags_free,
-                ep->tags_free_min);
-        fprintf(f, HDR "%u words (lowest %u)\n", "PTC storage FIFO free",
-                ep->stfifo_free, ep->stfifo_free_min);
+        ok = text_link(f, ep);
         if (seconds > 0) {
-            fprintf(f, "PCIe clock ");
-            mhz(f, ep->pcie_cycles, seconds);
-            fprintf(f, ", DMA clock ");
-            mhz(f, ep->dma_cycles, seconds);
-            fputc('\n', f);
+            fprintf(f, "\n  PCIe clock %.1f MHz, DMA clock %.1f MHz\n",
+                    (double)ep->pcie_cycles / seconds / 1e6,
+                    (double)ep->dma_cycles / seconds / 1e6);
         }
         fputc('\n', f);
-        ok = text_buses(f, d, ep, seconds);
-        fputc('\n', f);
+        ok = ok && text_buses(f, d, ep, seconds);
         ok = ok && text_brakes(f, ep);
-        if (ep->nhists && ep->nbands) {
+        if (ok && ep->nhists) {
             fputc('\n', f);
-            ok = ok && text_hists(f, d, ep);
+            ok = text_hists(f, d, ep);
         }
     }
     return finish(f, !ok);
@@ -763,27 +756,6 @@ int ptl_format_json(FILE *f, const ptl_data *d, double seconds)
     jw_key(&w, "data");
     jw_open(&w, '{');
 
-    jw_key(&w, "status");
-    jw_open(&w, '{');
-    jw_bool(&w, "busy", d->busy);
-    jw_bool(&w, "lost_deltas", d->lost_deltas);
-    jw_bool(&w, "readout_overrun", d->readout_overrun);
-    jw_close(&w, '}');
-
-    jw_key(&w, "config");
-    jw_open(&w, '{');
-    jw_u64(&w, "pcie_endpoints", l->endpoints);
-    jw_u64(&w, "dma_ports", l->dma_ports);
-    jw_u64(&w, "probe_pcie_regions", l->pcie_regions);
-    jw_u64(&w, "probe_dma_regions", l->dma_regions);
-    jw_u64(&w, "counter_width", l->cnt_width);
-    jw_u64(&w, "item_bytes", l->item_bytes);
-    jw_u64(&w, "drain_period", l->drain_period);
-    jw_u64(&w, "hist_bands", l->hist_bands);
-    jw_u64(&w, "tag_capacity", l->tag_capacity);
-    jw_u64(&w, "stfifo_capacity", l->stfifo_capacity);
-    jw_close(&w, '}');
-
     jw_key(&w, "endpoints");
     jw_open(&w, '[');
     for (unsigned e = 0; e < d->nendpoints; e++) {
@@ -838,6 +810,27 @@ int ptl_format_json(FILE *f, const ptl_data *d, double seconds)
         jw_close(&w, '}');
     }
     jw_close(&w, ']');
+
+    jw_key(&w, "status");
+    jw_open(&w, '{');
+    jw_bool(&w, "busy", d->busy);
+    jw_bool(&w, "lost_deltas", d->lost_deltas);
+    jw_bool(&w, "readout_overrun", d->readout_overrun);
+    jw_close(&w, '}');
+
+    jw_key(&w, "config");
+    jw_open(&w, '{');
+    jw_u64(&w, "pcie_endpoints", l->endpoints);
+    jw_u64(&w, "dma_ports", l->dma_ports);
+    jw_u64(&w, "probe_pcie_regions", l->pcie_regions);
+    jw_u64(&w, "probe_dma_regions", l->dma_regions);
+    jw_u64(&w, "counter_width", l->cnt_width);
+    jw_u64(&w, "item_bytes", l->item_bytes);
+    jw_u64(&w, "drain_period", l->drain_period);
+    jw_u64(&w, "hist_bands", l->hist_bands);
+    jw_u64(&w, "tag_capacity", l->tag_capacity);
+    jw_u64(&w, "stfifo_capacity", l->stfifo_capacity);
+    jw_close(&w, '}');
     jw_close(&w, '}');
     jw_close(&w, '}');
     fputc('\n', f);
@@ -905,10 +898,13 @@ int ptl_format_csv(FILE *f, const ptl_data *d, double seconds,
                 return finish(f, true);
             }
             ptl_bus_compute(ep, bus, d->config.item_bytes, seconds, &fg, rp);
-            fprintf(f, "%.3f,", unix_time);
+            csv_num(f, "%.3f", unix_time);
             csv_num(f, "%.6f", seconds > 0 ? seconds : NAN);
             csv_field(f, device ? device : "", false);
-            fprintf(f, "%u,%u,", index, ep->index);
+            if (index != UINT_MAX) {
+                fprintf(f, "%u", index);
+            }
+            fprintf(f, ",%u,", ep->index);
             csv_field(f, bus->name, false);
             fprintf(f, "%s,", kind_name[bus->kind]);
             if (bus->kind == PTL_BUS_UP || bus->kind == PTL_BUS_DOWN) {
@@ -991,7 +987,11 @@ static void prom_sample(prom *p, const char *name, int endpoint,
 {
     fprintf(p->f, PROM_PREFIX "%s{device=\"", name);
     prom_escape(p->f, p->device ? p->device : "");
-    fprintf(p->f, "\",index=\"%u\"", p->index);
+    if (p->index == UINT_MAX) {
+        fprintf(p->f, "\",index=\"\"");
+    } else {
+        fprintf(p->f, "\",index=\"%u\"", p->index);
+    }
     if (endpoint >= 0) {
         fprintf(p->f, ",endpoint=\"%d\"", endpoint);
     }

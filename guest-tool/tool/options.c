@@ -20,6 +20,7 @@ enum {
     OPT_ADD_ID,
     OPT_BAR,
     OPT_OFFSET,
+    OPT_INPUT,
 };
 
 static const struct option long_opts[] = {
@@ -36,6 +37,7 @@ static const struct option long_opts[] = {
     { "bar", required_argument, NULL, OPT_BAR },
     { "offset", required_argument, NULL, OPT_OFFSET },
     { "list", no_argument, NULL, 'l' },
+    { "input", required_argument, NULL, OPT_INPUT },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 },
@@ -78,6 +80,14 @@ void ptt_print_help(FILE *f)
 "      --csv             one row per bus and interval, after one header line\n"
 "      --prometheus      raw counters in the Prometheus text format (totals;\n"
 "                        with -w repeated every interval)\n"
+"\n"
+"Saved readings:\n"
+"      --input FILE      render the readings saved in FILE (- for standard\n"
+"                        input) instead of reading a card: the JSON of -j or\n"
+"                        of nfb-pcie-telemetry -j, one document or the\n"
+"                        documents of a watch, one report each; --prometheus\n"
+"                        only for totals (\"seconds\": null). Goes with no\n"
+"                        option that selects a card or measures\n"
 "\n"
 "  -h, --help            print this help and exit\n"
 "  -V, --version         print the version and exit\n"
@@ -166,6 +176,7 @@ int ptt_parse_options(int argc, char **argv, ptt_opts *o, char *msg,
                             "(0, 1, ...)", optarg);
             }
             o->index = (unsigned)v;
+            o->index_given = true;
             break;
         case 't': {
             char *end;
@@ -179,6 +190,7 @@ int ptt_parse_options(int argc, char **argv, ptt_opts *o, char *msg,
                             "(seconds from 0 to 86400)", optarg);
             }
             o->interval = t;
+            o->interval_given = true;
             break;
         }
         case 'w':
@@ -226,6 +238,12 @@ int ptt_parse_options(int argc, char **argv, ptt_opts *o, char *msg,
         case 'l':
             o->list = true;
             break;
+        case OPT_INPUT:
+            if (!*optarg) {
+                return fail(msg, msg_len, "--input: empty file name");
+            }
+            o->input = optarg;
+            break;
         case 'h':
             o->help = true;
             break;
@@ -252,6 +270,19 @@ int ptt_parse_options(int argc, char **argv, ptt_opts *o, char *msg,
     if (formats > 1) {
         return fail(msg, msg_len, "choose one of --json, --csv and "
                     "--prometheus");
+    }
+    if (o->input) {
+        const char *other = o->device ? "-d" : o->index_given ? "-i"
+            : o->interval_given ? "-t" : o->watch ? "-w" : o->clear ? "-c"
+            : o->bar >= 0 ? "--bar" : o->offset >= 0 ? "--offset"
+            : o->list ? "--list" : o->id_filter ? "-D" : o->nadd_ids
+            ? "--add-id" : NULL;
+
+        if (other) {
+            return fail(msg, msg_len, "%s does not go with --input (which "
+                        "reads no card)", other);
+        }
+        return 0;
     }
     if (o->bar >= 0 && o->offset < 0) {
         return fail(msg, msg_len, "--bar needs --offset");

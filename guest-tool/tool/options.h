@@ -28,6 +28,8 @@ typedef struct ptt_opts {
     unsigned nadd_ids;
     int bar;                    /* -1: from the device tree */
     int64_t offset;             /* -1: from the device tree */
+    const char *input;          /* --input: saved readings, "-" stdin */
+    bool index_given, interval_given;
 } ptt_opts;
 
 /*

@@ -6,6 +6,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,10 +173,100 @@ static int print_data(run *r, const ptl_reading *rd, double seconds)
         break;
     }
     ptl_data_free(d);
+    /* a watch prints an empty line after each report, as the reference */
+    if (rc == 0 && r->o->watch &&
+        (r->o->format == PTT_TEXT || r->o->format == PTT_JSON)) {
+        rc = putchar('\n') == EOF ? -1 : 0;
+    }
     if (rc != 0 || fflush(stdout) != 0) {
         return write_failed();
     }
     return 0;
+}
+
+/*
+ * --input: the saved documents one after the other, each rendered as soon
+ * as it is read (a watch piped in is shown as it runs); an empty line
+ * between two text or JSON reports.
+ */
+static int do_input(const ptt_opts *o)
+{
+    bool is_stdin = !strcmp(o->input, "-");
+    const char *name = is_stdin ? "standard input" : o->input;
+    FILE *f = is_stdin ? stdin : fopen(o->input, "r");
+    ptl_input *in;
+    ptl_error e = { 0 };
+    int rc = 0;
+
+    if (!f) {
+        fprintf(stderr, PROG ": %s: %s\n", name, strerror(errno));
+        return PTL_E_USAGE;
+    }
+    in = ptl_input_new(f);
+    if (!in) {
+        fprintf(stderr, PROG ": out of memory\n");
+        rc = PTL_E_INTERNAL;
+    }
+    while (in) {
+        ptl_data *d;
+        double seconds;
+        ptl_err err = ptl_input_next(in, &d, &seconds, &e);
+        int w = 0;
+
+        if (err != PTL_OK) {
+            fprintf(stderr, PROG ": %s: %s\n", name, e.msg);
+            rc = err;
+            break;
+        }
+        if (!d) {
+            if (ptl_input_count(in) == 0) {
+                fprintf(stderr, PROG ": %s: no document\n", name);
+                rc = PTL_E_USAGE;
+            }
+            break;
+        }
+        if (ptl_input_count(in) > 1 &&
+            (o->format == PTT_TEXT || o->format == PTT_JSON)) {
+            w = putchar('\n') == EOF ? -1 : 0;
+        }
+        switch (o->format) {
+        case PTT_TEXT:
+            w = w ? w : ptl_format_text(stdout, d, seconds);
+            break;
+        case PTT_JSON:
+            w = w ? w : ptl_format_json(stdout, d, seconds);
+            break;
+        case PTT_CSV:
+            if (ptl_input_count(in) == 1) {
+                w = ptl_format_csv_header(stdout);
+            }
+            w = w ? w : ptl_format_csv(stdout, d, seconds, NAN, o->input,
+                                       UINT_MAX);
+            break;
+        case PTT_PROMETHEUS:
+            if (seconds > 0) {
+                fprintf(stderr, PROG ": %s: document %u: --prometheus needs "
+                        "totals (\"seconds\": null), this document covers "
+                        "%g s\n", name, ptl_input_count(in), seconds);
+                rc = PTL_E_USAGE;
+            } else {
+                w = ptl_format_prometheus(stdout, d, o->input, UINT_MAX);
+            }
+            break;
+        }
+        ptl_data_free(d);
+        if (w != 0 || fflush(stdout) != 0) {
+            rc = write_failed();
+        }
+        if (rc) {
+            break;
+        }
+    }
+    ptl_input_free(in);
+    if (!is_stdin) {
+        fclose(f);
+    }
+    return rc;
 }
 
 /* -t 0 and --prometheus: totals since the last clear, once or per -t. */
@@ -309,6 +401,9 @@ int main(int argc, char **argv)
     if (o.version) {
         printf(PROG " %s\n", ptl_version_string());
         return fflush(stdout) == 0 ? 0 : PTL_E_INTERNAL;
+    }
+    if (o.input) {
+        return do_input(&o);
     }
     install_signals(o.watch);
 

@@ -28,6 +28,11 @@
 #define C_CYC   ((double)PTL_PCIE_CYC)
 #define SECONDS (PTL_PCIE_CYC / 400e6)
 
+/* Cost of a register access in pattern_data's bench (0: the default);
+ * a card of many endpoints needs cheaper ones to read between the two
+ * moments. */
+static uint64_t pattern_access_ns;
+
 /* The pattern's interval (totals: since a CLEAR at PTL_T_FIRST, the same
  * windows), with MPS 512, MRRS 4096 and extended tags. */
 static ptl_data *pattern_data(const PtmConfig *cfg_in, bool totals,
@@ -53,6 +58,9 @@ static ptl_data *pattern_data(const PtmConfig *cfg_in, bool totals,
         par.bus[PTM_BUS_RQ].gap = 4;
     }
     b = ptl_bench_new(&cfg, &par);
+    if (pattern_access_ns) {
+        b->access_ns = pattern_access_ns;
+    }
     for (unsigned e = 0; e < cfg.pcie_endpoints; e++) {
         ptm_core_set_settings(b->core, 0, e, &s);
     }
@@ -181,11 +189,17 @@ static void test_figures_zero(void)
         assert_near(f.gbps, 0);
     }
     txt = capture(ptl_format_text, d, 1.0);
-    g_assert_nonnull(strstr(txt, "\nPTC -> PCIe (RQ)        -       -"));
-    g_assert_nonnull(strstr(txt, "PCIe clock - MHz, DMA clock - MHz\n"));
-    g_assert_nonnull(strstr(txt, "\nno free PCIe tag           -   "
-                            "MFB stalled towards DMA -\n"));
-    g_assert_nonnull(strstr(txt, "\nPCIe tags               256      -"));
+    /* the reference: "-" in the tables, "   -  " in the BRAKE block, the
+     * clocks 0.0 MHz */
+    g_assert_nonnull(strstr(txt, "\nPTC -> PCIe (RQ)    -         -      "
+                            "    -              -              - -        "
+                            "          0.00    0.000   -       -\n"));
+    g_assert_nonnull(strstr(txt, "\n  PCIe clock 0.0 MHz, DMA clock 0.0 "
+                            "MHz\n"));
+    g_assert_nonnull(strstr(txt, "\n    no free PCIe tag              -   %"
+                            "    MFB stalled towards DMA    -   %\n"));
+    g_assert_nonnull(strstr(txt, "\nPCIe tags               256   -       "
+                            "-        -        -\n"));
     free(txt);
     ptl_data_free(d);
     ptl_reading_free(r);
@@ -193,7 +207,10 @@ static void test_figures_zero(void)
     ptl_bench_free(b);
 }
 
-/* The whole report, laid out by hand from the example's column widths. */
+/*
+ * The whole report: the reference's format_report of this reading (it is
+ * tests/unit/data/report/pattern-1x1.txt).
+ */
 static const char expected_text[] =
     "PCIe telemetry - 1 endpoint(s), 1 DMA port(s) per endpoint\n"
     "==========================================================\n"
@@ -201,7 +218,7 @@ static const char expected_text[] =
     "\n"
     "PCIe endpoint 0\n"
     "------------------------------------------------------------\n"
-    "Link up\n"
+    "Link                      up\n"
     "Max payload size (MPS)    512 B\n"
     "Max read request (MRRS)   4096 B\n"
     "Extended tag (8-bit)      on\n"
@@ -209,33 +226,36 @@ static const char expected_text[] =
     "Read completion boundary  64 B\n"
     "PTC tags free             20 (lowest 20)\n"
     "PTC storage FIFO free     700 words (lowest 700)\n"
-    "PCIe clock 400.0 MHz, DMA clock 200.0 MHz\n"
     "\n"
-    "Bus                Used % Words % MFB stall % MVB stall %   Used per "
-    "region %   Gbps   Mpps  RD % Avg B\n"
-    "------------------ ------ ------- ----------- ----------- ------------"
-    "------- ------ ------ ----- -----\n"
-    "PTC -> PCIe (RQ)    43.75   50.00       25.00           -           "
-    "50.0 37.5  80.00 50.000     -   200\n"
-    "PCIe -> PTC (RC)    12.50   12.50        0.00           -           "
-    "12.5 12.5  25.60 50.000     -    64\n"
-    "DMA0 -> PTC (UP)    25.00   25.00       12.50       12.50           "
-    "25.0 25.0  25.60 50.000 50.00   128\n"
-    "PTC -> DMA0 (DOWN)   6.25   12.50        0.00        0.00            "
-    "12.5 0.0   6.40 25.000     -    32\n"
+    "  PCIe clock 400.0 MHz, DMA clock 200.0 MHz\n"
     "\n"
-    "Why the PCIe transfer stopped (share of PCIe clock cycles)\n"
-    "UP stream                            DOWN stream\n"
-    "no free PCIe tag           25.00 %   MFB stalled towards DMA 0.00 %\n"
-    "PCIe tag not ready          0.00 %   MVB stalled towards DMA 0.00 %\n"
-    "no room for completions    25.00 %\n"
-    "no completion header entry  0.00 %\n"
-    "PCIe endpoint not ready    25.00 %\n"
+    "Bus                 Used %    Words %    MFB stall %    MVB stall % "
+    "   Used per region %    Gbps    Mpps    RD %    Avg B\n"
+    "------------------  --------  ---------  -------------  ------------"
+    "-  -------------------  ------  ------  ------  -------\n"
+    "PTC -> PCIe (RQ)    43.75     50.00      25.00          -           "
+    "   50.0 37.5            80.00   50.000  -       200\n"
+    "PCIe -> PTC (RC)    12.50     12.50      0.00           -           "
+    "   12.5 12.5            25.60   50.000  -       64\n"
+    "DMA0 -> PTC (UP)    25.00     25.00      12.50          12.50       "
+    "   25.0 25.0            25.60   50.000  50.00   128\n"
+    "PTC -> DMA0 (DOWN)  6.25      12.50      0.00           0.00        "
+    "   12.5 0.0             6.40    25.000  -       32\n"
     "\n"
-    "Time spent low           of   none   <=1/8   <=1/2   rest\n"
-    "---------------------- ---- ------ ------- ------- ------\n"
-    "PCIe tags               256   0.00  100.00    0.00   0.00\n"
-    "PTC storage FIFO words 1024   0.00    0.00    0.00 100.00\n";
+    "  Why the PCIe transfer stopped (share of PCIe clock cycles)\n"
+    "    UP stream                              DOWN stream\n"
+    "    no free PCIe tag            25.00 %    MFB stalled towards DMA  "
+    " 0.00 %\n"
+    "    PCIe tag not ready           0.00 %    MVB stalled towards DMA  "
+    " 0.00 %\n"
+    "    no room for completions     25.00 %\n"
+    "    no completion header entry   0.00 %\n"
+    "    PCIe endpoint not ready     25.00 %\n"
+    "\n"
+    "Time spent low          of    none    <=1/8    <=1/2    rest\n"
+    "----------------------  ----  ------  -------  -------  ------\n"
+    "PCIe tags               256   0.00    100.00   0.00     0.00\n"
+    "PTC storage FIFO words  1024  0.00    0.00     0.00     100.00\n";
 
 static void test_text_interval(void)
 {
@@ -247,7 +267,7 @@ static void test_text_interval(void)
     ptl_data_free(d);
 }
 
-/* Totals: third line, no clock line, no Gbps and Mpps columns. */
+/* Totals: third line, no clock line, Gbps and Mpps columns empty. */
 static void test_text_totals(void)
 {
     ptl_data *d = pattern_data(NULL, true, NULL);
@@ -256,20 +276,18 @@ static void test_text_totals(void)
 
     g_assert_cmpstr(lines[2], ==, "Totals since the last clear");
     g_assert_null(strstr(txt, "MHz"));
-    g_assert_null(strstr(txt, "Gbps"));
-    g_assert_null(strstr(txt, "Mpps"));
-    g_assert_nonnull(strstr(txt, "\nBus                Used % Words % MFB "
-                            "stall % MVB stall %   Used per region %  RD % "
-                            "Avg B\n"));
-    g_assert_nonnull(strstr(txt, "\nDMA0 -> PTC (UP)    25.00   25.00       "
-                            "12.50       12.50           25.0 25.0 50.00   "
-                            "128\n"));
+    g_assert_nonnull(strstr(txt, "\nBus                 Used %    Words %  "
+                            "  MFB stall %    MVB stall %    Used per region"
+                            " %    Gbps    Mpps    RD %    Avg B\n"));
+    g_assert_nonnull(strstr(txt, "\nDMA0 -> PTC (UP)    25.00     25.00    "
+                            "  12.50          12.50          25.0 25.0      "
+                            "                      50.00   128\n"));
     g_strfreev(lines);
     free(txt);
     ptl_data_free(d);
 }
 
-/* Both warnings right after the title's underline. */
+/* Both warnings after the third line and an empty line. */
 static void test_text_warnings(void)
 {
     ptl_data *d = pattern_data(NULL, false, NULL);
@@ -282,17 +300,20 @@ static void test_text_warnings(void)
     d->lost_deltas = true;
     txt = capture(ptl_format_text, d, SECONDS);
     lines = g_strsplit(txt, "\n", -1);
-    g_assert_cmpstr(lines[2], ==,
+    g_assert_cmpstr(lines[2], ==, "Measured over 0.00 s");
+    g_assert_cmpstr(lines[3], ==, "");
+    g_assert_cmpstr(lines[4], ==,
                     "  !! LOST DELTAS - the counters are not exact");
-    g_assert_cmpstr(lines[3], ==, "Measured over 0.00 s");
+    g_assert_cmpstr(lines[5], ==, "");
+    g_assert_cmpstr(lines[6], ==, "PCIe endpoint 0");
     g_strfreev(lines);
     free(txt);
     d->readout_overrun = true;
     txt = capture(ptl_format_text, d, SECONDS);
     lines = g_strsplit(txt, "\n", -1);
-    g_assert_cmpstr(lines[2], ==,
+    g_assert_cmpstr(lines[4], ==,
                     "  !! LOST DELTAS - the counters are not exact");
-    g_assert_cmpstr(lines[3], ==,
+    g_assert_cmpstr(lines[5], ==,
                     "  !! READ-OUT OVERRUN - the counters are not exact");
     g_strfreev(lines);
     free(txt);
@@ -328,23 +349,26 @@ static void test_text_shapes(void)
     g_assert_nonnull(strstr(txt, "\nPCIe endpoint 1\n"));
     /* RQ of 4 regions: 200 B in 7 regions over 2 words, one frame per 8
      * cycles: regions 0-2 in 25 %, region 3 in 12.5 % of the cycles */
-    g_assert_nonnull(strstr(txt, " 25.0 25.0 25.0 12.5 "));
+    g_assert_nonnull(strstr(txt, "  25.0 25.0 25.0 12.5  "));
     g_assert_nonnull(strstr(txt, "\nDMA1 -> PTC (UP)    25.00"));
-    g_assert_nonnull(strstr(txt, "\nPTC -> DMA1 (DOWN)   6.25"));
+    g_assert_nonnull(strstr(txt, "\nPTC -> DMA1 (DOWN)  6.25"));
     g_strfreev(lines);
     free(txt);
 
-    /* 8 reasons: 6 and 7 by index in a third column */
+    /* 8 reasons: 6 and 7 by index in the UP stream column, before the
+     * RQ bus's stall */
     ep = &d->endpoints[0];
     ep->brakes = realloc(ep->brakes, 8 * sizeof(uint64_t));
     ep->brakes[6] = 0;
     ep->brakes[7] = ep->pcie_cycles / 2;
     ep->nbrakes = 8;
     txt = capture(ptl_format_text, d, SECONDS);
-    g_assert_nonnull(strstr(txt, "   DOWN stream                      "
-                            "other\n"));
-    g_assert_nonnull(strstr(txt, "0.00 %   reason 6  0.00 %\n"));
-    g_assert_nonnull(strstr(txt, "0.00 %   reason 7 50.00 %\n"));
+    g_assert_nonnull(strstr(txt, "\n    UP stream                          "
+                            "    DOWN stream\n"));
+    g_assert_nonnull(strstr(txt, "\n    no completion header entry   0.00 "
+                            "%\n    reason 6                     0.00 %\n"
+                            "    reason 7                    50.00 %\n"
+                            "    PCIe endpoint not ready     25.00 %\n"));
     free(txt);
 
     /* 3 reasons: no DOWN column, the RQ stall still listed */
@@ -353,22 +377,23 @@ static void test_text_shapes(void)
     txt = capture(ptl_format_text, d, SECONDS);
     g_assert_null(strstr(txt, "DOWN stream"));
     g_assert_null(strstr(txt, "no completion header entry"));
-    g_assert_nonnull(strstr(txt, "\nno room for completions 25.00 %\n"
-                            "PCIe endpoint not ready 25.00 %\n"));
+    g_assert_nonnull(strstr(txt, "\n    UP stream\n"));
+    g_assert_nonnull(strstr(txt, "\n    no room for completions  25.00 %\n"
+                            "    PCIe endpoint not ready  25.00 %\n"));
     free(txt);
     ptl_data_free(d);
 }
 
 /*
  * As many reasons as CFG_PCIE's 8-bit BRAKE field can give: every one past
- * the 6 named ones gets a row of its own in the third column.
+ * the 6 named ones gets a row of its own in the UP stream column.
  */
 static void test_text_many_reasons(void)
 {
     ptl_data *d = pattern_data(NULL, false, NULL);
     ptl_endpoint *ep = &d->endpoints[0];
     unsigned n_other = 0;
-    char *txt, **lines, want[64];
+    char *txt, **lines, want[128];
 
     ep->brakes = realloc(ep->brakes, 255 * sizeof(uint64_t));
     for (unsigned k = 6; k < 255; k++) {
@@ -379,10 +404,11 @@ static void test_text_many_reasons(void)
     txt = capture(ptl_format_text, d, SECONDS);
     lines = g_strsplit(txt, "\n", -1);
     for (unsigned i = 0; lines[i]; i++) {
-        n_other += strstr(lines[i], "   reason ") != NULL;
+        n_other += g_str_has_prefix(lines[i], "    reason ");
     }
     g_assert_cmpuint(n_other, ==, 255 - 6);
-    snprintf(want, sizeof(want), "   reason 254 25.00 %%\n");
+    snprintf(want, sizeof(want), "\n    reason 254                  25.00 "
+             "%%\n    PCIe endpoint not ready     25.00 %%\n");
     g_assert_nonnull(strstr(txt, want));
     g_strfreev(lines);
     free(txt);
@@ -565,8 +591,9 @@ static JVal *jitem(const JVal *a, unsigned i)
 static void test_json(void)
 {
     static const char *const top[] = { "seconds", "data" };
-    static const char *const data_keys[] = { "status", "config",
-                                             "endpoints" };
+    /* the reference's order */
+    static const char *const data_keys[] = { "endpoints", "status",
+                                             "config" };
     static const char *const status_keys[] = { "busy", "lost_deltas",
                                                "readout_overrun" };
     static const char *const config_keys[] = {
@@ -597,9 +624,11 @@ static void test_json(void)
     g_assert_cmpint(*p, ==, 0);
     /* json.dumps(indent=4): the layout of the first lines */
     g_assert_true(g_str_has_prefix(txt, "{\n    \"seconds\": 2.5,\n    "
-                                   "\"data\": {\n        \"status\": {\n"
-                                   "            \"busy\": false,\n"));
-    g_assert_true(g_str_has_suffix(txt, "\n        ]\n    }\n}\n"));
+                                   "\"data\": {\n        \"endpoints\": [\n"
+                                   "            {\n                \"index\""
+                                   ": 0,\n"));
+    g_assert_true(g_str_has_suffix(txt, "\n            \"stfifo_capacity\": "
+                                   "1024\n        }\n    }\n}\n"));
     jkeys(root, top, 2);
     g_assert_cmpfloat(jget(root, "seconds")->num, ==, 2.5);
     data = jget(root, "data");
@@ -976,6 +1005,188 @@ static void test_prometheus(void)
     ptl_data_free(d);
 }
 
+/* ------------------------------------------------------------ golden */
+
+/*
+ * Readings saved as -j writes them, next to what the reference reader
+ * prints for them (tests/unit/data/report/README.md): NAME.json is the
+ * reference's json.dumps of the reading, NAME.txt its format_report. The
+ * readings came from the pattern on several cards; with PTL_REPORT_REGEN
+ * set to a directory the first test writes them there again.
+ */
+static char *report_path(const char *name, const char *ext)
+{
+    const char *dir = g_getenv("PTL_REPORT_DATA");
+
+    return g_strdup_printf("%s/%s.%s", dir ? dir : "tests/unit/data/report",
+                           name, ext);
+}
+
+static char *read_file(const char *path)
+{
+    char *s = NULL;
+    GError *e = NULL;
+
+    if (!g_file_get_contents(path, &s, NULL, &e)) {
+        g_error("%s", e->message);
+    }
+    return s;
+}
+
+/* A document of the -j output, written as NAME.json. */
+static void golden_json(const char *name, const ptl_data *d, double seconds)
+{
+    char *txt = capture(ptl_format_json, d, seconds);
+    char *path = g_strdup_printf("%s/%s.json", g_getenv("PTL_REPORT_REGEN"),
+                                 name);
+
+    g_assert_true(g_file_set_contents(path, txt, -1, NULL));
+    g_free(path);
+    free(txt);
+}
+
+/* Widen a reading to n reasons and nhists x nbands histogram bands. */
+static void widen(ptl_data *d, unsigned nbrakes, unsigned nhists,
+                  unsigned nbands)
+{
+    d->config.hist_bands = nbands;
+    for (unsigned e = 0; e < d->nendpoints; e++) {
+        ptl_endpoint *ep = &d->endpoints[e];
+        uint64_t *h = calloc((size_t)nhists * nbands + 1, sizeof(uint64_t));
+
+        ep->brakes = realloc(ep->brakes, (nbrakes + 1) * sizeof(uint64_t));
+        for (unsigned k = ep->nbrakes; k < nbrakes; k++) {
+            ep->brakes[k] = ep->pcie_cycles / (k + 2);
+        }
+        ep->nbrakes = nbrakes;
+        for (unsigned i = 0; i < nhists; i++) {
+            for (unsigned k = 0; k < nbands; k++) {
+                h[i * nbands + k] = k == i % nbands ? ep->pcie_cycles : 0;
+            }
+        }
+        free(ep->hists);
+        ep->hists = h;
+        ep->nhists = nhists;
+        ep->nbands = nbands;
+    }
+}
+
+static void test_golden_readings(void)
+{
+    PtmConfig cfg;
+    ptl_data *d;
+    ptl_endpoint *ep;
+
+    /* the saved readings stay what they are when the model changes */
+    if (!g_getenv("PTL_REPORT_REGEN")) {
+        g_test_skip("writes the readings with PTL_REPORT_REGEN only");
+        return;
+    }
+    d = pattern_data(NULL, false, NULL);
+    golden_json("pattern-1x1", d, SECONDS);
+    d->lost_deltas = true;
+    d->readout_overrun = true;
+    golden_json("flags", d, SECONDS);
+    ptl_data_free(d);
+
+    d = pattern_data(NULL, true, NULL);
+    golden_json("totals", d, 0);
+    /* several reasons past the named ones, bands past the named ones and a
+     * third, unnamed histogram */
+    widen(d, 9, 3, 6);
+    golden_json("unnamed-totals", d, 0);
+    ptl_data_free(d);
+
+    d = pattern_data(NULL, false, NULL);
+    widen(d, 9, 3, 6);
+    golden_json("unnamed", d, SECONDS);
+    /* fewer reasons than the DOWN stream needs, no histogram */
+    widen(d, 3, 0, 0);
+    golden_json("few-reasons", d, SECONDS);
+    ptl_data_free(d);
+
+    ptm_test_make_cfg(&ptm_test_geos[1], &cfg);
+    d = pattern_data(&cfg, false, NULL);
+    golden_json("pattern-2x2", d, SECONDS);
+    ptl_data_free(d);
+
+    /* 16 endpoints; a faster MI clock keeps the accumulator up with them */
+    ptm_config_default(&cfg);
+    cfg.pcie_endpoints = 16;
+    cfg.mi_clk_hz = 400000000;
+    pattern_access_ns = 1;
+    d = pattern_data(&cfg, false, NULL);
+    pattern_access_ns = 0;
+    g_assert_false(d->lost_deltas);
+    golden_json("pattern-16ep", d, SECONDS);
+    ptl_data_free(d);
+
+    /* a card that counted nothing: every share is "-", clocks 0.0 MHz */
+    d = pattern_data(NULL, false, NULL);
+    for (unsigned e = 0; e < d->nendpoints; e++) {
+        ep = &d->endpoints[e];
+        ep->pcie_cycles = ep->dma_cycles = 0;
+        memset(ep->brakes, 0, ep->nbrakes * sizeof(uint64_t));
+        memset(ep->hists, 0, ep->nhists * ep->nbands * sizeof(uint64_t));
+        for (unsigned b = 0; b < ep->nbuses; b++) {
+            ptl_bus *bus = &ep->buses[b];
+
+            bus->words = bus->backpressure = bus->transactions = 0;
+            bus->mvb = bus->mvb_backpressure = bus->items = 0;
+            memset(bus->regions, 0, bus->nregions * sizeof(uint64_t));
+        }
+        ep->link_up = false;
+    }
+    golden_json("zero", d, 1.0);
+    golden_json("zero-totals", d, 0);
+    ptl_data_free(d);
+}
+
+/*
+ * Each saved reading read back: its text report is the reference's and
+ * its JSON the saved one, byte for byte.
+ */
+static void test_golden_reports(void)
+{
+    static const char *const names[] = {
+        "example", "pattern-1x1", "flags", "totals", "unnamed",
+        "unnamed-totals", "few-reasons", "pattern-2x2", "pattern-16ep",
+        "zero", "zero-totals",
+    };
+
+    if (g_getenv("PTL_REPORT_REGEN")) {
+        g_test_skip("regenerating the readings");
+        return;
+    }
+    for (unsigned i = 0; i < G_N_ELEMENTS(names); i++) {
+        char *jpath = report_path(names[i], "json");
+        char *tpath = report_path(names[i], "txt");
+        char *json = read_file(jpath), *want = read_file(tpath), *txt;
+        ptl_json *doc;
+        ptl_data *d;
+        ptl_error err;
+        double seconds;
+
+        g_test_message("%s", names[i]);
+        g_assert_cmpint(ptl_json_parse(json, strlen(json), 1, 1, NULL, &doc,
+                                       &err), ==, PTL_OK);
+        g_assert_cmpint(ptl_data_from_json(doc, &d, &seconds, &err), ==,
+                        PTL_OK);
+        txt = capture(ptl_format_text, d, seconds);
+        g_assert_cmpstr(txt, ==, want);
+        free(txt);
+        txt = capture(ptl_format_json, d, seconds);
+        g_assert_cmpstr(txt, ==, json);
+        free(txt);
+        ptl_data_free(d);
+        ptl_json_free(doc);
+        g_free(json);
+        g_free(want);
+        g_free(jpath);
+        g_free(tpath);
+    }
+}
+
 /* A write error is reported, not ignored. */
 static void test_write_error(void)
 {
@@ -1010,5 +1221,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ptl/csv", test_csv);
     g_test_add_func("/ptl/prometheus", test_prometheus);
     g_test_add_func("/ptl/write-error", test_write_error);
+    g_test_add_func("/ptl/golden/readings", test_golden_readings);
+    g_test_add_func("/ptl/golden/reports", test_golden_reports);
     return g_test_run();
 }
