@@ -25,6 +25,7 @@ static int parse(ptt_opts *o, char *msg, const char *line)
         /* pointers into argv must survive: copy what the tests read */
         o->device = o->device ? g_intern_string(o->device) : NULL;
         o->id_filter = o->id_filter ? g_intern_string(o->id_filter) : NULL;
+        o->input = o->input ? g_intern_string(o->input) : NULL;
         for (unsigned i = 0; i < o->nadd_ids; i++) {
             o->add_ids[i] = g_intern_string(o->add_ids[i]);
         }
@@ -99,6 +100,52 @@ static void test_prometheus(void)
     g_assert_cmpfloat(o.interval, ==, 0);
     g_assert_cmpint(parse(&o, msg, "--prometheus -w -t 5"), ==, 0);
     g_assert_cmpfloat(o.interval, ==, 5);
+}
+
+/* --input reads no card: the options that select or measure one are
+ * refused with it, the output formats go with it. */
+static void test_input(void)
+{
+    static const char *const bad[] = {
+        "-d 03:00.0", "-i 0", "-i 1", "-t 1", "-t 0", "-w", "-c",
+        "--bar 0 --offset 0", "--offset 0x2000", "-l", "-D 18ec:",
+        "--add-id 8086:1234",
+    };
+    static const struct {
+        const char *args;
+        ptt_format format;
+    } good[] = {
+        { "", PTT_TEXT }, { "-j", PTT_JSON }, { "--csv", PTT_CSV },
+        { "--prometheus", PTT_PROMETHEUS },
+    };
+    ptt_opts o;
+    char msg[256];
+
+    for (size_t i = 0; i < G_N_ELEMENTS(good); i++) {
+        g_autofree char *line = g_strdup_printf("--input saved.json %s",
+                                                good[i].args);
+
+        g_assert_cmpint(parse(&o, msg, line), ==, 0);
+        g_assert_cmpstr(o.input, ==, "saved.json");
+        g_assert_cmpint(o.format, ==, good[i].format);
+    }
+    g_assert_cmpint(parse(&o, msg, "--input=-"), ==, 0);
+    g_assert_cmpstr(o.input, ==, "-");
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autofree char *line = g_strdup_printf("--input x.json %s", bad[i]);
+        g_autofree char *rev = g_strdup_printf("%s --input x.json", bad[i]);
+
+        msg[0] = '\0';
+        if (parse(&o, msg, line) != 2 || parse(&o, msg, rev) != 2) {
+            g_error("'%s' was accepted with --input", bad[i]);
+        }
+        g_assert_nonnull(strstr(msg, "does not go with --input"));
+        g_assert_null(strchr(msg, '\n'));
+    }
+    g_assert_cmpint(parse(&o, msg, "--input ''"), ==, 2);
+    g_assert_cmpint(parse(&o, msg, "--input"), ==, 2);
+    g_assert_cmpint(parse(&o, msg, "--input a.json -j --csv"), ==, 2);
+    g_assert_cmpint(parse(&o, msg, "--input a.json extra"), ==, 2);
 }
 
 static void test_refused(void)
@@ -219,6 +266,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ptl-options/values", test_values);
     g_test_add_func("/ptl-options/prometheus", test_prometheus);
     g_test_add_func("/ptl-options/refused", test_refused);
+    g_test_add_func("/ptl-options/input", test_input);
     g_test_add_func("/ptl-tool/sleep/deadline", test_sleep_deadline);
     g_test_add_func("/ptl-tool/sleep/pending-stop", test_sleep_pending_stop);
     g_test_add_func("/ptl-tool/sleep/interrupted", test_sleep_interrupted);
