@@ -146,6 +146,12 @@ struct PtmCore {
     uint64_t *drain_at;     /* = probe[i].next_ev */
     uint64_t *offer;        /* = probe_offer(probe[i]) */
     uint64_t busy_start, busy_end;
+    /*
+     * The command sweeps its copies one entry at a time: until an entry's
+     * turn, reads see what it held before (see entry_read in ptm-core.c).
+     */
+    uint64_t *live_old, *snap_old;
+    uint32_t busy_bits;     /* SNAPSHOT and CLEAR bits of the command */
     bool lost, overrun, read_sel;
     uint32_t pcie_status[PTM_MAX_ENDPOINTS];
     uint32_t pcie_tags[PTM_MAX_ENDPOINTS];

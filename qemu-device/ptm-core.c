@@ -122,6 +122,8 @@ PtmCore *ptm_core_new(const PtmConfig *cfg)
     core->offer = g_new0(uint64_t, core->nprobes);
     core->live = g_new0(uint64_t, core->lay.entries);
     core->snap = g_new0(uint64_t, core->lay.entries);
+    core->live_old = g_new0(uint64_t, core->lay.entries);
+    core->snap_old = g_new0(uint64_t, core->lay.entries);
     core->chunk = ptm_chunk_new();
     ptm_eval_init(core);
     for (unsigned e = 0; e < PTM_MAX_ENDPOINTS; e++) {
@@ -151,6 +153,8 @@ void ptm_core_free(PtmCore *core)
     g_free(core->offer);
     g_free(core->live);
     g_free(core->snap);
+    g_free(core->live_old);
+    g_free(core->snap_old);
     ptm_chunk_free(core->chunk);
     g_free(core);
 }
@@ -335,6 +339,9 @@ static void command(PtmCore *core, uint64_t m, uint32_t bits)
 
         core->busy_start = m + 2;
         core->busy_end = m + 2 + dur + extra;
+        core->busy_bits = bits & (PTM_CMD_SNAPSHOT | PTM_CMD_CLEAR);
+        memcpy(core->live_old, core->live, entries * sizeof(uint64_t));
+        memcpy(core->snap_old, core->snap, entries * sizeof(uint64_t));
         ptm_eval_restart(core);
         if (bits & PTM_CMD_CLEAR) {
             memset(core->live, 0, entries * sizeof(uint64_t));
@@ -357,6 +364,43 @@ uint64_t ptm_core_busy_until(const PtmCore *core)
     return core->busy_end;
 }
 
+/*
+ * Entry e of a copy as a read in MI cycle m sees it. A command sweeps the
+ * memory after the accumulator has let go (BUSY's last 1 + 2 ENTRIES
+ * cycles, or 2 + 4 ENTRIES for both): CLEAR writes one address per cycle,
+ * the live copy first, then the snapshot copy; SNAPSHOT reads an entry of
+ * the live copy and writes it to the snapshot copy in the next cycle. A
+ * write shows from the MI cycle after it.
+ */
+static uint64_t entry_read(const PtmCore *core, uint64_t m, bool snap,
+                           unsigned e)
+{
+    uint64_t E = core->lay.entries, sweep;
+
+    if (m >= core->busy_end || m < core->busy_start) {
+        return snap ? core->snap[e] : core->live[e];
+    }
+    /* the cycle in which the last write of the command shows */
+    sweep = core->busy_end;
+    if (core->busy_bits & PTM_CMD_CLEAR) {
+        /* clear's writes: live e at c0 + 1 + e, snapshot e at c0 + 1 + E + e */
+        uint64_t c0 = sweep - 1 - 2 * E;
+
+        if (core->busy_bits & PTM_CMD_SNAPSHOT) {
+            c0 -= 1 + 2 * E;    /* the copy of zeros follows the clear */
+        }
+        if (!snap) {
+            return m < c0 + 2 + e ? core->live_old[e] : core->live[e];
+        }
+        return m < c0 + 2 + E + e ? core->snap_old[e] : core->snap[e];
+    }
+    if (!snap) {
+        return core->live[e];
+    }
+    /* snapshot's write of entry e: two cycles per entry, the last at the end */
+    return m < sweep - 2 * (E - 1 - e) ? core->snap_old[e] : core->snap[e];
+}
+
 static uint32_t reg_read(PtmCore *core, uint64_t m, uint32_t addr)
 {
     const PtmConfig *c = &core->cfg;
@@ -371,7 +415,7 @@ static uint32_t reg_read(PtmCore *core, uint64_t m, uint32_t addr)
         if (e >= c->pcie_endpoints * l->channels_per_endpoint) {
             return 0;
         }
-        v = core->read_sel ? core->live[e] : core->snap[e];
+        v = entry_read(core, m, !core->read_sel, e);
         return (addr & 4) ? (uint32_t)(v >> 32) : (uint32_t)v;
     }
     addr &= 0xFC;
@@ -576,6 +620,11 @@ void *ptm_core_save(const PtmCore *core, size_t *len)
     put64(b, core->rr);
     put64(b, core->busy_start);
     put64(b, core->busy_end);
+    put64(b, core->busy_bits);
+    for (unsigned e = 0; e < core->lay.entries; e++) {
+        put64(b, core->live_old[e]);
+        put64(b, core->snap_old[e]);
+    }
     put64(b, core->lost | core->overrun << 1 | core->read_sel << 2 |
              core->reference << 3);
     for (unsigned e = 0; e < PTM_MAX_ENDPOINTS; e++) {
@@ -702,6 +751,11 @@ static char *load_into(PtmCore *core, const void *buf, size_t len)
     core->rr = get64(&r) % core->nprobes;
     core->busy_start = get64(&r);
     core->busy_end = get64(&r);
+    core->busy_bits = get64(&r) & (PTM_CMD_SNAPSHOT | PTM_CMD_CLEAR);
+    for (unsigned e = 0; e < core->lay.entries; e++) {
+        core->live_old[e] = get64(&r) & core->cnt_mask;
+        core->snap_old[e] = get64(&r) & core->cnt_mask;
+    }
     flags = get64(&r);
     core->lost = flags & 1;
     core->overrun = flags >> 1 & 1;

@@ -10,6 +10,7 @@
  */
 #include <glib.h>
 #include <gmodule.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,9 @@ typedef struct Plugin {
     /* the table's count(), NULL for a version 1 table */
     bool (*count)(void *inst, const PtmProbeShape *probe, uint64_t start,
                   uint64_t end, PtmCountState *st, uint64_t *acc);
+    /* the table's reset(), NULL for a version 1 table */
+    uint64_t (*reset)(void *inst, const PtmProbeInfo *probe, uint64_t start,
+                      uint64_t max, bool *held);
 } Plugin;
 
 typedef struct PluginCache {
@@ -128,6 +132,7 @@ static Plugin *plugin_load(const char *path, const char *args,
     pl->inst = inst;
     /* a version 1 table ends before count(): never read past it */
     pl->count = api->abi_version >= 2 ? api->count : NULL;
+    pl->reset = api->abi_version >= 2 ? api->reset : NULL;
     return pl;
 }
 
@@ -312,6 +317,31 @@ static void plugin_defaults(void *params)
     memset(params, 0, sizeof(PtmPluginParams));
 }
 
+static uint64_t plugin_reset(const PtmGen *gen, const void *params,
+                             const PtmProbeInfo *probe, uint64_t start,
+                             uint64_t max, bool *held)
+{
+    Plugin *pl = plugin_for(gen, params);
+    uint64_t n;
+
+    *held = false;
+    if (!pl->inst || !pl->reset) {
+        return max;
+    }
+    n = pl->reset(pl->inst, probe, start, max, held);
+    if (n == 0 || n > max) {
+        if (!pl->warned) {
+            g_warning("plugin %s: reset() answered %" PRIu64 " cycles for "
+                      "at most %" PRIu64 "; taken as no reset", pl->path, n,
+                      max);
+            pl->warned = true;
+        }
+        *held = false;
+        return max;
+    }
+    return n;
+}
+
 #define OFF(f) offsetof(PtmPluginParams, f)
 static const PtmParamDesc plugin_params[] = {
     { "path", PTM_PARAM_STR, OFF(path), 0, 0,
@@ -332,5 +362,6 @@ const PtmGenModel ptm_model_plugin = {
     .fill = plugin_fill,
     .count = plugin_count,
     .settings = plugin_settings,
+    .reset = plugin_reset,
     .cache_free = cache_free,
 };

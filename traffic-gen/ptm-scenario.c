@@ -29,6 +29,7 @@ typedef struct Phase {
     uint64_t start_ns;          /* from the start of a pass */
     PtmGen *gen;
     bool owns_gen;              /* else an earlier phase's with equal values */
+    uint32_t reset;             /* probes held in reset: bit 2 e + domain */
 } Phase;
 
 typedef struct Scenario {
@@ -229,11 +230,58 @@ static char *set_param(const PtmParamDesc *d, void *params, const char *text)
     return NULL;
 }
 
+/*
+ * The probes a phase holds in reset: a comma list of pcie (every
+ * endpoint's PCIe probe), pcie<e>, dma (DMA_RESET: every DMA probe), all,
+ * or none.
+ */
+static char *parse_reset(const char *text, const PtmGeometry *geo,
+                         uint32_t *mask)
+{
+    g_auto(GStrv) items = g_strsplit(text, ",", -1);
+    uint32_t pcie = 0, dma = 0;
+
+    for (unsigned e = 0; e < geo->endpoints && e < 16; e++) {
+        pcie |= 1u << (2 * e);
+        dma |= 1u << (2 * e + 1);
+    }
+    *mask = 0;
+    for (unsigned i = 0; items[i]; i++) {
+        char *it = g_strstrip(items[i]);
+        char *end;
+        unsigned long e;
+
+        if (!g_ascii_strcasecmp(it, "none")) {
+            continue;
+        } else if (!g_ascii_strcasecmp(it, "all")) {
+            *mask |= pcie | dma;
+        } else if (!g_ascii_strcasecmp(it, "pcie")) {
+            *mask |= pcie;
+        } else if (!g_ascii_strcasecmp(it, "dma")) {
+            *mask |= dma;
+        } else if (!g_ascii_strncasecmp(it, "pcie", 4) &&
+                   g_ascii_isdigit(it[4]) &&
+                   (e = strtoul(it + 4, &end, 10), !*end)) {
+            if (e >= geo->endpoints) {
+                return g_strdup_printf("%s: the card has %u endpoint%s", it,
+                                       geo->endpoints,
+                                       geo->endpoints == 1 ? "" : "s");
+            }
+            *mask |= 1u << (2 * e);
+        } else {
+            return g_strdup_printf("'%s': not none, all, pcie, pcie<e> or "
+                                   "dma (DMA_RESET is one for all "
+                                   "endpoints)", it);
+        }
+    }
+    return NULL;
+}
+
 /* Group `group` of the file as the next phase of sc. */
 static char *parse_phase(const char *file, GKeyFile *kf, const char *group,
                          const PtmGeometry *geo, Scenario *sc)
 {
-    static const char *const reserved[] = { "model", "duration" };
+    static const char *const reserved[] = { "model", "duration", "reset" };
     Phase *ph = &sc->phase[sc->nphases];
     g_autofree char *model = NULL, *dur = NULL;
     g_autofree void *params = NULL;
@@ -275,6 +323,16 @@ static char *parse_phase(const char *file, GKeyFile *kf, const char *group,
     if (ns > MAX_PASS_NS - sc->total_ns) {
         return file_error(file, group, "duration: the phases last longer "
                           "than 2^62 ns together");
+    }
+
+    g_autofree char *rst = g_key_file_get_string(kf, group, "reset", NULL);
+    if (rst) {
+        err = parse_reset(rst, geo, &ph->reset);
+        if (err) {
+            g_autofree char *msg = err;
+
+            return file_error(file, group, "reset: %s", msg);
+        }
     }
 
     params = g_malloc0(m->params_size);
@@ -574,6 +632,27 @@ static void scenario_settings(const PtmGen *gen, const void *params,
     ptm_gen_source_ops.settings(ph->gen, e, cycle - from, set);
 }
 
+/* A phase's reset= key, else what the phase's model says. */
+static uint64_t scenario_reset(const PtmGen *gen, const void *params,
+                               const PtmProbeInfo *probe, uint64_t start,
+                               uint64_t max, bool *held)
+{
+    const PtmScenarioParams *p = params;
+    const Scenario *sc = scenario_for(gen, params);
+    uint64_t from, to;
+    const Phase *ph = phase_at(sc, p->loop, start, probe->hz, &from, &to);
+    unsigned bit = 2 * probe->endpoint + probe->domain;
+
+    if (to - start < max) {
+        max = to - start;
+    }
+    if (bit < 32 && (ph->reset >> bit & 1)) {
+        *held = true;
+        return max;
+    }
+    return ptm_gen_source_ops.reset(ph->gen, probe, start - from, max, held);
+}
+
 /* The whole file is checked, so a bad one is refused when it is set. */
 static char *scenario_check(const void *params, const PtmGeometry *geo)
 {
@@ -611,5 +690,6 @@ const PtmGenModel ptm_model_scenario = {
     .fill = scenario_fill,
     .count = scenario_count,
     .settings = scenario_settings,
+    .reset = scenario_reset,
     .cache_free = cache_free,
 };
