@@ -90,8 +90,11 @@ typedef struct PtmProbe {
     uint16_t rt_tag_now, rt_stf_now, rt_tag_min, rt_stf_min;
     uint8_t rt_link;
     uint64_t rt_cycle;      /* the sampled cycle: E + 1 */
-    /* the probe's own reset: next held cycle (UINT64_MAX: none) */
-    uint64_t rst_at;
+    /*
+     * The probe's own reset: its next held cycle, UINT64_MAX if none is
+     * known before rst_scan (the source is asked on as drains approach).
+     */
+    uint64_t rst_at, rst_scan;
     bool ev_reset;          /* next_ev is the reset, not a drain */
     bool lost, overrun;     /* the probe's flags */
     PtmMemo memo[PTM_MEMO_SLOTS];
@@ -183,8 +186,9 @@ uint64_t ptm_mi_floor(const PtmCore *core, const PtmProbe *p, uint64_t c);
 uint64_t ptm_mi_ceil(const PtmCore *core, const PtmProbe *p, uint64_t c);
 uint64_t ptm_window_start(const PtmCore *core, const PtmProbe *p, uint64_t w);
 uint64_t ptm_probe_next_event(const PtmCore *core, PtmProbe *p);
-uint64_t ptm_probe_reset_find(PtmCore *core, PtmProbe *p, uint64_t from,
-                              bool held);
+uint64_t ptm_probe_reset_end(PtmCore *core, PtmProbe *p, uint64_t from);
+void ptm_probe_reset_from(PtmProbe *p, uint64_t from);
+uint64_t ptm_probe_reset_by(const PtmCore *core, PtmProbe *p, uint64_t m);
 void ptm_probe_order_init(PtmProbe *p);
 void ptm_probe_order_free(PtmProbe *p);
 /* Count the absolute cycles [start, end) of a probe into core->wacc. */

@@ -691,6 +691,7 @@ void *ptm_core_save(const PtmCore *core, size_t *len)
                  (uint64_t)p->rt_stf_min << 48);
         put64(b, p->rt_cycle);
         put64(b, p->rst_at);
+        put64(b, p->rst_scan);
     }
     *len = b->len;
     return g_byte_array_free(b, FALSE);
@@ -863,6 +864,7 @@ static char *load_into(PtmCore *core, const void *buf, size_t len)
         p->rt_stf_min = v >> 48;
         p->rt_cycle = get64(&r);
         p->rst_at = get64(&r);
+        p->rst_scan = get64(&r);
         if (p->wbase > p->window || p->pend_cycle0 > UINT64_MAX / 2) {
             r.bad = true;
             break;

@@ -320,7 +320,29 @@ static void advance_to(PtmCore *core, uint64_t m)
 
         if (L && core->steady &&
             (m - core->mi_done) / (core->mult * L) >= shift_min(core)) {
-            shift_periods(core, (m - core->mi_done) / (core->mult * L));
+            uint64_t k = (m - core->mi_done) / (core->mult * L);
+            uint64_t lim = core->mi_done + k * core->mult * L;
+
+            /* a probe's own reset ends the repeat: jump to a period before */
+            for (unsigned i = 0; i < core->nprobes; i++) {
+                uint64_t r = ptm_probe_reset_by(core, &core->probe[i], lim);
+
+                if (r != UINT64_MAX) {
+                    uint64_t before = r > core->mi_done ? r - core->mi_done
+                                                        : 0;
+
+                    k = MIN(k, before / (core->mult * L));
+                    k = k ? k - 1 : 0;
+                    lim = core->mi_done + k * core->mult * L;
+                }
+            }
+            if (k >= shift_min(core)) {
+                shift_periods(core, k);
+                continue;
+            }
+            to = MIN(m, core->mi_done + core->mult * L);
+            ptm_run_to(core, to);
+            settle_all(core);
             continue;
         }
         if (L && !core->marked && core->mi_done >= core->mark_hold) {
@@ -397,7 +419,7 @@ void ptm_eval_probe_reset(PtmCore *core, PtmProbe *p)
     p->domain_reset = false;
     p->rt_cycle = 0;
     p->lost = p->overrun = false;
-    p->rst_at = ptm_probe_reset_find(core, p, p->origin, true);
+    ptm_probe_reset_from(p, p->origin);
     p->next_ev = ptm_probe_next_event(core, p);
 }
 

@@ -126,7 +126,7 @@ static void probe_reset_event(PtmCore *core, PtmProbe *p)
     if (!core->reference) {
         ptm_eval_probe_settle(core, p);
     }
-    r1 = ptm_probe_reset_find(core, p, r0, false);
+    r1 = ptm_probe_reset_end(core, p, r0);
     p->wbase = p->window;
     p->counted = p->window;
     p->primed = false;
@@ -140,10 +140,10 @@ static void probe_reset_event(PtmCore *core, PtmProbe *p)
     if (r1 == UINT64_MAX) {
         /* held for ever: no drain comes any more */
         p->origin = UINT64_MAX / 4;
-        p->rst_at = UINT64_MAX;
+        ptm_probe_reset_from(p, UINT64_MAX);
     } else {
         p->origin = r1 - 1;
-        p->rst_at = ptm_probe_reset_find(core, p, r1, true);
+        ptm_probe_reset_from(p, r1);
     }
     ptm_eval_restart(core);
 }

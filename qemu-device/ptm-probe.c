@@ -126,11 +126,62 @@ void ptm_probe_order_free(PtmProbe *p)
     g_free(p->carry);
 }
 
+/* Calls of a source's reset() a search may take before it gives up. */
+#define PTM_RESET_CALLS 4096
+
+/* Learn whether the probe's reset comes before cycle `until`. */
+static void reset_scan(const PtmCore *core, PtmProbe *p, uint64_t until)
+{
+    for (unsigned i = 0; p->rst_at == UINT64_MAX && p->rst_scan <= until &&
+         i < PTM_RESET_CALLS; i++) {
+        uint64_t from = p->rst_scan, max = UINT64_MAX - from, n;
+        bool h = false;
+
+        if (!core->ops || !core->ops->reset || from == UINT64_MAX) {
+            p->rst_scan = UINT64_MAX;
+            return;
+        }
+        n = core->ops->reset(core->opaque, &p->sh.info, from, max, &h);
+        if (n == 0 || n > max) {
+            h = false;          /* a source that broke its contract */
+            n = max;
+        }
+        if (h) {
+            p->rst_at = from;
+        } else {
+            p->rst_scan = from + n;
+        }
+    }
+}
+
+/* MI cycle of the probe's next reset if it comes by MI cycle m, else MAX. */
+uint64_t ptm_probe_reset_by(const PtmCore *core, PtmProbe *p, uint64_t m)
+{
+    uint64_t c = (uint64_t)(((u128)m + 1) * p->sh.info.hz /
+                            core->cfg.mi_clk_hz);
+
+    reset_scan(core, p, c);
+    if (p->rst_at == UINT64_MAX) {
+        /* none known: a search that gave up counts as one at its end */
+        return p->rst_scan <= c ? ptm_mi_floor(core, p, p->rst_scan)
+                                : UINT64_MAX;
+    }
+    return ptm_mi_floor(core, p, p->rst_at);
+}
+
+/* The probe's next reset is searched for from cycle `from` on. */
+void ptm_probe_reset_from(PtmProbe *p, uint64_t from)
+{
+    p->rst_at = UINT64_MAX;
+    p->rst_scan = from;
+}
+
 /* MI cycle of the probe's next event: its next drain or its reset. */
 uint64_t ptm_probe_next_event(const PtmCore *core, PtmProbe *p)
 {
     uint64_t tick = ptm_window_start(core, p, p->window + 1);
 
+    reset_scan(core, p, tick);
     p->ev_reset = p->rst_at <= tick;
     if (p->ev_reset) {
         return ptm_mi_floor(core, p, p->rst_at);
@@ -139,16 +190,17 @@ uint64_t ptm_probe_next_event(const PtmCore *core, PtmProbe *p)
 }
 
 /*
- * The first cycle >= from in which the source holds the probe in reset
- * (held) or lets it run (!held); UINT64_MAX if that never happens.
+ * The first cycle >= from in which the source lets the probe run;
+ * UINT64_MAX if that never happens (or not within many of its answers).
  */
-uint64_t ptm_probe_reset_find(PtmCore *core, PtmProbe *p, uint64_t from,
-                              bool held)
+uint64_t ptm_probe_reset_end(PtmCore *core, PtmProbe *p, uint64_t from)
 {
+    const bool held = false;
+
     if (!core->ops || !core->ops->reset) {
-        return held ? UINT64_MAX : from;
+        return from;
     }
-    while (from < UINT64_MAX) {
+    for (unsigned i = 0; from < UINT64_MAX && i < PTM_RESET_CALLS; i++) {
         bool h = false;
         uint64_t max = UINT64_MAX - from;
         uint64_t n = core->ops->reset(core->opaque, &p->sh.info, from, max,

@@ -379,7 +379,7 @@ static void test_settings_change(void)
  * endpoint 0, with BRAKE bits, free tags and FIFO words that vary, so that
  * every lane has runs of its own; frames may straddle the trace's end.
  */
-static char *write_trace(unsigned seed, unsigned frames)
+static char *write_trace(unsigned seed, unsigned frames, bool resets)
 {
     GString *s = g_string_new("# test-eval trace\n");
     GRand *r = g_rand_new_with_seed(seed);
@@ -388,7 +388,23 @@ static char *write_trace(unsigned seed, unsigned frames)
     static const char *const buses[2][2] = { { "rq", "rc" }, { "up0", "down0" } };
 
     for (int dma = 0; dma < 2; dma++) {
+        if (resets) {
+            /* held at the start, as testbenches do */
+            g_string_append_printf(s, "%s cycles=%d reset=1\n",
+                                   dma ? "dma0" : "pcie0",
+                                   g_rand_int_range(r, 1, 200));
+        }
         for (unsigned f = 0; f < frames; f++) {
+            if (resets && g_rand_int_range(r, 0, 40) == 0) {
+                /* short, mid-window, or over several windows */
+                static const int len[] = { 1, 7, 300, 9000 };
+
+                g_string_append_printf(s, "%s cycles=%d reset=1 %s\n",
+                                       dma ? "dma0 up0.msrc=1 up0.mdst=1 "
+                                             "up0.vld=1" : "pcie0 tags=3",
+                                       len[g_rand_int_range(r, 0, 4)],
+                                       dma ? "" : "rq.src=1 rq.dst=1 brake=5");
+            }
             const char *bus = buses[dma][g_rand_int_range(r, 0, 2)];
             unsigned words = g_rand_int_range(r, 1, 5);
             GString *side = g_string_new("");
@@ -436,7 +452,7 @@ static void test_replay(void)
     static const unsigned frames[] = { 20, 3000 };
 
     for (unsigned f = 0; f < G_N_ELEMENTS(frames); f++) {
-        char *trace = write_trace(f + 1, frames[f]);
+        char *trace = write_trace(f + 1, frames[f], false);
 
         for (unsigned k = 0; k < G_N_ELEMENTS(ends); k++) {
             const char *const kv[] = { "file", trace, "end", ends[k], NULL };
@@ -453,6 +469,61 @@ static void test_replay(void)
         g_unlink(trace);
         g_free(trace);
     }
+}
+
+/*
+ * Probes held in their own reset: replays with PCIE_RESET and DMA_RESET
+ * held at the start, for a cycle, mid-window and over several windows;
+ * a looped scenario whose phases hold the PCIe, the DMA or all probes.
+ */
+static void test_resets(void)
+{
+    static const char *const ends[] = { "loop", "hold", "idle" };
+    static const char ini[] =
+        "[phase a]\nmodel=pattern\nduration=300us\n"
+        "[phase b]\nmodel=pattern\nduration=7us\nreset=pcie\n"
+        "[phase c]\nmodel=random\nduration=250us\n"
+        "[phase d]\nmodel=idle\nduration=90us\nreset=dma\n"
+        "[phase e]\nmodel=pattern\nduration=100us\nreset=pcie1\n"
+        "[phase f]\nmodel=random\nduration=33us\nreset=all\n";
+    char *path = NULL;
+    int fd;
+
+    for (unsigned k = 0; k < G_N_ELEMENTS(ends); k++) {
+        char *trace = write_trace(k + 7, 3000, true);
+        const char *const kv[] = { "file", trace, "end", ends[k], NULL };
+        GRand *r = g_rand_new_with_seed(40 + k);
+        PtmConfig cfg;
+        Twin tw;
+
+        ptm_config_default(&cfg);
+        twin_init(&tw, &cfg, make_gen(&cfg, "replay", kv));
+        twin_run(&tw, r, 200, 10);
+        twin_free(&tw);
+        g_rand_free(r);
+        g_unlink(trace);
+        g_free(trace);
+    }
+
+    fd = g_file_open_tmp("test-eval-XXXXXX.ini", &path, NULL);
+    g_assert_true(fd >= 0 && write(fd, ini, strlen(ini)) ==
+                  (ssize_t)strlen(ini));
+    close(fd);
+    {
+        const char *const kv[] = { "file", path, "loop", "1", NULL };
+        GRand *r = g_rand_new_with_seed(9);
+        PtmConfig cfg;
+        Twin tw;
+
+        ptm_config_default(&cfg);
+        cfg.pcie_endpoints = 2;
+        twin_init(&tw, &cfg, make_gen(&cfg, "scenario", kv));
+        twin_run(&tw, r, 300, 10);
+        twin_free(&tw);
+        g_rand_free(r);
+    }
+    g_unlink(path);
+    g_free(path);
 }
 
 /* The example scenario, looped: phases of idle, pattern and random. */
@@ -511,5 +582,6 @@ int main(int argc, char **argv)
     g_test_add_func("/eval/long-unread", test_long_unread);
     g_test_add_func("/eval/replay", test_replay);
     g_test_add_func("/eval/scenario", test_scenario);
+    g_test_add_func("/eval/resets", test_resets);
     return g_test_run();
 }
