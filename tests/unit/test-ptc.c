@@ -52,9 +52,17 @@ static void run(const PtmPtcParams *p, uint64_t ns, uint64_t *cnt)
 }
 
 /* bytes are those of sof frames of size each, but for one cut frame */
+/*
+ * The items of sof frames of `size` bytes. The item channel closes its
+ * windows up to 15 cycles after the SOF channel (channels are read out
+ * slot by slot), so it may hold up to 15 words (64 bytes each) more; and
+ * the last frame may be cut.
+ */
 static bool same_frames(uint64_t bytes, uint64_t size, uint64_t sof)
 {
-    return bytes <= size * sof && bytes + size > size * sof;
+    const uint64_t slack = 15 * 64;
+
+    return bytes <= size * sof + slack && bytes + size + slack > size * sof;
 }
 
 static void check_claims(const PtmPtcParams *p, const uint64_t *c)
@@ -81,7 +89,10 @@ static void check_claims(const PtmPtcParams *p, const uint64_t *c)
                               c[PCIE(1, SOF)]));
     /* every completion on RC goes down on DOWN, with its MVB header;
      * they may differ by what is in flight at a window's edge */
-    g_assert_cmpuint(c[DMA(1, MVB)], ==, c[DMA(1, SOF)]);
+    /* (the MVB channel's window ends 4 cycles after the SOF channel's, at
+     * most 2 items a cycle) */
+    g_assert_cmpuint(c[DMA(1, MVB)], >=, c[DMA(1, SOF)]);
+    g_assert_cmpuint(c[DMA(1, MVB)], <=, c[DMA(1, SOF)] + 4 * 2);
     g_assert_cmpfloat((double)c[DMA(1, SOF)], >, 0.98 * c[PCIE(1, SOF)]);
     g_assert_cmpfloat((double)c[DMA(1, SOF)], <, 1.02 * c[PCIE(1, SOF)]);
     /* no bus beyond its capacity: 16 items a cycle */

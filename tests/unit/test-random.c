@@ -188,6 +188,14 @@ static void check_invariants(const PtmConfig *cfg, const uint64_t *cnt)
             unsigned R = d ? lay.dma_regions : lay.pcie_regions;
             unsigned buses = d ? 2 * cfg->dma_ports : 2;
             uint64_t cycles = c[0];
+            /*
+             * Channels close their windows up to 7 (G + 1) cycles after the
+             * cycle counter (read out in G groups of 8, slot by slot), and
+             * the bands one cycle before: sums over channels agree within
+             * that many cycles.
+             */
+            unsigned nch = d ? lay.dma_channels : lay.pcie_channels;
+            uint64_t slack = 8 * ((nch + 7) / 8 + 1);
 
             g_assert_cmpuint(cycles, >, 0);
             for (unsigned b = 0; b < buses; b++) {
@@ -200,11 +208,11 @@ static void check_invariants(const PtmConfig *cfg, const uint64_t *cnt)
 
                 for (unsigned r = 0; r < R; r++) {
                     used += x[6 + r];
-                    g_assert_cmpuint(x[6 + r], <=, x[0]);
+                    g_assert_cmpuint(x[6 + r], <=, x[0] + slack);
                 }
-                g_assert_cmpuint(x[0] + x[1], <=, cycles);
-                g_assert_cmpuint(x[2], <=, x[0] * R);
-                g_assert_cmpuint(x[5], <=, used * ipr);
+                g_assert_cmpuint(x[0] + x[1], <=, cycles + 2 * slack);
+                g_assert_cmpuint(x[2], <=, (x[0] + slack) * R);
+                g_assert_cmpuint(x[5], <=, (used + R * slack) * ipr);
                 if (!d) {
                     g_assert_cmpuint(x[3], ==, 0);   /* no MVB on PCIe */
                     g_assert_cmpuint(x[4], ==, 0);
@@ -215,15 +223,17 @@ static void check_invariants(const PtmConfig *cfg, const uint64_t *cnt)
                 uint64_t tags = 0, words = 0;
 
                 for (unsigned i = 0; i < 6; i++) {
-                    g_assert_cmpuint(k[i], <=, cycles);
+                    g_assert_cmpuint(k[i], <=, cycles + slack);
                 }
                 for (unsigned j = 0; j < 4; j++) {
                     tags += k[6 + j];
                     words += k[10 + j];
                 }
-                /* exactly one band per cycle */
-                g_assert_cmpuint(tags, ==, cycles);
-                g_assert_cmpuint(words, ==, cycles);
+                /* one band per cycle, each band up to its own edge */
+                g_assert_cmpuint(tags, <=, cycles + 4 * slack);
+                g_assert_cmpuint(tags + 4 * slack, >=, cycles);
+                g_assert_cmpuint(words, <=, cycles + 4 * slack);
+                g_assert_cmpuint(words + 4 * slack, >=, cycles);
             }
         }
     }

@@ -124,10 +124,14 @@ static void test_boundaries_no_loop(void)
     g_assert_cmpuint(c[RQ_SOF], ==, 500);
     g_assert_cmpuint(c[RQ_ITEMS], ==, 500 * 64);
     g_assert_cmpuint(c[RC_WORDS], ==, 0);
-    /* the last phase goes on: starving from cycle 6000 to the end */
-    g_assert_cmpuint(c[BRAKE0], ==, 12287 - 6000);
+    /*
+     * the last phase goes on: starving from cycle 6000 to the end of the
+     * channel's windows, which close (c mod 8) x 5 cycles after the cycle
+     * counter's (the bands one cycle less): BRAKE0 (17) 5, TAG_BAND0 (23) 34
+     */
+    g_assert_cmpuint(c[BRAKE0], ==, 12287 + 5 - 6000);
     g_assert_cmpuint(c[BRAKE0 + 1], ==, 0);
-    g_assert_cmpuint(c[TAG_BAND0], ==, 12287 - 6000);
+    g_assert_cmpuint(c[TAG_BAND0], ==, 12287 + 34 - 6000);
     g_assert_cmpuint(c[TAG_BAND3], ==, 6000);
     g_assert_cmpuint(c[DMA_CYCLES], ==, 4095);
     g_assert_cmpuint(c[UP_WORDS], ==, 1000);
@@ -145,21 +149,25 @@ static void test_boundaries_loop(void)
     default_geometry(&cfg, &geo);
     run_card(&cfg, file, true, 35000, c, G_N_ELEMENTS(c));
     g_assert_cmpuint(c[PCIE_CYCLES], ==, 12287);
-    /* burst again from 12000: 287 more words, frames at 12000, 12004, ..,
-     * 12284 */
-    g_assert_cmpuint(c[RQ_WORDS], ==, 2000 + 287);
-    g_assert_cmpuint(c[RQ_SOF], ==, 500 + 72);
+    /*
+     * burst again from 12000, up to each channel's window edge (RQ words,
+     * channel 1, 5 cycles after the cycle counter's; RQ SOF, channel 3,
+     * 15): 292 more words, frames at 12000, 12004, .., 12300
+     */
+    g_assert_cmpuint(c[RQ_WORDS], ==, 2000 + 292);
+    g_assert_cmpuint(c[RQ_SOF], ==, 500 + 76);
     g_assert_cmpuint(c[BRAKE0], ==, 2000);
     g_assert_cmpuint(c[TAG_BAND0], ==, 2000);
-    g_assert_cmpuint(c[TAG_BAND3], ==, 12287 - 2000);
+    /* tag band 3 (channel 26) up to 9 cycles after, less the starving */
+    g_assert_cmpuint(c[TAG_BAND3], ==, 12287 + 9 - 2000);
     /* DMA: [4000, 4095) is quiet again */
     g_assert_cmpuint(c[UP_WORDS], ==, 1000);
 
     /* by 55 us PCIe windows 0..12287+2*4096 and DMA window 1 are in */
     run_card(&cfg, file, true, 55000, c, G_N_ELEMENTS(c));
     g_assert_cmpuint(c[PCIE_CYCLES], ==, 20479);
-    /* bursts [4000, 6000), [12000, 14000), [20000, 20479) */
-    g_assert_cmpuint(c[RQ_WORDS], ==, 2000 + 2000 + 479);
+    /* bursts [4000, 6000), [12000, 14000), [20000, 20484) */
+    g_assert_cmpuint(c[RQ_WORDS], ==, 2000 + 2000 + 484);
     /* starving [6000, 8000), [14000, 16000) */
     g_assert_cmpuint(c[BRAKE0], ==, 4000);
     g_assert_cmpuint(c[DMA_CYCLES], ==, 8191);
