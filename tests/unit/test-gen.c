@@ -319,14 +319,19 @@ static void test_pattern_duty_and_mvb(void)
     ptm_core_set_source(core, &ptm_gen_source_ops, g);
     ptm_core_power_on(core, 0);
     ptm_core_write(core, 0, PTM_REG_READ_SEL, 1, 4);
-    /* PCIe probe: 1 + 2 x (6 + 2) = 17 is BRAKE 0; the DMA probe of
-     * 4 regions starts at 31: UP SOF at 31 + 1 + 2, MVB at 31 + 1 + 3 */
+    /*
+     * PCIe probe: 1 + 2 x (6 + 2) = 17 is BRAKE 0 (slot 1 of 4 groups: its
+     * window 0 is cycles [1, 4095 + 5)): 16 of every 64 cycles, from cycle
+     * 1; the DMA probe of 4 regions (21 channels, 3 groups) starts at 31:
+     * UP SOF at 31 + 1 + 2 (window 0 [1, 4095 + 12)), MVB at 31 + 1 + 3
+     * ([0, 4095 + 16): MVB items count the reset's last cycle too)
+     */
     g_assert_cmpuint(ptm_core_read(core, 15000, PTM_CNT_BASE + 8 * 17, 8),
-                     ==, 1024);
+                     ==, 64 * 16 - 1 + 4);
     g_assert_cmpuint(ptm_core_read(core, 25000, PTM_CNT_BASE + 8 * 34, 8),
-                     ==, 4095);
+                     ==, 4095 + 12 - 1);
     g_assert_cmpuint(ptm_core_read(core, 25000, PTM_CNT_BASE + 8 * 35, 8),
-                     ==, 3 * 4095);
+                     ==, 3 * (4095 + 16));
     /* more MVB items than the bus has regions is refused */
     p.bus[PTM_BUS_UP].mvb_items = 5;
     err = ptm_pattern_check(&p, &geo);
