@@ -326,6 +326,124 @@ static uint64_t windows_by(int64_t t, uint64_t origin, uint64_t hz,
     return w;
 }
 
+static unsigned band(unsigned v, unsigned c)
+{
+    if (v == 0) {
+        return 0;
+    }
+    if (v <= c / 8) {
+        return 1;
+    }
+    return v <= c / 2 ? 2 : 3;
+}
+
+/* ------------------------------------------------------------------ */
+/* Where each channel's window lies                                     */
+
+/*
+ * The layout of a probe's channels: 1 (cycles) + nbus x (6 + regions),
+ * and on a PCIe probe 6 BRAKE bits and 8 histogram bands (tag bands 0..3,
+ * storage-FIFO bands 0..3), the last 8 channels.
+ */
+typedef struct Layout {
+    unsigned n;
+    unsigned nbus;
+    unsigned regions;
+    bool pcie;
+} Layout;
+
+#define SIM_MAX_CH              64
+
+static Layout pcie_layout(unsigned regions)
+{
+    return (Layout) { 1 + 2 * (6 + regions) + 14, 2, regions, true };
+}
+
+static Layout dma_layout(unsigned ports, unsigned regions)
+{
+    return (Layout) { 1 + 2 * ports * (6 + regions), 2 * ports, regions,
+                      false };
+}
+
+static bool ch_is_band(const Layout *l, unsigned c)
+{
+    return l->pcie && c + 8 >= l->n;
+}
+
+/*
+ * The probe reads its channels out in G = ceil(n / 8) groups of 8:
+ * channel c sits in slot c mod 8, and its window edge lies slot x (G + 1)
+ * cycles after the cycle counter's (channel 0's); one cycle less for the
+ * histogram bands. Default PCIe probe (31 channels): 5 x slot (bands
+ * 5 x slot - 1); default DMA probe (17): 4 x slot.
+ */
+static int64_t ch_edge(const Layout *l, unsigned c)
+{
+    int64_t g = DIV_ROUND_UP(l->n, 8);
+    int64_t d = (int64_t)(c % 8) * (g + 1);
+
+    return ch_is_band(l, c) ? d - 1 : d;
+}
+
+/*
+ * The first probe cycle a channel counts, relative to the origin: the
+ * origin is the reset's last cycle, and the input registers of the bus
+ * words, stalls, SOF, items, regions and BRAKE bits are cleared in it;
+ * the cycle counter, the MVB channels and (after an MI or device reset)
+ * the histogram bands count it.
+ */
+static unsigned ch_first(const Layout *l, unsigned c)
+{
+    if (c == 0 || ch_is_band(l, c)) {
+        return 0;
+    }
+    if (c < 1 + l->nbus * (6 + l->regions)) {
+        unsigned k = (c - 1) % (6 + l->regions);
+
+        if (k == CH_MVB || k == CH_MVB_STALL) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/*
+ * After k whole drained windows of a probe with origin o and drain period
+ * dp, channel c holds the probe cycles [lo, hi) = [o + first_c,
+ * E_k + edge_c), E_k = o + k dp - 1 the cycle counter's k-th window edge.
+ */
+static void ch_span(const Layout *l, uint64_t o, uint64_t dp, uint64_t k,
+                    unsigned c, uint64_t *lo, uint64_t *hi)
+{
+    if (!k) {
+        *lo = *hi = o;
+        return;
+    }
+    *lo = o + ch_first(l, c);
+    *hi = o + k * dp - 1 + ch_edge(l, c);
+}
+
+/* Cycles of channel a's span (after whole windows) that b's lacks */
+static uint64_t ch_extra(const Layout *l, unsigned a, unsigned b)
+{
+    int64_t end = ch_edge(l, a) - ch_edge(l, b);
+    int64_t start = (int64_t)ch_first(l, b) - (int64_t)ch_first(l, a);
+
+    return MAX(end, 0) + MAX(start, 0);
+}
+
+/*
+ * The same for the difference of two readings, windows i..j - 1: both
+ * spans have j - i windows' worth of cycles, shifted by the edges'
+ * difference, so each has that many cycles the other lacks.
+ */
+static uint64_t ch_shift(const Layout *l, unsigned a, unsigned b)
+{
+    int64_t d = ch_edge(l, a) - ch_edge(l, b);
+
+    return d < 0 ? -d : d;
+}
+
 /* ------------------------------------------------------------------ */
 /* An independent per-cycle model of the pattern source and the channels */
 
@@ -336,6 +454,7 @@ typedef struct SimBus {
     unsigned regions;           /* regions the bus really has */
     unsigned ipr;               /* items per region */
     bool mvb;                   /* one MVB item per frame, with word 0 */
+    uint64_t start;             /* cycle 0 of its pattern; idle before */
 } SimBus;
 
 typedef struct SimProbe {
@@ -356,6 +475,14 @@ typedef struct SimSignals {
     unsigned eof_pos;
 } SimSignals;
 
+static Layout sim_layout(const SimProbe *p)
+{
+    return (Layout) {
+        1 + p->nbus * (6 + p->regions) + (p->pcie ? 14 : 0),
+        p->nbus, p->regions, p->pcie,
+    };
+}
+
 /*
  * The bus at absolute cycle t. One period: `stall` cycles in which the
  * first word waits, the frame's words, `gap` idle cycles. A frame of B
@@ -368,9 +495,10 @@ static void sim_bus_at(const SimBus *b, uint64_t t, SimSignals *s)
     uint64_t period, ph;
 
     memset(s, 0, sizeof(*s));
-    if (!b->frame_bytes) {
+    if (!b->frame_bytes || t < b->start) {
         return;
     }
+    t -= b->start;
     items = DIV_ROUND_UP(b->frame_bytes, ITEM_BYTES);
     nreg = DIV_ROUND_UP(items, b->ipr);
     words = DIV_ROUND_UP(nreg, b->regions);
@@ -399,102 +527,144 @@ static void sim_bus_at(const SimBus *b, uint64_t t, SimSignals *s)
     }
 }
 
-static unsigned band(unsigned v, unsigned c)
+/*
+ * What absolute cycle t of a probe adds to each channel, into inc (zeroed
+ * here). open[b] says whether a frame of bus b is open after its last
+ * moving word; it carries over from cycle to cycle (false before the
+ * probe's origin: the origin's own SOF opens a frame, though the origin
+ * counts no bus event).
+ */
+static void sim_cycle(const SimProbe *p, uint64_t t, bool *open,
+                      uint64_t *inc)
 {
-    if (v == 0) {
-        return 0;
+    memset(inc, 0, SIM_MAX_CH * sizeof(*inc));
+    inc[0] = 1;
+    for (unsigned b = 0; b < p->nbus; b++) {
+        unsigned base = 1 + b * (6 + p->regions);
+        SimSignals s;
+
+        sim_bus_at(&p->bus[b], t, &s);
+        if (s.src_rdy && s.dst_rdy) {
+            inc[base + CH_WORDS]++;
+            inc[base + CH_SOF] += ctpop32(s.sof);
+            for (unsigned r = 0; r < p->regions; r++) {
+                bool sof = s.sof >> r & 1;
+                bool eof = s.eof >> r & 1;
+
+                if (!open[b] && !sof) {
+                    continue;
+                }
+                inc[base + CH_REGION0 + r]++;
+                if (eof) {
+                    inc[base + CH_ITEMS] += s.eof_pos + 1;
+                    open[b] = false;
+                } else {
+                    inc[base + CH_ITEMS] += p->bus[b].ipr;
+                    open[b] = true;
+                }
+            }
+        } else if (s.src_rdy) {
+            inc[base + CH_STALL]++;
+        }
+        if (s.mvb_src_rdy && s.mvb_dst_rdy) {
+            inc[base + CH_MVB] += s.mvb_vld;
+        } else if (s.mvb_src_rdy) {
+            inc[base + CH_MVB_STALL]++;
+        }
     }
-    if (v <= c / 8) {
-        return 1;
+    if (p->pcie) {
+        unsigned base = 1 + p->nbus * (6 + p->regions);
+
+        for (unsigned k = 0; k < 6; k++) {
+            if (p->brake >> k & 1) {
+                inc[base + k]++;
+            }
+        }
+        inc[base + 6 + band(p->tags_free, p->tag_capacity)]++;
+        inc[base + 10 + band(p->stfifo_free, p->stfifo_capacity)]++;
     }
-    return v <= c / 2 ? 2 : 3;
 }
 
 /*
- * Count the absolute cycles [start, end) of a probe into acc. open[b] says
- * whether a frame of bus b is open after its last moving word; it carries
- * over from one span to the next (false at the probe's reset).
+ * Run the absolute cycles [start, end) of a probe and count cycle t into
+ * channel c only if lo[c] <= t < hi[c].
  */
-static void sim_count_open(const SimProbe *p, uint64_t start, uint64_t end,
-                           bool *open, uint64_t *acc)
+static void sim_count_spans(const SimProbe *p, uint64_t start, uint64_t end,
+                            const uint64_t *lo, const uint64_t *hi,
+                            bool *open, uint64_t *acc)
 {
+    unsigned n = sim_layout(p).n;
+    uint64_t inc[SIM_MAX_CH];
+
     for (uint64_t t = start; t < end; t++) {
-        acc[0]++;
-        for (unsigned b = 0; b < p->nbus; b++) {
-            unsigned base = 1 + b * (6 + p->regions);
-            SimSignals s;
-
-            sim_bus_at(&p->bus[b], t, &s);
-            if (s.src_rdy && s.dst_rdy) {
-                acc[base + CH_WORDS]++;
-                acc[base + CH_SOF] += ctpop32(s.sof);
-                for (unsigned r = 0; r < p->regions; r++) {
-                    bool sof = s.sof >> r & 1;
-                    bool eof = s.eof >> r & 1;
-
-                    if (!open[b] && !sof) {
-                        continue;
-                    }
-                    acc[base + CH_REGION0 + r]++;
-                    if (eof) {
-                        acc[base + CH_ITEMS] += s.eof_pos + 1;
-                        open[b] = false;
-                    } else {
-                        acc[base + CH_ITEMS] += p->bus[b].ipr;
-                        open[b] = true;
-                    }
-                }
-            } else if (s.src_rdy) {
-                acc[base + CH_STALL]++;
+        sim_cycle(p, t, open, inc);
+        for (unsigned c = 0; c < n; c++) {
+            if (t >= lo[c] && t < hi[c]) {
+                acc[c] += inc[c];
             }
-            if (s.mvb_src_rdy && s.mvb_dst_rdy) {
-                acc[base + CH_MVB] += s.mvb_vld;
-            } else if (s.mvb_src_rdy) {
-                acc[base + CH_MVB_STALL]++;
-            }
-        }
-        if (p->pcie) {
-            unsigned base = 1 + p->nbus * (6 + p->regions);
-
-            for (unsigned k = 0; k < 6; k++) {
-                if (p->brake >> k & 1) {
-                    acc[base + k]++;
-                }
-            }
-            acc[base + 6 + band(p->tags_free, p->tag_capacity)]++;
-            acc[base + 10 + band(p->stfifo_free, p->stfifo_capacity)]++;
         }
     }
 }
 
-/* Count the absolute cycles [start, end) of a probe, from its reset. */
+/* Every channel over the absolute cycles [start, end), frames closed */
 static void sim_count(const SimProbe *p, uint64_t start, uint64_t end,
                       uint64_t *acc)
 {
+    uint64_t lo[SIM_MAX_CH], hi[SIM_MAX_CH];
     bool open[2] = { false, false };
 
-    sim_count_open(p, start, end, open, acc);
+    for (unsigned c = 0; c < SIM_MAX_CH; c++) {
+        lo[c] = start;
+        hi[c] = end;
+    }
+    sim_count_spans(p, start, end, lo, hi, open, acc);
+}
+
+/* The spans of all channels after k windows; returns the largest end */
+static uint64_t sim_spans(const SimProbe *p, uint64_t o, uint64_t dp,
+                          uint64_t k, uint64_t *lo, uint64_t *hi)
+{
+    Layout l = sim_layout(p);
+    uint64_t end = o;
+
+    g_assert_cmpuint(l.n, <=, SIM_MAX_CH);
+    for (unsigned c = 0; c < l.n; c++) {
+        ch_span(&l, o, dp, k, c, &lo[c], &hi[c]);
+        end = MAX(end, hi[c]);
+    }
+    return end;
 }
 
 /*
- * The same when the traffic changes: version i describes the cycles from
- * from[i] (absolute, ascending) to from[i + 1]. The bus state (an open
- * frame) goes on across a change, as on a real bus whose source changes.
+ * The counters of a probe with origin o after k drained windows of dp
+ * cycles when the traffic changes: version i describes the cycles from
+ * from[i] (absolute, ascending, from[0] <= o) to from[i + 1]. The bus
+ * state (an open frame) goes on across a change, as on a real bus whose
+ * source changes.
  */
-static void sim_count_versions(const SimProbe *ver, const uint64_t *from,
-                               unsigned nver, uint64_t start, uint64_t end,
-                               uint64_t *acc)
+static void sim_windows_versions(const SimProbe *ver, const uint64_t *from,
+                                 unsigned nver, uint64_t o, uint64_t dp,
+                                 uint64_t k, uint64_t *acc)
 {
+    uint64_t lo[SIM_MAX_CH], hi[SIM_MAX_CH];
+    uint64_t end = sim_spans(&ver[0], o, dp, k, lo, hi);
     bool open[2] = { false, false };
 
     for (unsigned i = 0; i < nver; i++) {
-        uint64_t s = MAX(start, from[i]);
+        uint64_t s = MAX(o, from[i]);
         uint64_t e = i + 1 < nver ? MIN(end, from[i + 1]) : end;
 
         if (s < e) {
-            sim_count_open(&ver[i], s, e, open, acc);
+            sim_count_spans(&ver[i], s, e, lo, hi, open, acc);
         }
     }
+}
+
+/* The same with one version of the traffic */
+static void sim_windows(const SimProbe *p, uint64_t o, uint64_t dp,
+                        uint64_t k, uint64_t *acc)
+{
+    sim_windows_versions(p, &o, 1, o, dp, k, acc);
 }
 
 /*
@@ -584,6 +754,57 @@ static void check_simulator(void)
 }
 
 /*
+ * The window edges against the examples worked out by hand: the default
+ * PCIe probe (31 channels, G = 4) has RQ words (slot 1) 5 cycles after
+ * the cycle counter, FIFO band 3 (channel 30, slot 6) 29 and tag band 1
+ * (channel 24, slot 0) -1; the default DMA probe (17, G = 3) 4 x slot;
+ * the PCIe probe of 4 RQ regions (35, G = 5) 6 x slot.
+ */
+static void check_edges(void)
+{
+    Layout lp = pcie_layout(2), ld = dma_layout(1, 2);
+    Layout lp4 = pcie_layout(4), ld2 = dma_layout(2, 2);
+    uint64_t lo, hi;
+
+    g_assert_cmpuint(lp.n, ==, 31);
+    g_assert_cmpuint(ld.n, ==, 17);
+    g_assert_cmpuint(lp4.n, ==, 35);
+    g_assert_cmpuint(ld2.n, ==, 33);
+    g_assert_cmpint(ch_edge(&lp, 0), ==, 0);
+    g_assert_cmpint(ch_edge(&lp, 1), ==, 5);
+    g_assert_cmpint(ch_edge(&lp, 6), ==, 30);
+    g_assert_cmpint(ch_edge(&lp, 22), ==, 30);         /* BRAKE 5 */
+    g_assert_cmpint(ch_edge(&lp, 23), ==, 34);         /* tag band 0 */
+    g_assert_cmpint(ch_edge(&lp, 24), ==, -1);
+    g_assert_cmpint(ch_edge(&lp, 30), ==, 29);
+    g_assert_cmpint(ch_edge(&ld, 7), ==, 28);
+    g_assert_cmpint(ch_edge(&ld, 16), ==, 0);
+    g_assert_cmpint(ch_edge(&lp4, 30), ==, 35);
+    g_assert_cmpint(ch_edge(&lp4, 34), ==, 11);
+    g_assert_cmpint(ch_edge(&ld2, 32), ==, 0);
+    /* the MVB channels (bus channels 3, 4) and the bands count cycle o */
+    g_assert_cmpuint(ch_first(&lp, 0), ==, 0);
+    g_assert_cmpuint(ch_first(&lp, 1), ==, 1);
+    g_assert_cmpuint(ch_first(&ld, 4), ==, 0);
+    g_assert_cmpuint(ch_first(&ld, 13), ==, 0);
+    g_assert_cmpuint(ch_first(&ld, 14), ==, 1);
+    g_assert_cmpuint(ch_first(&lp, 22), ==, 1);
+    g_assert_cmpuint(ch_first(&lp, 23), ==, 0);
+    ch_span(&lp, 100, DP, 2, 1, &lo, &hi);
+    g_assert_cmpuint(lo, ==, 101);
+    g_assert_cmpuint(hi, ==, 100 + 2 * DP - 1 + 5);
+    ch_span(&lp, 100, DP, 0, 1, &lo, &hi);
+    g_assert_cmpuint(hi, ==, lo);
+    /* region 0 of RQ (d 35) against RQ words (d 5): 30 more cycles */
+    g_assert_cmpuint(ch_extra(&lp, 7, 1), ==, 30);
+    g_assert_cmpuint(ch_extra(&lp, 1, 7), ==, 0);
+    /* RQ words against the cycles: 5 cycles at the end, none at the start */
+    g_assert_cmpuint(ch_extra(&lp, 1, 0), ==, 5);
+    g_assert_cmpuint(ch_extra(&lp, 0, 1), ==, 1);
+    g_assert_cmpuint(ch_shift(&lp, 24, 23), ==, 35);
+}
+
+/*
  * Expected counters (64 entries, default layout) of a card with the
  * pattern, reset at t0, read at t (mid-window): the PCIe probe in entries
  * 0..30, the DMA probe in 31..47, nothing in 48..63.
@@ -597,12 +818,8 @@ static void pattern_expect(int64_t t0, int64_t t, uint64_t *exp)
 
     memset(exp, 0, DEF_ENTRIES * sizeof(*exp));
     pattern_probes(&pp, &dp);
-    if (wp) {
-        sim_count(&pp, op, op + wp * DP - 1, exp);
-    }
-    if (wd) {
-        sim_count(&dp, od, od + wd * DP - 1, exp + 31);
-    }
+    sim_windows(&pp, op, DP, wp, exp);
+    sim_windows(&dp, od, DP, wd, exp + 31);
 }
 
 /* ------------------------------------------------------------------ */
@@ -697,11 +914,16 @@ static void test_registers_default(void)
      * cycles) and DMA window 0 (4095) are in the live copy. Entry 0:
      * PCIe cycles; PCIe channels 1 + 2 (6 + 2) + 6 = 23..26 are the tag
      * bands, 27..30 the FIFO bands: band 3 (more than half free) for
-     * both, entries 26 and 30; entry 31: DMA cycles.
+     * both, entries 26 and 30; entry 31: DMA cycles. The bands count
+     * from cycle 0 like the cycle counter, but their windows close later:
+     * channel 26 in slot 2, 5 x 2 - 1 = 9 cycles after channel 0, and
+     * channel 30 in slot 6, 5 x 6 - 1 = 29 cycles after it.
      */
     step_to(&n, n.t0 + 25000);
     wr(&n, REG_READ_SEL, 1);
-    exp[0] = exp[26] = exp[30] = 4095 + 4096;
+    exp[0] = 4095 + 4096;
+    exp[26] = 4095 + 4096 + 9;
+    exp[30] = 4095 + 4096 + 29;
     exp[31] = 4095;
     read_counters(&n, DEF_ENTRIES, got);
     check_counters("live, idle, 25 us", got, exp, DEF_ENTRIES);
@@ -736,6 +958,7 @@ static void test_registers_2ep(void)
         { 0xC0, 0xFFFF0000 }, { 0xC4, 0xFFFF0000 },
     };
     enum { ENTRIES = 256, CPE = 68, PCIE_CH = 35 };
+    const Layout l35 = pcie_layout(4);
     uint64_t got[ENTRIES], exp[ENTRIES] = { 0 };
     int64_t tw;
     Ndk n;
@@ -749,12 +972,20 @@ static void test_registers_2ep(void)
      * endpoints (136 deltas x 3 MI cycles = 4.1 us after 20.48 us).
      * Endpoint e's PCIe probe at 68 e: cycles at +0, tag bands at
      * 1 + 2 (6 + 4) + 6 = 27..30 (band 3: +30), FIFO bands 31..34 (+34);
-     * its DMA probe at 68 e + 35: cycles.
+     * its DMA probe at 68 e + 35: cycles. The PCIe probe of 35 channels
+     * reads out in G = 5 groups: a band in slot s closes 6 s - 1 cycles
+     * after the cycle counter, channel 30 (slot 6) 35 cycles, channel 34
+     * (slot 2) 11 cycles.
      */
     step_to(&n, n.t0 + 27000);
     wr(&n, REG_READ_SEL, 1);
+    g_assert_cmpuint(l35.n, ==, PCIE_CH);
+    g_assert_cmpint(ch_edge(&l35, 30), ==, 35);
+    g_assert_cmpint(ch_edge(&l35, 34), ==, 11);
     for (unsigned e = 0; e < 2; e++) {
-        exp[CPE * e] = exp[CPE * e + 30] = exp[CPE * e + 34] = 4095 + 4096;
+        exp[CPE * e] = 4095 + 4096;
+        exp[CPE * e + 30] = 4095 + 4096 + 35;
+        exp[CPE * e + 34] = 4095 + 4096 + 11;
         exp[CPE * e + PCIE_CH] = 4095;
     }
     read_counters(&n, ENTRIES, got);
@@ -825,7 +1056,8 @@ static void test_snapshot_clear(void)
     g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
     wr(&n, REG_READ_SEL, 0);
     g_assert_cmpuint(cnt(&n, 0), ==, 4095);
-    g_assert_cmpuint(cnt(&n, 26), ==, 4095);
+    /* tag band 3, slot 2: its window closes 5 x 2 - 1 cycles later */
+    g_assert_cmpuint(cnt(&n, 26), ==, 4095 + 9);
     g_assert_cmpuint(cnt(&n, 31), ==, 0);
 
     /*
@@ -857,7 +1089,8 @@ static void test_snapshot_clear(void)
 
     /*
      * CLEAR leaves the probes alone: window 2 (4096 cycles) arrives whole
-     * at 30.72 us
+     * at 30.72 us; for channel 30 it is the cycles [E_2 + 29, E_3 + 29),
+     * 4096 as well
      */
     step_to(&n, n.t0 + 35000);
     wr(&n, REG_READ_SEL, 1);
@@ -946,11 +1179,15 @@ static void test_snapshot_behind_delta(void)
     /* the snapshot has that delta and none of the later ones */
     g_assert_cmpuint(cnt(&n, 0), ==, 4095);
     g_assert_cmpuint(cnt(&n, 1), ==, 0);
-    /* after BUSY the waiting deltas arrive: RQ moved a word every cycle */
+    /*
+     * after BUSY the waiting deltas arrive: RQ moved a word every cycle;
+     * its words (slot 1) count cycles [o + 1, o + 4095 + 5), its region 0
+     * (slot 7) [o + 1, o + 4095 + 35)
+     */
     step_to(&n, n.t0 + 15000);
     wr(&n, REG_READ_SEL, 1);
-    g_assert_cmpuint(cnt(&n, 1), ==, 4095);
-    g_assert_cmpuint(cnt(&n, 1 + CH_REGION0), ==, 4095);
+    g_assert_cmpuint(cnt(&n, 1), ==, 4095 - 1 + 5);
+    g_assert_cmpuint(cnt(&n, 1 + CH_REGION0), ==, 4095 - 1 + 35);
 
     /* CLEAR also resets the lowest values */
     g_assert_cmphex(rd(&n, REG_PCIE_TAGS(0)), ==, 100 | 100 << 16);
@@ -974,6 +1211,7 @@ static void test_pattern_counts(void)
     Ndk n;
 
     check_simulator();
+    check_edges();
 
     ndk_open(&n, "q35", PATTERN_ARGS
              "-device ndk-pcie-telemetry,addr=04.0,traffic=tp0");
@@ -1013,6 +1251,15 @@ static void test_pattern_counts(void)
     pattern_expect(n.t0, t, exp);
     g_assert_cmpuint(exp[0], ==, 9 * 4096 - 1);
     g_assert_cmpuint(exp[31], ==, 4 * 4096 - 1);
+    /*
+     * RQ moves a word in every cycle: its words channel (slot 1) counts
+     * cycles [1, 36863 + 5), its items (slot 6) [1, 36863 + 30), 16 items
+     * a word (the frame whose SOF is in cycle 0 is open from there on);
+     * FIFO band 3 (slot 6, a band) [0, 36863 + 29)
+     */
+    g_assert_cmpuint(exp[1 + CH_WORDS], ==, 36863 - 1 + 5);
+    g_assert_cmpuint(exp[1 + CH_ITEMS], ==, 16 * (36863 - 1 + 30));
+    g_assert_cmpuint(exp[30], ==, 36863 + 29);
     step_to(&n, t);
     snapshot(&n, DEF_ENTRIES);
     wr(&n, REG_READ_SEL, 0);
@@ -1026,24 +1273,41 @@ static void test_pattern_counts(void)
 }
 
 /*
- * sim_count over a long span: the pattern repeats every lcm of its buses'
- * periods (4 on the PCIe side, 7 on the DMA side) from absolute cycle 0,
- * and every frame is closed where a period starts, so whole periods are
- * counted once and multiplied; the pieces at either end cycle by cycle.
+ * sim_windows over a long span: the pattern repeats every lcm of its
+ * buses' periods (4 on the PCIe side, 7 on the DMA side) from absolute
+ * cycle 0, and every frame is closed where a period starts, so the whole
+ * periods that lie inside every channel's span are counted once and
+ * multiplied; the pieces at either end cycle by cycle, each channel in
+ * its own span.
  */
-static void sim_count_long(const SimProbe *p, uint64_t period, uint64_t a,
-                           uint64_t b, uint64_t *acc)
+static void sim_windows_long(const SimProbe *p, uint64_t period, uint64_t o,
+                             uint64_t dp, uint64_t k, uint64_t *acc)
 {
-    uint64_t head = MIN(b, (a + period - 1) / period * period);
-    uint64_t whole = (b - head) / period;
-    uint64_t one[31] = { 0 };
+    uint64_t lo[SIM_MAX_CH], hi[SIM_MAX_CH], all_lo[SIM_MAX_CH] = { 0 };
+    uint64_t all_hi[SIM_MAX_CH] = { 0 }, one[SIM_MAX_CH] = { 0 };
+    uint64_t end = sim_spans(p, o, dp, k, lo, hi), head, whole, lo_max = o;
+    uint64_t hi_min = end;
+    unsigned n = sim_layout(p).n;
+    bool open[2] = { false, false };
 
-    sim_count(p, a, head, acc);
-    sim_count(p, head, head + period, one);
-    for (unsigned c = 0; c < G_N_ELEMENTS(one); c++) {
+    for (unsigned c = 0; c < n; c++) {
+        lo_max = MAX(lo_max, lo[c]);
+        hi_min = MIN(hi_min, hi[c]);
+    }
+    head = MIN(hi_min, (lo_max + period - 1) / period * period);
+    whole = (hi_min - head) / period;
+    sim_count_spans(p, o, head, lo, hi, open, acc);
+    for (unsigned c = 0; c < n; c++) {
+        all_lo[c] = head;
+        all_hi[c] = head + period;
+    }
+    open[0] = open[1] = false;
+    sim_count_spans(p, head, head + period, all_lo, all_hi, open, one);
+    for (unsigned c = 0; c < n; c++) {
         acc[c] += one[c] * whole;
     }
-    sim_count(p, head + whole * period, b, acc);
+    open[0] = open[1] = false;
+    sim_count_spans(p, head + whole * period, end, lo, hi, open, acc);
 }
 
 /*
@@ -1071,8 +1335,8 @@ static void test_pattern_hour_unread(void)
         wd = windows_by(t, od, DMA_HZ, DP);
         memset(exp, 0, sizeof(exp));
         pattern_probes(&pp, &dp);
-        sim_count_long(&pp, 4, op, op + wp * DP - 1, exp);
-        sim_count_long(&dp, 7, od, od + wd * DP - 1, exp + 31);
+        sim_windows_long(&pp, 4, op, DP, wp, exp);
+        sim_windows_long(&dp, 7, od, DP, wd, exp + 31);
         g_assert_cmpuint(exp[0], >, unread[i] / 3);
 
         step_to(&n, t);
@@ -1096,7 +1360,7 @@ static void test_pattern_hour_unread(void)
  * + 1, word 1 of an RQ frame, and at DMA cycle ceil(991 x 0.2) = 199 =
  * 7 x 28 + 3, word 1 of an UP frame. Words of a frame whose SOF came
  * before the reset move without an open frame: they count as words but
- * add no items and use no region.
+ * add no items and use no region. The origin itself counts no bus event.
  */
 static void test_pattern_counts_hotplug(void)
 {
@@ -1122,12 +1386,17 @@ static void test_pattern_counts_hotplug(void)
 
     t = n.t0 + 9 * 10240 + 5120;
     pattern_expect(n.t0, t, exp);
-    /* the partial frames: 3 RQ words without items, 1 UP word */
-    g_assert_cmpuint(exp[1 + CH_WORDS] * 16 - exp[1 + CH_ITEMS], ==,
-                     3 * 16);
-    g_assert_cmpuint(exp[31 + 1 + CH_ITEMS], ==,
-                     (exp[31 + 1 + CH_WORDS] - 1) / 2 * 25 +
-                     ((exp[31 + 1 + CH_WORDS] - 1) % 2) * 16);
+    /*
+     * The partial frames. RQ items (slot 6) count the cycles [o + 1,
+     * o + 36863 + 30), a word in each, of which words 2 and 3 of the cut
+     * frame (o + 1, o + 2) add no items. UP items (DMA slot 6) count
+     * [o + 1, o + 16383 + 24): o + 1 = 200 is the first idle cycle of
+     * its period, 3 idle cycles to the next period, then 16403 = 7 x 2343
+     * + 2 cycles: 2343 whole frames of 25 items and the 2 stalled cycles
+     * of the next one.
+     */
+    g_assert_cmpuint(exp[1 + CH_ITEMS], ==, 16 * (36863 - 1 + 30 - 2));
+    g_assert_cmpuint(exp[31 + 1 + CH_ITEMS], ==, 25 * 2343);
     step_to(&n, t);
     snapshot(&n, DEF_ENTRIES);
     read_counters(&n, DEF_ENTRIES, got);
@@ -1430,7 +1699,9 @@ static void test_access(void)
  * Wide counters through 64-bit reads. At pcie-clk-freq=4 GHz and
  * DRAIN_PERIOD 32768 RQ moves 16 items per cycle; the probe starts at
  * cycle 4 t0 (a frame boundary, period 4). Half a window after the drain
- * of window W - 1 the RQ items counter is 16 (32768 W - 1).
+ * of window W - 1 the RQ items counter (slot 6 of the 31 PCIe channels:
+ * 30 cycles after the cycle counter's edge, from the origin's next cycle)
+ * is 16 (32768 W - 1 - 1 + 30).
  */
 static void check_wide_counter(const char *props, unsigned width, uint64_t w)
 {
@@ -1447,7 +1718,7 @@ static void check_wide_counter(const char *props, unsigned width, uint64_t w)
     g_assert_cmpuint(origin % 4, ==, 0);
     step_to(&n, cycle_ns(origin + w * dp + dp / 2, hz));
     g_assert_cmpuint(windows_by(n.now, origin, hz, dp), ==, w);
-    items = 16 * (w * dp - 1);
+    items = 16 * (w * dp - 1 - 1 + 30);
     if (width < 64) {
         items &= (1ull << width) - 1;
     }
@@ -1465,7 +1736,7 @@ static void check_wide_counter(const char *props, unsigned width, uint64_t w)
 
 static void test_counter_48(void)
 {
-    /* W = 12207: 16 x (12207 x 32768 - 1) = 6399983600 > 2^32 */
+    /* W = 12207: 16 x (12207 x 32768 + 28) = 6399984064 > 2^32 */
     check_wide_counter("cnt-width=48", 48, 12207);
 }
 
@@ -1473,7 +1744,7 @@ static void test_counter_33(void)
 {
     /*
      * W = 24584 = 16384 + 8200: 16 x 32768 W = W x 2^19 wraps modulo
-     * 2^33 to 8200 x 2^19, minus 16: 4299161584, high word 1
+     * 2^33 to 8200 x 2^19, plus 16 x 28: 4299162048, high word 1
      */
     check_wide_counter("cnt-width=33", 33, 24584);
 }
@@ -2283,14 +2554,17 @@ static void test_live_qom_set(void)
     /*
      * 35 us: window 2 = [8191, 12287) was drained at 30.72 us, its deltas
      * are in the live copy, window 3 ends at 40.96 us. RQ moved a word in
-     * every cycle of windows 0 and 1 (4095 + 4096) and none in window 2.
+     * every cycle of windows 0 and 1 (4095 + 4096) and none in window 2;
+     * the RQ channels do not count the origin (cycle 0), and their window
+     * 2, which ends 5 (words) or 30 (items) cycles after the cycle
+     * counter's, had no RQ traffic either.
      */
     step_to(&n, n.t0 + 35000);
     g_assert_cmpuint(windows_by(n.now, origin, PCIE_HZ, DP), ==, 3);
     wr(&n, REG_READ_SEL, 1);
     g_assert_cmpuint(cnt(&n, 0), ==, 4095 + 2 * 4096);
-    g_assert_cmpuint(cnt(&n, 1 + CH_WORDS), ==, 4095 + 4096);
-    g_assert_cmpuint(cnt(&n, 1 + CH_ITEMS), ==, 16 * (4095 + 4096));
+    g_assert_cmpuint(cnt(&n, 1 + CH_WORDS), ==, 4095 + 4096 - 1);
+    g_assert_cmpuint(cnt(&n, 1 + CH_ITEMS), ==, 16 * (4095 + 4096 - 1));
 
     /* every counter: the simulator over the two versions */
     ver[0] = rq_probe(256);
@@ -2299,8 +2573,8 @@ static void test_live_qom_set(void)
     from[1] = drain_cycle(origin, DP, 1);
     g_assert_cmpuint(from[1], ==, origin + 8191);
     memset(exp, 0, sizeof(exp));
-    sim_count_versions(ver, from, 2, origin, origin + 3 * DP - 1, exp);
-    g_assert_cmpuint(exp[1 + CH_WORDS], ==, 4095 + 4096);
+    sim_windows_versions(ver, from, 2, origin, DP, 3, exp);
+    g_assert_cmpuint(exp[1 + CH_WORDS], ==, 4095 + 4096 - 1);
     /* the DMA buses stay idle: only their cycles, window 0 */
     g_assert_cmpuint(windows_by(n.now, od, DMA_HZ, DP), ==, 1);
     exp[31] = DP - 1;
@@ -2334,12 +2608,15 @@ static void test_live_qom_set(void)
                     128);
 
     /*
-     * 55 us: PCIe windows 0..4, DMA windows 0 and 1. Words: 4095 + 4096
-     * (windows 0, 1) + 4096 (window 4). SOF: one every 4 cycles in
-     * windows 0 and 1 (cycles 0, 4, ..., 8188: 2048), one every 2 in
-     * window 4 (16384, ..., 20478: 2048). Items: 16 per word, also for
-     * word 1 of the frame that window 4 begins with: the 256-byte frame
-     * cut after its word 2 at cycle 8190 was still open.
+     * 55 us: PCIe windows 0..4, DMA windows 0 and 1. Words (slot 1, 5
+     * cycles late): 4095 - 1 + 4096 (windows 0, 1 but cycle 0) + 4096 + 5
+     * (window 4 and 5 cycles of window 5, [16383, 20484), all with the new
+     * frames). SOF (slot 3, 15 cycles late): one every 4 cycles in
+     * windows 0 and 1 but cycle 0 (cycles 4, ..., 8188: 2047), one every
+     * 2 from window 4 on (16384, ..., 20492: 2055). Items (slot 6, 30
+     * cycles late): 16 per word, also for word 1 of the frame that window
+     * 4 begins with: the 256-byte frame cut after its word 2 at cycle 8190
+     * was still open.
      */
     step_to(&n, n.t0 + 55000);
     g_assert_cmpuint(windows_by(n.now, origin, PCIE_HZ, DP), ==, 5);
@@ -2348,12 +2625,13 @@ static void test_live_qom_set(void)
     from[2] = drain_cycle(origin, DP, 3);
     g_assert_cmpuint(from[2], ==, origin + 16383);
     memset(exp, 0, sizeof(exp));
-    sim_count_versions(ver, from, 3, origin, origin + 5 * DP - 1, exp);
+    sim_windows_versions(ver, from, 3, origin, DP, 5, exp);
     exp[31] = 2 * DP - 1;
     g_assert_cmpuint(exp[0], ==, 5 * 4096 - 1);
-    g_assert_cmpuint(exp[1 + CH_WORDS], ==, 4095 + 2 * 4096);
-    g_assert_cmpuint(exp[1 + CH_SOF], ==, 2048 + 2048);
-    g_assert_cmpuint(exp[1 + CH_ITEMS], ==, 16 * (4095 + 2 * 4096));
+    g_assert_cmpuint(exp[1 + CH_WORDS], ==, 4095 - 1 + 4096 + 4096 + 5);
+    g_assert_cmpuint(exp[1 + CH_SOF], ==, 2047 + 2055);
+    g_assert_cmpuint(exp[1 + CH_ITEMS], ==,
+                     16 * (4095 - 1 + 4096 + 4096 + 30));
     read_counters(&n, DEF_ENTRIES, got);
     check_counters("live, rq-frame-bytes 0 -> 128", got, exp, DEF_ENTRIES);
     g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
@@ -2366,7 +2644,10 @@ static void test_live_qom_set(void)
  * origin + 32768 k - 1. At 12 us (cycle 48000, window 1 = [32767, 65535))
  * the change applies from window 2 (cycle 65535, 16383.75 ns): windows 0
  * and 1 keep the 256-byte frames, a word in every one of their 32767 +
- * 32768 cycles and a SOF every 4 cycles (0, 4, ..., 65532: 16384).
+ * 32768 cycles and a SOF every 4 cycles (0, 4, ..., 65532: 16384). The
+ * RQ channels do not count the origin (a word with a SOF), and the cycles
+ * their windows gain past the cycle counter's edge (5 to 30) have the new
+ * value: no traffic.
  */
 static void test_live_qom_set_4ghz(void)
 {
@@ -2389,9 +2670,9 @@ static void test_live_qom_set_4ghz(void)
     g_assert_cmpuint(windows_by(n.now, origin, hz, dp), ==, 3);
     wr(&n, REG_READ_SEL, 1);
     g_assert_cmpuint(cnt(&n, 0), ==, 3 * dp - 1);
-    g_assert_cmpuint(cnt(&n, 1 + CH_WORDS), ==, 2 * dp - 1);
-    g_assert_cmpuint(cnt(&n, 1 + CH_SOF), ==, 2 * dp / 4);
-    g_assert_cmpuint(cnt(&n, 1 + CH_ITEMS), ==, 16 * (2 * dp - 1));
+    g_assert_cmpuint(cnt(&n, 1 + CH_WORDS), ==, 2 * dp - 2);
+    g_assert_cmpuint(cnt(&n, 1 + CH_SOF), ==, 2 * dp / 4 - 1);
+    g_assert_cmpuint(cnt(&n, 1 + CH_ITEMS), ==, 16 * (2 * dp - 2));
     ndk_close(&n);
 }
 
@@ -2557,13 +2838,17 @@ static void test_live_migration(void)
     ver[1].brake = 2;
     from[0] = op;
     from[1] = drain_cycle(op, DP, 3);
-    sim_count_versions(ver, from, 2, op, op + wp * DP - 1, exp);
-    sim_count(&dp, od, od + wd * DP - 1, exp + 31);
-    /* BRAKE 0 and 2 in windows 0..3 only, BRAKE 1 from window 4 on */
-    g_assert_cmpuint(exp[17], ==, 4 * 4096 - 1);
-    g_assert_cmpuint(exp[18], ==, 20 * 4096);
-    g_assert_cmpuint(exp[19], ==, 4 * 4096 - 1);
-    g_assert_cmpuint(exp[23 + 1], ==, 20 * 4096);
+    sim_windows_versions(ver, from, 2, op, DP, wp, exp);
+    sim_windows(&dp, od, DP, wd, exp + 31);
+    /*
+     * BRAKE 0 and 2 in windows 0..3 only (but the origin), BRAKE 1 from
+     * window 4 on; BRAKE 1 (slot 2) counts 10 cycles past the last edge,
+     * tag band 1 (slot 0, a band) stops 1 cycle before it
+     */
+    g_assert_cmpuint(exp[17], ==, 4 * 4096 - 2);
+    g_assert_cmpuint(exp[18], ==, 20 * 4096 + 10);
+    g_assert_cmpuint(exp[19], ==, 4 * 4096 - 2);
+    g_assert_cmpuint(exp[23 + 1], ==, 20 * 4096 - 1);
     check_counters("B, live", rb->live, exp, DEF_ENTRIES);
     check_counters("B, snapshot at T2", rb->snap2, exp, DEF_ENTRIES);
     check_counters("C, live", rc->live, exp, DEF_ENTRIES);
@@ -2893,19 +3178,25 @@ static void test_hotplug_late(void)
      * Its probes start at its creation: PCIe cycle 0.4 x 20 ms = 8000000.
      * 15 us later window 0 (4095 cycles, drained 10.24 us after the
      * creation) is in the live copy: cycles, tag band 3 and FIFO band 3
-     * (idle card, all free); DMA window 0 ends 20.475 us after it.
+     * (idle card, all free), whose windows close 9 (slot 2) and 29 (slot
+     * 6) cycles after the cycle counter's; DMA window 0 ends 20.475 us
+     * after it.
      */
     g_assert_cmpuint(first_cycle(n.t0, PCIE_HZ), ==, 8000000);
     step_to(&n, n.t0 + 15000);
     wr(&n, REG_READ_SEL, 1);
     g_assert_cmpuint(cnt(&n, 0), ==, 4095);
-    exp[0] = exp[26] = exp[30] = 4095;
+    exp[0] = 4095;
+    exp[26] = 4095 + 9;
+    exp[30] = 4095 + 29;
     read_counters(&n, DEF_ENTRIES, got);
     check_counters("late card, live, +15 us", got, exp, DEF_ENTRIES);
 
     /* +25 us: PCIe windows 0 and 1, DMA window 0 */
     step_to(&n, n.t0 + 25000);
-    exp[0] = exp[26] = exp[30] = 4095 + 4096;
+    exp[0] = 4095 + 4096;
+    exp[26] = 4095 + 4096 + 9;
+    exp[30] = 4095 + 4096 + 29;
     exp[31] = 4095;
     read_counters(&n, DEF_ENTRIES, got);
     check_counters("late card, live, +25 us", got, exp, DEF_ENTRIES);
@@ -3422,7 +3713,7 @@ static void test_scenario_phases(void)
     g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)), ==, st0);
     g_assert_cmphex(rd(&n, REG_PCIE_TAGS(0)), ==, 256 | 256 << 16);
     g_assert_cmphex(rd(&n, REG_PCIE_STFIFO(0)), ==, 1024 | 1024 << 16);
-    /* window 3 ends at cycle 16383, 41 us: still down */
+    /* the drain of window 3 samples cycle 16384, 41 us: still down */
     step_to(&n, cycle_ns(drain_cycle(origin, DP, 3), PCIE_HZ) + MI_NS);
     g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)), ==, st0);
 
@@ -3434,21 +3725,24 @@ static void test_scenario_phases(void)
     g_assert_cmpuint(cnt(&n, PCH(0, CH_WORDS)), ==, 0);
     g_assert_cmpuint(cnt(&n, PCH(0, CH_ITEMS)), ==, 0);
 
-    /* the last cycle of window 4 (20478) is in phase 2: link up */
+    /* the drain of window 4 samples cycle 20480, in phase 2: link up */
     step_to(&n, cycle_ns(drain_cycle(origin, DP, 4), PCIE_HZ) + MI_NS);
     g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)), ==, st0 | 1u << 9);
 
     /*
-     * 55 us: window 4 counted. RQ moved a word in each of its cycles
-     * 20000..20478 (479) and started a frame every 4 cycles from 20000
-     * (20000, ..., 20476: 120); 16 items in every word.
+     * 55 us: window 4 counted. RQ moved a word in each cycle from 20000
+     * and started a frame every 4 cycles from 20000; 16 items in every
+     * word. Each RQ channel's window 4 ends 5 x slot cycles after the
+     * cycle counter's (20479): words (slot 1) count 20000..20483 (484),
+     * SOF (slot 3) 20000, ..., 20492 (124), items (slot 6) 509 words,
+     * region 0 (slot 7) 514 words, region 1 (slot 0) 20000..20478 (479).
      */
     step_to(&n, n.t0 + 55000);
     g_assert_cmpuint(windows_by(n.now, origin, PCIE_HZ, DP), ==, 5);
-    g_assert_cmpuint(cnt(&n, PCH(0, CH_WORDS)), ==, 479);
-    g_assert_cmpuint(cnt(&n, PCH(0, CH_SOF)), ==, 120);
-    g_assert_cmpuint(cnt(&n, PCH(0, CH_ITEMS)), ==, 16 * 479);
-    g_assert_cmpuint(cnt(&n, PCH(0, CH_REGION0)), ==, 479);
+    g_assert_cmpuint(cnt(&n, PCH(0, CH_WORDS)), ==, 484);
+    g_assert_cmpuint(cnt(&n, PCH(0, CH_SOF)), ==, 124);
+    g_assert_cmpuint(cnt(&n, PCH(0, CH_ITEMS)), ==, 16 * 509);
+    g_assert_cmpuint(cnt(&n, PCH(0, CH_REGION0)), ==, 514);
     g_assert_cmpuint(cnt(&n, PCH(0, CH_REGION0 + 1)), ==, 479);
     /* DMA windows 0 and 1 (cycles up to 8190) were all in phase 1 */
     g_assert_cmpuint(windows_by(n.now, first_cycle(n.t0, DMA_HZ), DMA_HZ,
@@ -3468,27 +3762,32 @@ static void test_scenario_phases(void)
     /*
      * Half a window after the drain of window 8: every counter, the
      * simulator over the two phases (both with all tags and FIFO words
-     * free). DMA windows 0..3 = cycles [0, 16383): UP idle up to 10000,
-     * then phase 2's own cycles [0, 6383) of its pattern; 6383 = 7 x 911
-     * + 6, the last 6 cycles a whole frame: 912 frames of 2 words, 25
-     * items, an MVB item and 2 stalled cycles (of MFB and of MVB) each.
+     * free). DMA windows 0..3 = cycles [0, 16383) of the cycle counter:
+     * UP idle up to 10000, then phase 2's own cycles of its pattern, up
+     * to 6383 + 4 x slot. UP words (slot 1) see [0, 6387): 6387 = 7 x 912
+     * + 3, 912 frames and the first word of one more; SOF (slot 3) and
+     * MVB items (slot 4) [0, 6395) = 7 x 913 + 4, 914 frames; items (slot
+     * 6) [0, 6407) = 7 x 915 + 2: 915 frames of 25 items. The DMA probe
+     * starts at cycle 0 like the PCIe one (the card was reset at 0).
      */
     ver[0] = rq_probe(0);
     from[0] = origin;
     ver[1] = rq_probe(256);
     from[1] = p2;
-    sim_count_versions(ver, from, 2, origin, origin + 9 * DP - 1, exp);
+    sim_windows_versions(ver, from, 2, origin, DP, 9, exp);
     pattern_probes(&pp, &dp);
-    sim_count(&dp, 0, 4 * DP - 1 - d2, exp + DMA_CYCLES);
-    exp[DMA_CYCLES] = 4 * DP - 1;
-    g_assert_cmpuint(exp[PCH(0, CH_WORDS)], ==, 479 + 4 * 4096);
-    g_assert_cmpuint(exp[PCH(0, CH_SOF)], ==, 120 + 4 * 1024);
-    g_assert_cmpuint(exp[TAG_BAND(3)], ==, 9 * 4096 - 1);
-    g_assert_cmpuint(exp[DCH(0, CH_WORDS)], ==, 2 * 912);
-    g_assert_cmpuint(exp[DCH(0, CH_STALL)], ==, 2 * 912);
-    g_assert_cmpuint(exp[DCH(0, CH_SOF)], ==, 912);
-    g_assert_cmpuint(exp[DCH(0, CH_MVB)], ==, 912);
-    g_assert_cmpuint(exp[DCH(0, CH_ITEMS)], ==, 25 * 912);
+    dp.bus[0].start = d2;
+    sim_windows(&dp, first_cycle(n.t0, DMA_HZ), DP, 4, exp + DMA_CYCLES);
+    g_assert_cmpuint(exp[DMA_CYCLES], ==, 4 * DP - 1);
+    g_assert_cmpuint(exp[PCH(0, CH_WORDS)], ==, 484 + 4 * 4096);
+    g_assert_cmpuint(exp[PCH(0, CH_SOF)], ==, 124 + 4 * 1024);
+    g_assert_cmpuint(exp[TAG_BAND(3)], ==, 9 * 4096 - 1 + 9);
+    g_assert_cmpuint(exp[DCH(0, CH_WORDS)], ==, 2 * 912 + 1);
+    /* stalls (slot 2): [0, 6391) = 7 x 913: 913 frames' 2 cycles */
+    g_assert_cmpuint(exp[DCH(0, CH_STALL)], ==, 2 * 913);
+    g_assert_cmpuint(exp[DCH(0, CH_SOF)], ==, 914);
+    g_assert_cmpuint(exp[DCH(0, CH_MVB)], ==, 914);
+    g_assert_cmpuint(exp[DCH(0, CH_ITEMS)], ==, 25 * 915);
     step_to(&n, mid_window(&n, 9));
     g_assert_cmpuint(windows_by(n.now, origin, PCIE_HZ, DP), ==, 9);
     read_counters(&n, DEF_ENTRIES, got);
@@ -3523,21 +3822,41 @@ static uint64_t sq_frames(uint64_t c)
     return c / SQ_PERIOD * SQ_BURST + MIN(c % SQ_PERIOD, SQ_BURST);
 }
 
-static void sq_expect(uint64_t pc, uint64_t dc, uint64_t *exp)
+/*
+ * Counters after kp PCIe and kd DMA windows of a card reset at 0, each
+ * channel over its own span: per frame and per cycle of its span.
+ */
+static void sq_probe(const Layout *l, uint64_t k, const uint64_t *per_frame,
+                     const uint64_t *per_cycle, uint64_t *exp)
 {
-    uint64_t f = sq_frames(pc), fd = sq_frames(dc);
+    for (unsigned c = 0; c < l->n; c++) {
+        uint64_t lo, hi;
+
+        ch_span(l, 0, DP, k, c, &lo, &hi);
+        exp[c] = per_frame[c] * (sq_frames(hi) - sq_frames(lo)) +
+                 per_cycle[c] * (hi - lo);
+    }
+}
+
+static void sq_expect(uint64_t kp, uint64_t kd, uint64_t *exp)
+{
+    const Layout lp = pcie_layout(2), ld = dma_layout(1, 2);
+    uint64_t pf[SIM_MAX_CH] = { 0 }, pc[SIM_MAX_CH] = { 0 };
+    uint64_t df[SIM_MAX_CH] = { 0 }, dc[SIM_MAX_CH] = { 0 };
 
     memset(exp, 0, DEF_ENTRIES * sizeof(*exp));
-    exp[0] = pc;
-    exp[PCH(0, CH_WORDS)] = exp[PCH(0, CH_SOF)] = f;
-    exp[PCH(0, CH_ITEMS)] = 10 * f;
-    exp[PCH(0, CH_REGION0)] = exp[PCH(0, CH_REGION0 + 1)] = f;
-    exp[TAG_BAND(1)] = pc;
-    exp[FIFO_BAND(3)] = pc;
-    exp[DMA_CYCLES] = dc;
-    exp[DCH(0, CH_WORDS)] = exp[DCH(0, CH_SOF)] = exp[DCH(0, CH_MVB)] = fd;
-    exp[DCH(0, CH_ITEMS)] = 10 * fd;
-    exp[DCH(0, CH_REGION0)] = exp[DCH(0, CH_REGION0 + 1)] = fd;
+    pc[0] = 1;
+    pf[PCH(0, CH_WORDS)] = pf[PCH(0, CH_SOF)] = 1;
+    pf[PCH(0, CH_ITEMS)] = 10;
+    pf[PCH(0, CH_REGION0)] = pf[PCH(0, CH_REGION0 + 1)] = 1;
+    pc[TAG_BAND(1)] = 1;
+    pc[FIFO_BAND(3)] = 1;
+    dc[0] = 1;
+    df[1 + CH_WORDS] = df[1 + CH_SOF] = df[1 + CH_MVB] = 1;
+    df[1 + CH_ITEMS] = 10;
+    df[1 + CH_REGION0] = df[1 + CH_REGION0 + 1] = 1;
+    sq_probe(&lp, kp, pf, pc, exp);
+    sq_probe(&ld, kd, df, dc, exp + DMA_CYCLES);
 }
 
 static void test_plugin_sample(void)
@@ -3594,7 +3913,10 @@ static void test_plugin_sample(void)
     step_to(&n, n.t0 + 15000);
     g_assert_cmpuint(windows_by(n.now, origin, PCIE_HZ, DP), ==, 1);
     wr(&n, REG_READ_SEL, 1);
-    sq_expect(4095, 0, exp);
+    sq_expect(1, 0, exp);
+    g_assert_cmpuint(exp[0], ==, 4095);
+    /* RQ words (slot 1): cycles [1, 4095 + 5) */
+    g_assert_cmpuint(exp[PCH(0, CH_WORDS)], ==, sq_frames(4100) - 1);
     read_counters(&n, DEF_ENTRIES, got);
     check_counters("plugin, live, PCIe window 0", got, exp, DEF_ENTRIES);
 
@@ -3610,9 +3932,16 @@ static void test_plugin_sample(void)
 
     /* PCIe windows 0..8 (36863 cycles), DMA windows 0..3 (16383) */
     step_to(&n, mid_window(&n, 9));
-    sq_expect(9 * 4096 - 1, 4 * 4096 - 1, exp);
-    g_assert_cmpuint(exp[PCH(0, CH_WORDS)], ==, 12288);
-    g_assert_cmpuint(exp[DCH(0, CH_MVB)], ==, 5463);
+    sq_expect(9, 4, exp);
+    g_assert_cmpuint(exp[0], ==, 9 * 4096 - 1);
+    g_assert_cmpuint(exp[DMA_CYCLES], ==, 4 * 4096 - 1);
+    /*
+     * RQ words (slot 1): cycles [1, 36863 + 5), 36868 = 9 x 4096 + 4: all
+     * 4096 x 3 + 3 frames but the one of cycle 0; DMA MVB items (slot 4,
+     * from cycle 0): [0, 16383 + 16), 16399 = 9 x 1822 + 1
+     */
+    g_assert_cmpuint(exp[PCH(0, CH_WORDS)], ==, 12290);
+    g_assert_cmpuint(exp[DCH(0, CH_MVB)], ==, 1822 * 3 + 1);
     snapshot(&n, DEF_ENTRIES);
     wr(&n, REG_READ_SEL, 0);
     read_counters(&n, DEF_ENTRIES, got);
@@ -3764,52 +4093,93 @@ static const char replay_vcd[] =
     "#80\n" "0!\n";
 
 /*
- * Counters after w PCIe and wd DMA windows of a card reset at 0: the PCIe
- * probe counted cycles [0, 4096 w - 1) = 512 w - 1 passes and cycles 0..6
- * of one more; the DMA probe [0, 4096 wd - 1) = 1024 wd - 1 passes and
- * cycles 0..2.
+ * What each cycle of the trace adds to the channels (the tables above;
+ * every frame ends within the pass, so the adds do not depend on what
+ * came before but for the RQ word of cycle 1, whose frame cycle 0 opens).
+ */
+static void replay_pcie_cycle(unsigned k, uint64_t *inc)
+{
+    memset(inc, 0, SIM_MAX_CH * sizeof(*inc));
+    inc[0] = 1;
+    inc[FIFO_BAND(3)] = 1;
+    inc[TAG_BAND(k < 5 ? 3 : k < 7 ? 1 : 0)] = 1;
+    switch (k) {
+    case 0:
+    case 3:
+        inc[PCH(0, CH_WORDS)] = inc[PCH(0, CH_SOF)] = 1;
+        inc[PCH(0, CH_ITEMS)] = 16;
+        inc[PCH(0, CH_REGION0)] = inc[PCH(0, CH_REGION0 + 1)] = 1;
+        break;
+    case 1:
+        inc[PCH(0, CH_WORDS)] = inc[PCH(0, CH_REGION0)] = 1;
+        inc[PCH(0, CH_ITEMS)] = 4;
+        break;
+    case 2:
+        inc[PCH(0, CH_STALL)] = 1;
+        break;
+    case 4:
+        inc[PCH(1, CH_WORDS)] = inc[PCH(1, CH_SOF)] = 1;
+        inc[PCH(1, CH_ITEMS)] = 3;
+        inc[PCH(1, CH_REGION0)] = 1;
+        break;
+    case 5:
+        inc[BRAKE_CH(3)] = 1;
+        break;
+    case 7:
+        inc[BRAKE_CH(0)] = 1;
+        break;
+    }
+}
+
+static void replay_dma_cycle(unsigned k, uint64_t *inc)
+{
+    memset(inc, 0, SIM_MAX_CH * sizeof(*inc));
+    inc[0] = 1;
+    switch (k) {
+    case 0:
+        inc[1 + CH_WORDS] = inc[1 + CH_SOF] = inc[1 + CH_MVB] = 1;
+        inc[1 + CH_ITEMS] = 16;
+        inc[1 + CH_REGION0] = inc[1 + CH_REGION0 + 1] = 1;
+        break;
+    case 1:
+        inc[1 + CH_MVB] = 2;
+        break;
+    case 2:
+        inc[1 + CH_MVB_STALL] = 1;
+        inc[9 + CH_STALL] = 1;
+        break;
+    case 3:
+        inc[1 + CH_MVB] = 1;
+        inc[9 + CH_WORDS] = inc[9 + CH_SOF] = inc[9 + CH_MVB] = 1;
+        inc[9 + CH_ITEMS] = inc[9 + CH_REGION0] = 1;
+        break;
+    }
+}
+
+/*
+ * Counters after w PCIe and wd DMA windows of a card reset at 0: each
+ * channel sums the trace cycles (c % 8 of PCIe cycle c, c % 4 of DMA
+ * cycle c) of its own span.
  */
 static void replay_expect(uint64_t w, uint64_t wd, uint64_t *exp)
 {
-    uint64_t p = 512 * w - 1, d = 1024 * wd - 1;
+    const Layout lp = pcie_layout(2), ld = dma_layout(1, 2);
+    uint64_t inc[SIM_MAX_CH], lo, hi;
 
     memset(exp, 0, DEF_ENTRIES * sizeof(*exp));
-    if (w) {
-        exp[0] = 4096 * w - 1;
-        g_assert_cmpuint(exp[0], ==, 8 * p + 7);
-        exp[PCH(0, CH_WORDS)] = 3 * (p + 1);
-        exp[PCH(0, CH_STALL)] = p + 1;
-        exp[PCH(0, CH_SOF)] = 2 * (p + 1);
-        exp[PCH(0, CH_ITEMS)] = 36 * (p + 1);
-        exp[PCH(0, CH_REGION0)] = 3 * (p + 1);
-        exp[PCH(0, CH_REGION0 + 1)] = 2 * (p + 1);
-        exp[PCH(1, CH_WORDS)] = p + 1;
-        exp[PCH(1, CH_SOF)] = p + 1;
-        exp[PCH(1, CH_ITEMS)] = 3 * (p + 1);
-        exp[PCH(1, CH_REGION0)] = p + 1;
-        exp[BRAKE_CH(0)] = p;                   /* cycle 7 */
-        exp[BRAKE_CH(3)] = p + 1;               /* cycle 5 */
-        exp[TAG_BAND(0)] = p;
-        exp[TAG_BAND(1)] = 2 * (p + 1);
-        exp[TAG_BAND(3)] = 5 * (p + 1);
-        exp[FIFO_BAND(3)] = exp[0];
+    for (unsigned c = 0; c < lp.n; c++) {
+        ch_span(&lp, 0, DP, w, c, &lo, &hi);
+        for (uint64_t t = lo; t < hi; t++) {
+            replay_pcie_cycle(t % 8, inc);
+            exp[c] += inc[c];
+        }
     }
-    if (wd) {
-        exp[DMA_CYCLES] = 4096 * wd - 1;
-        g_assert_cmpuint(exp[DMA_CYCLES], ==, 4 * d + 3);
-        exp[DCH(0, CH_WORDS)] = d + 1;
-        exp[DCH(0, CH_SOF)] = d + 1;
-        exp[DCH(0, CH_MVB)] = 4 * d + 3;
-        exp[DCH(0, CH_MVB_STALL)] = d + 1;
-        exp[DCH(0, CH_ITEMS)] = 16 * (d + 1);
-        exp[DCH(0, CH_REGION0)] = d + 1;
-        exp[DCH(0, CH_REGION0 + 1)] = d + 1;
-        exp[DCH(1, CH_WORDS)] = d;
-        exp[DCH(1, CH_STALL)] = d + 1;
-        exp[DCH(1, CH_SOF)] = d;
-        exp[DCH(1, CH_MVB)] = d;
-        exp[DCH(1, CH_ITEMS)] = d;
-        exp[DCH(1, CH_REGION0)] = d;
+    for (unsigned c = 0; c < ld.n; c++) {
+        ch_span(&ld, 0, DP, wd, c, &lo, &hi);
+        for (uint64_t t = lo; t < hi; t++) {
+            replay_dma_cycle(t % 4, inc);
+            exp[DMA_CYCLES + c] += inc[c];
+        }
     }
 }
 
@@ -3839,12 +4209,13 @@ static void test_replay_vcd(void)
     st = (st & ~7u) | 3;
 
     /*
-     * After the first drain: the last cycle of window 0 (4094) is trace
-     * cycle 6: 10 free tags now; cycle 7 had none: lowest 0
+     * After the first drain: its tick samples cycle 4096, trace cycle 0:
+     * 200 free tags now; cycle 7 of the cycles [1, 4096) had none: lowest
+     * 0
      */
     step_to(&n, cycle_ns(drain_cycle(origin, DP, 0), PCIE_HZ) + MI_NS);
     g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)), ==, st);
-    g_assert_cmphex(rd(&n, REG_PCIE_TAGS(0)), ==, 10);
+    g_assert_cmphex(rd(&n, REG_PCIE_TAGS(0)), ==, 200);
     g_assert_cmphex(rd(&n, REG_PCIE_STFIFO(0)), ==, 1024 | 1024 << 16);
 
     /* 15 us: PCIe window 0, no DMA window yet */
@@ -3857,16 +4228,23 @@ static void test_replay_vcd(void)
     /* PCIe windows 0..8, DMA windows 0..3, through a SNAPSHOT */
     step_to(&n, mid_window(&n, 9));
     replay_expect(9, 4, exp);
-    g_assert_cmpuint(exp[PCH(0, CH_WORDS)], ==, 13824);
-    g_assert_cmpuint(exp[TAG_BAND(0)] + exp[TAG_BAND(1)] +
-                     exp[TAG_BAND(3)], ==, 9 * 4096 - 1);
-    g_assert_cmpuint(exp[DCH(0, CH_MVB)], ==, 16383);
+    /*
+     * By hand: RQ words (slot 1) count the cycles [1, 36868): 4608 passes
+     * of 3 words and cycles 36864..36867 (trace 0..3: 3 more), but cycle
+     * 0; tag band 0 (slot 7: [0, 36897)) once a pass: 4612; DMA MVB items
+     * (slot 4, from cycle 0: [0, 16399)) 4 a pass: 4099 passes and trace
+     * cycles 0..2
+     */
+    g_assert_cmpuint(exp[PCH(0, CH_WORDS)], ==, 3 * 4608 + 3 - 1);
+    g_assert_cmpuint(exp[TAG_BAND(0)], ==, 4612);
+    g_assert_cmpuint(exp[DCH(0, CH_MVB)], ==, 4 * 4099 + 3);
     snapshot(&n, DEF_ENTRIES);
     wr(&n, REG_READ_SEL, 0);
     read_counters(&n, DEF_ENTRIES, got);
     check_counters("replay, snapshot", got, exp, DEF_ENTRIES);
     g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
-    g_assert_cmphex(rd(&n, REG_PCIE_TAGS(0)), ==, 10);
+    /* now: cycle 36864, trace cycle 0; lowest 0 since the first drain */
+    g_assert_cmphex(rd(&n, REG_PCIE_TAGS(0)), ==, 200);
     ndk_close(&n);
     unlink(vcd);
     rmdir(dir);
