@@ -148,13 +148,28 @@ struct PtmCore {
     /* hot values of every probe, packed for the scans of the event loop */
     uint64_t *drain_at;     /* = probe[i].next_ev */
     uint64_t *offer;        /* = probe_offer(probe[i]) */
+    /*
+     * SNAPSHOT and CLEAR: a request waits for the accumulator's delta, then
+     * the memory is swept (sweep[], in order, applied at their start q);
+     * BUSY reads 1 over [busy_start, busy_end); takes from acc_block on
+     * wait for the end.
+     */
+#define PTM_SWEEPS 4
+    struct {
+        uint64_t q;
+        uint32_t bits;
+    } sweep[PTM_SWEEPS];
+    unsigned nsweep;
+    uint64_t sw_q;          /* the last applied sweep: its start, kinds */
+    uint32_t sw_bits;
+    uint64_t acc_block;
     uint64_t busy_start, busy_end;
     /*
      * The command sweeps its copies one entry at a time: until an entry's
      * turn, reads see what it held before (see entry_read in ptm-core.c).
      */
     uint64_t *live_old, *snap_old;
-    uint32_t busy_bits;     /* SNAPSHOT and CLEAR bits of the command */
+
     bool lost, overrun, read_sel;
     uint32_t pcie_status[PTM_MAX_ENDPOINTS];
     uint32_t pcie_tags[PTM_MAX_ENDPOINTS];
@@ -205,6 +220,10 @@ void ptm_probe_refresh(PtmCore *core, PtmProbe *p);
 void ptm_find_next_drain(PtmCore *core);
 /* Run the events of MI cycles up to m. */
 void ptm_run_to(PtmCore *core, uint64_t m);
+uint64_t ptm_acc_last_take(PtmCore *core, uint64_t lim);
+
+/* ptm-core.c */
+void ptm_sweep_apply(PtmCore *core);
 
 /* ptm-eval.c */
 void ptm_eval_init(PtmCore *core);
@@ -216,5 +235,6 @@ void ptm_eval_probe_reset(PtmCore *core, PtmProbe *p);
 void ptm_eval_probe_settle(PtmCore *core, PtmProbe *p);
 void ptm_eval_advance(PtmCore *core, uint64_t m);
 void ptm_eval_refresh_all(PtmCore *core);
+void ptm_eval_settle_all(PtmCore *core);
 
 #endif

@@ -268,6 +268,9 @@ void ptm_core_reset(PtmCore *core, uint64_t now_ns)
     core->acc_free = m + 1;
     core->rr = core->nprobes - 1;
     core->busy_start = core->busy_end = 0;
+    core->nsweep = 0;
+    core->sw_q = core->sw_bits = 0;
+    core->acc_block = UINT64_MAX;
     core->lost = core->overrun = false;
     core->read_sel = false;
     ptm_live_regs_reset(core);
@@ -313,10 +316,82 @@ static bool is_busy(const PtmCore *core, uint64_t m)
     return m >= core->busy_start && m < core->busy_end;
 }
 
-static void command(PtmCore *core, uint64_t m, uint32_t bits)
+/* MI cycles from a sweep's start to the first that reads BUSY 0. */
+static uint64_t sweep_len(const PtmCore *core, uint32_t bits)
+{
+    uint64_t E = core->lay.entries;
+
+    return (bits & PTM_CMD_SNAPSHOT) && (bits & PTM_CMD_CLEAR) ? 4 * E + 2
+                                                               : 2 * E + 1;
+}
+
+/*
+ * A SNAPSHOT and/or CLEAR written in MI cycle m. Its request is seen from
+ * m + 2; a delta the accumulator took up to then is written first (it
+ * may still take one or two whose pop comes by m + 2); the sweep starts
+ * when the accumulator is idle, CLEAR before SNAPSHOT. A request made
+ * while another waits or runs is kept until the running sweep ends; one
+ * whose kind is already waiting joins it.
+ */
+static void command_sweep(PtmCore *core, uint64_t m, uint32_t bits)
+{
+    uint64_t q;
+
+    if (core->nsweep) {
+        /* the last scheduled sweep: join it if it has not started yet */
+        unsigned k = core->nsweep - 1;
+
+        if (core->sweep[k].q >= m + 2) {
+            core->sweep[k].bits |= bits;
+            core->busy_end = core->sweep[k].q +
+                             sweep_len(core, core->sweep[k].bits);
+            return;
+        }
+    }
+    if (m + 2 < core->busy_end || core->nsweep) {
+        /* behind the running one */
+        q = MAX(core->busy_end, m + 2);
+        if (core->nsweep == PTM_SWEEPS) {
+            core->sweep[core->nsweep - 1].bits |= bits;
+            return;
+        }
+    } else {
+        q = MAX(m + 2, ptm_acc_last_take(core, m + 2 + PTM_ACC_SHOW_MI));
+        core->acc_block = m + 3 + PTM_ACC_SHOW_MI;
+        core->busy_start = m + 2;
+    }
+    core->sweep[core->nsweep].q = q;
+    core->sweep[core->nsweep].bits = bits;
+    core->nsweep++;
+    core->busy_end = q + sweep_len(core, bits);
+    ptm_eval_restart(core);
+}
+
+/* The sweep that starts now: its values, read entry by entry. */
+void ptm_sweep_apply(PtmCore *core)
 {
     unsigned entries = core->lay.entries;
+    uint32_t bits = core->sweep[0].bits;
 
+    /* the fast evaluation settles what the accumulator took */
+    ptm_eval_settle_all(core);
+    memcpy(core->live_old, core->live, entries * sizeof(uint64_t));
+    memcpy(core->snap_old, core->snap, entries * sizeof(uint64_t));
+    core->sw_q = core->sweep[0].q;
+    core->sw_bits = bits;
+    if (bits & PTM_CMD_CLEAR) {
+        memset(core->live, 0, entries * sizeof(uint64_t));
+        memset(core->snap, 0, entries * sizeof(uint64_t));
+    }
+    if (bits & PTM_CMD_SNAPSHOT) {
+        memcpy(core->snap, core->live, entries * sizeof(uint64_t));
+    }
+    memmove(&core->sweep[0], &core->sweep[1],
+            --core->nsweep * sizeof(core->sweep[0]));
+}
+
+static void command(PtmCore *core, uint64_t m, uint32_t bits)
+{
     if (bits & PTM_CMD_CLEAR_FLAGS) {
         core->lost = core->overrun = false;
         for (unsigned i = 0; i < core->nprobes; i++) {
@@ -330,32 +405,8 @@ static void command(PtmCore *core, uint64_t m, uint32_t bits)
                                    0xFFFF0000;
         }
     }
-    /* SNAPSHOT or CLEAR while one runs is dropped, as the MI side does */
-    if ((bits & (PTM_CMD_SNAPSHOT | PTM_CMD_CLEAR)) && m >= core->busy_end) {
-        bool both = (bits & 3) == 3;
-        uint64_t dur = both ? 2 + 4ull * entries : 1 + 2ull * entries;
-        /* the command waits for a delta the accumulator is adding */
-        uint64_t extra = core->acc_free > m + 1 ? core->acc_free - (m + 1) : 0;
-
-        core->busy_start = m + 2;
-        core->busy_end = m + 2 + dur + extra;
-        core->busy_bits = bits & (PTM_CMD_SNAPSHOT | PTM_CMD_CLEAR);
-        memcpy(core->live_old, core->live, entries * sizeof(uint64_t));
-        memcpy(core->snap_old, core->snap, entries * sizeof(uint64_t));
-        ptm_eval_restart(core);
-        if (bits & PTM_CMD_CLEAR) {
-            memset(core->live, 0, entries * sizeof(uint64_t));
-            memset(core->snap, 0, entries * sizeof(uint64_t));
-            for (unsigned e = 0; e < PTM_MAX_ENDPOINTS; e++) {
-                core->pcie_tags[e] = (core->pcie_tags[e] & 0xFFFF) |
-                                     0x07FF0000;
-                core->pcie_stfifo[e] = (core->pcie_stfifo[e] & 0xFFFF) |
-                                       0xFFFF0000;
-            }
-        }
-        if (bits & PTM_CMD_SNAPSHOT) {
-            memcpy(core->snap, core->live, entries * sizeof(uint64_t));
-        }
+    if (bits & (PTM_CMD_SNAPSHOT | PTM_CMD_CLEAR)) {
+        command_sweep(core, m, bits & (PTM_CMD_SNAPSHOT | PTM_CMD_CLEAR));
     }
 }
 
@@ -365,40 +416,32 @@ uint64_t ptm_core_busy_until(const PtmCore *core)
 }
 
 /*
- * Entry e of a copy as a read in MI cycle m sees it. A command sweeps the
- * memory after the accumulator has let go (BUSY's last 1 + 2 ENTRIES
- * cycles, or 2 + 4 ENTRIES for both): CLEAR writes one address per cycle,
- * the live copy first, then the snapshot copy; SNAPSHOT reads an entry of
- * the live copy and writes it to the snapshot copy in the next cycle. A
+ * Entry e of a copy as a read in MI cycle m sees it. A sweep that started
+ * at q writes one address per cycle: CLEAR the live copy's entry e at
+ * q + 1 + e and the snapshot copy's at q + 1 + E + e (SNAPSHOT after CLEAR
+ * copies zeros there, no later than CLEAR does); SNAPSHOT alone reads an
+ * entry in one cycle and writes it in the next, entry e at q + 2 + 2e. A
  * write shows from the MI cycle after it.
  */
 static uint64_t entry_read(const PtmCore *core, uint64_t m, bool snap,
                            unsigned e)
 {
-    uint64_t E = core->lay.entries, sweep;
+    uint64_t E = core->lay.entries, q = core->sw_q;
+    uint32_t bits = core->sw_bits;
 
-    if (m >= core->busy_end || m < core->busy_start) {
+    if (!bits || m < q || m >= q + sweep_len(core, bits)) {
         return snap ? core->snap[e] : core->live[e];
     }
-    /* the cycle in which the last write of the command shows */
-    sweep = core->busy_end;
-    if (core->busy_bits & PTM_CMD_CLEAR) {
-        /* clear's writes: live e at c0 + 1 + e, snapshot e at c0 + 1 + E + e */
-        uint64_t c0 = sweep - 1 - 2 * E;
-
-        if (core->busy_bits & PTM_CMD_SNAPSHOT) {
-            c0 -= 1 + 2 * E;    /* the copy of zeros follows the clear */
-        }
+    if (bits & PTM_CMD_CLEAR) {
         if (!snap) {
-            return m < c0 + 2 + e ? core->live_old[e] : core->live[e];
+            return m < q + 2 + e ? core->live_old[e] : core->live[e];
         }
-        return m < c0 + 2 + E + e ? core->snap_old[e] : core->snap[e];
+        return m < q + 2 + E + e ? core->snap_old[e] : core->snap[e];
     }
     if (!snap) {
         return core->live[e];
     }
-    /* snapshot's write of entry e: two cycles per entry, the last at the end */
-    return m < sweep - 2 * (E - 1 - e) ? core->snap_old[e] : core->snap[e];
+    return m < q + 3 + 2 * e ? core->snap_old[e] : core->snap[e];
 }
 
 static uint32_t reg_read(PtmCore *core, uint64_t m, uint32_t addr)
@@ -620,7 +663,13 @@ void *ptm_core_save(const PtmCore *core, size_t *len)
     put64(b, core->rr);
     put64(b, core->busy_start);
     put64(b, core->busy_end);
-    put64(b, core->busy_bits);
+    put64(b, core->sw_q);
+    put64(b, core->sw_bits | (uint64_t)core->nsweep << 8);
+    put64(b, core->acc_block);
+    for (unsigned k = 0; k < core->nsweep; k++) {
+        put64(b, core->sweep[k].q);
+        put64(b, core->sweep[k].bits);
+    }
     for (unsigned e = 0; e < core->lay.entries; e++) {
         put64(b, core->live_old[e]);
         put64(b, core->snap_old[e]);
@@ -752,7 +801,15 @@ static char *load_into(PtmCore *core, const void *buf, size_t len)
     core->rr = get64(&r) % core->nprobes;
     core->busy_start = get64(&r);
     core->busy_end = get64(&r);
-    core->busy_bits = get64(&r) & (PTM_CMD_SNAPSHOT | PTM_CMD_CLEAR);
+    core->sw_q = get64(&r);
+    flags = get64(&r);
+    core->sw_bits = flags & (PTM_CMD_SNAPSHOT | PTM_CMD_CLEAR);
+    core->nsweep = MIN(flags >> 8 & 0xFF, PTM_SWEEPS);
+    core->acc_block = get64(&r);
+    for (unsigned k = 0; k < core->nsweep; k++) {
+        core->sweep[k].q = get64(&r);
+        core->sweep[k].bits = get64(&r) & (PTM_CMD_SNAPSHOT | PTM_CMD_CLEAR);
+    }
     for (unsigned e = 0; e < core->lay.entries; e++) {
         core->live_old[e] = get64(&r) & core->cnt_mask;
         core->snap_old[e] = get64(&r) & core->cnt_mask;

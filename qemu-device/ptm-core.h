@@ -52,8 +52,16 @@
 #define PTM_STATUS_LOST      (1u << 1)
 #define PTM_STATUS_OVERRUN   (1u << 2)
 
-/* Cycles between a delta's FIFO write and the accumulator seeing it. */
-#define PTM_FIFO_SYNC_MI     2
+/*
+ * A delta written at probe edge k: the first MI edge after edge k + 1
+ * sees the write pointer 4 edges later; the FIFO's two output registers
+ * and an idle accumulator take 3 more to pop it; its sum is written 2
+ * edges after the pop and read from the next. The model names a delta's
+ * take by that last edge: MI edge floor(k + 1) + 1 + 7 + 3.
+ */
+#define PTM_FIFO_TAKE_MI     11
+/* Edges from the pop of a delta to the first read that sees its sum. */
+#define PTM_ACC_SHOW_MI      3
 /* MI cycles the accumulator spends on one delta. */
 #define PTM_ACC_MI_PER_DELTA 3
 

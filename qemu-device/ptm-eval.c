@@ -428,6 +428,13 @@ void ptm_eval_probe_settle(PtmCore *core, PtmProbe *p)
     probe_settle(core, p);
 }
 
+void ptm_eval_settle_all(PtmCore *core)
+{
+    if (!core->reference) {
+        settle_all(core);
+    }
+}
+
 void ptm_eval_init(PtmCore *core)
 {
     const PtmConfig *cfg = &core->cfg;

@@ -63,7 +63,7 @@ static void probe_commit(PtmCore *core, PtmProbe *p, uint64_t before)
             continue;
         } else {
             p->fifo[(p->head + p->count) & (p->fifo_depth - 1)] = (PtmDelta) {
-                .vis = ptm_mi_ceil(core, p, c) + PTM_FIFO_SYNC_MI,
+                .vis = ptm_mi_floor(core, p, c + 1) + PTM_FIFO_TAKE_MI,
                 .window = p->window - 1,
                 .value = p->pend[p->wr_chan[p->pend_next]],
                 .channel = p->wr_chan[p->pend_next],
@@ -81,8 +81,9 @@ static uint64_t probe_offer(const PtmCore *core, const PtmProbe *p)
         return p->fifo[p->head].vis;
     }
     if (p->pend_next < p->pend_n) {
-        return ptm_mi_ceil(core, p, ptm_probe_write_cycle(p, p->pend_next)) +
-               PTM_FIFO_SYNC_MI;
+        return ptm_mi_floor(core, p,
+                            ptm_probe_write_cycle(p, p->pend_next) + 1) +
+               PTM_FIFO_TAKE_MI;
     }
     return UINT64_MAX;
 }
@@ -167,10 +168,23 @@ static void probe_drain_event(PtmCore *core, PtmProbe *p)
 /* ------------------------------------------------------------------ */
 /* Accumulator                                                          */
 
-/* MI cycle of the accumulator's next delta, UINT64_MAX if none waits. */
+/*
+ * While a command waits or sweeps the memory the accumulator stops: no pop
+ * after the command's third MI edge until BUSY falls (takes are named by
+ * the edge their sum shows from, PTM_ACC_SHOW_MI after the pop).
+ */
+static uint64_t acc_allowed(const PtmCore *core, uint64_t t)
+{
+    if (t >= core->acc_block && t < core->busy_end + 1 + PTM_ACC_SHOW_MI) {
+        return core->busy_end + 1 + PTM_ACC_SHOW_MI;
+    }
+    return t;
+}
+
+/* MI cycle of the accumulator's next take, UINT64_MAX if none waits. */
 static uint64_t acc_next(const PtmCore *core)
 {
-    uint64_t t = MAX(core->acc_free, core->busy_end);
+    uint64_t t = acc_allowed(core, core->acc_free);
     uint64_t best = UINT64_MAX;
 
     /* in round-robin order: under load the next stream usually has one */
@@ -183,7 +197,49 @@ static uint64_t acc_next(const PtmCore *core)
         }
         best = MIN(best, v);
     }
-    return best;
+    return best == UINT64_MAX ? best : acc_allowed(core, best);
+}
+
+/*
+ * The last take up to MI cycle lim, when nothing stops the accumulator:
+ * what it has taken, and the one or two takes that come by then. (Two
+ * at most: a command that asks stops it three cycles later.)
+ */
+uint64_t ptm_acc_last_take(PtmCore *core, uint64_t lim)
+{
+    uint64_t last = core->acc_free >= PTM_ACC_MI_PER_DELTA
+                    ? core->acc_free - PTM_ACC_MI_PER_DELTA : 0;
+    uint64_t t1 = acc_next(core), t2 = UINT64_MAX, next = UINT64_MAX;
+    unsigned s1 = core->nprobes;
+
+    if (t1 > lim) {
+        return last;
+    }
+    for (unsigned i = 1; i <= core->nprobes && s1 == core->nprobes; i++) {
+        unsigned s = (core->rr + i) % core->nprobes;
+
+        if (core->offer[s] <= t1) {
+            s1 = s;
+        }
+    }
+    if (s1 < core->nprobes) {
+        const PtmProbe *p = &core->probe[s1];
+
+        /* what s1 offers once its head is taken */
+        if (p->count >= 2) {
+            next = p->fifo[(p->head + 1) & (p->fifo_depth - 1)].vis;
+        } else if (p->pend_next + (p->count ? 0 : 1) < p->pend_n) {
+            unsigned k = p->pend_next + (p->count ? 0 : 1);
+
+            next = ptm_mi_floor(core, p, ptm_probe_write_cycle(p, k) + 1) +
+                   PTM_FIFO_TAKE_MI;
+        }
+    }
+    for (unsigned s = 0; s < core->nprobes; s++) {
+        t2 = MIN(t2, s == s1 ? next : core->offer[s]);
+    }
+    t2 = MAX(t2, t1 + PTM_ACC_MI_PER_DELTA);
+    return t2 <= lim ? t2 : t1;
 }
 
 static void acc_step(PtmCore *core, uint64_t t)
@@ -222,10 +278,13 @@ void ptm_run_to(PtmCore *core, uint64_t m)
         PtmProbe *bp = &core->probe[core->next_drain];
         uint64_t tp = core->drain_at[core->next_drain];
         uint64_t ta = acc_next(core);
+        uint64_t tc = core->nsweep ? core->sweep[0].q : UINT64_MAX;
 
-        /* at equal MI cycles the accumulator goes first */
-        if (ta <= tp && ta <= m) {
+        /* at equal MI cycles the accumulator goes first, then a command */
+        if (ta <= tp && ta <= tc && ta <= m) {
             acc_step(core, ta);
+        } else if (tc <= tp && tc <= m) {
+            ptm_sweep_apply(core);
         } else if (tp <= m) {
             probe_drain_event(core, bp);
         } else {

@@ -385,6 +385,8 @@ static void probe_prime(PtmCore *core, PtmProbe *p)
 
         p->carry[c] = at0 ? core->wacc[c] : 0;
     }
+    /* its input registers held no word: no frame is open after it */
+    p->cs.open = 0;
     ptm_count_state_window_start(&p->cs);
     p->cpos = o + p->edges[p->nedges - 1];
     count_piece(core, p, o + 1, p->cpos);

@@ -9,6 +9,7 @@
 #include <glib/gstdio.h>
 #include <lzma.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "ptm-core.h"
@@ -114,6 +115,10 @@ static void run_periodic(bool reference)
     /* the SNAPSHOT the recording latched (safe from 145.3 to 154.0 us) */
     t = 150425;
     ptm_core_write(core, t, PTM_REG_COMMAND, PTM_CMD_SNAPSHOT, 4);
+    /* BUSY reads 1 from the second MI cycle after the write */
+    t += 20;
+    g_assert_true(ptm_core_read(core, t, PTM_REG_STATUS, 4) &
+                  PTM_STATUS_BUSY);
     do {
         t += 10;
     } while (ptm_core_read(core, t, PTM_REG_STATUS, 4) & PTM_STATUS_BUSY);
@@ -142,6 +147,177 @@ static void run_periodic(bool reference)
     g_free(dir_vec);
 }
 
+/* card.txt: the generics and clocks as the device's property names. */
+static void card_config(const char *path, PtmConfig *cfg)
+{
+    static const struct {
+        const char *name;
+        size_t off;
+    } u32[] = {
+#define F(n, f) { n, offsetof(PtmConfig, f) }
+        F("pcie-endpoints", pcie_endpoints), F("dma-ports", dma_ports),
+        F("pcie-rq-mfb-regions", pcie_rq_mfb_regions),
+        F("pcie-rc-mfb-regions", pcie_rc_mfb_regions),
+        F("dma-up-mfb-regions", dma_up_mfb_regions),
+        F("dma-down-mfb-regions", dma_down_mfb_regions),
+        F("pcie-rq-mfb-region-bytes", pcie_rq_mfb_region_bytes),
+        F("pcie-rc-mfb-region-bytes", pcie_rc_mfb_region_bytes),
+        F("dma-up-mfb-region-bytes", dma_up_mfb_region_bytes),
+        F("dma-down-mfb-region-bytes", dma_down_mfb_region_bytes),
+        F("mfb-item-bytes", mfb_item_bytes),
+        F("pcie-eof-pos-width", pcie_eof_pos_width),
+        F("dma-eof-pos-width", dma_eof_pos_width),
+        F("cnt-width", cnt_width), F("drain-period", drain_period),
+        F("tag-capacity", tag_capacity),
+        F("stfifo-capacity", stfifo_capacity),
+#undef F
+    };
+    gchar *text = NULL;
+    gchar **lines;
+
+    ptm_config_default(cfg);
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    lines = g_strsplit(text, "\n", -1);
+    for (gchar **l = lines; *l; l++) {
+        char *eq = strchr(*l, '=');
+        bool known = false;
+        uint64_t v;
+
+        if (**l == '#' || !eq) {
+            continue;
+        }
+        *eq = 0;
+        v = g_ascii_strtoull(eq + 1, NULL, 0);
+        for (size_t i = 0; i < G_N_ELEMENTS(u32); i++) {
+            if (!strcmp(*l, u32[i].name)) {
+                *(uint32_t *)((char *)cfg + u32[i].off) = v;
+                known = true;
+            }
+        }
+        if (!strcmp(*l, "pcie-clk-freq")) {
+            cfg->pcie_clk_hz = v;
+        } else if (!strcmp(*l, "dma-clk-freq")) {
+            cfg->dma_clk_hz = v;
+        } else if (!strcmp(*l, "mi-clk-freq")) {
+            cfg->mi_clk_hz = v;
+        } else if (!known) {
+            g_error("%s: unknown property %s", path, *l);
+        }
+    }
+    g_strfreev(lines);
+    g_free(text);
+    g_assert_null(ptm_config_check(cfg));
+}
+
+/*
+ * A vector made by tests/rtl/harness: the card, its stimulus replayed as a
+ * text trace (resets included), and the MI accesses of mi.txt at their MI
+ * edges; every read must return what the RTL returned (expected.txt).
+ */
+static void run_vector(const char *name, bool reference)
+{
+    const char *root = g_getenv("PTM_SOURCE_ROOT");
+    char *dir = g_build_filename(root ? root : ".", "tests", "rtl", name,
+                                 NULL);
+    char *card = g_build_filename(dir, "card.txt", NULL);
+    char *stim = g_build_filename(dir, "stimulus.trace", NULL);
+    char *mi = g_build_filename(dir, "mi.txt", NULL);
+    char *exp = g_build_filename(dir, "expected.txt", NULL);
+    gchar *mi_text = NULL, *exp_text = NULL;
+    gchar **ops, **want;
+    PtmReplayParams par;
+    PtmGeometry geo;
+    PtmConfig cfg;
+    PtmCore *core;
+    PtmGen *g;
+    char *err = NULL;
+    unsigned wi = 0, bad = 0, reads = 0;
+
+    card_config(card, &cfg);
+    core = ptm_core_new(&cfg);
+    ptm_core_set_reference(core, reference);
+    ptm_core_geometry(core, &geo);
+    ptm_replay_params_default(&par);
+    g_strlcpy(par.file, stim, sizeof(par.file));
+    g = ptm_gen_new(&ptm_model_replay, &par, &geo, &err);
+    if (err) {
+        g_error("%s", err);
+    }
+    ptm_core_set_source(core, &ptm_gen_source_ops, g);
+    ptm_core_power_on(core, 0);
+
+    g_assert_true(g_file_get_contents(mi, &mi_text, NULL, NULL));
+    g_assert_true(g_file_get_contents(exp, &exp_text, NULL, NULL));
+    ops = g_strsplit(mi_text, "\n", -1);
+    want = g_strsplit(exp_text, "\n", -1);
+    for (gchar **l = ops; *l; l++) {
+        uint64_t m, t;
+        char op[8];
+        unsigned addr, data = 0;
+
+        if (**l == '#' || !**l) {
+            continue;
+        }
+        if (sscanf(*l, "%" G_GUINT64_FORMAT " %7s %x %x", &m, op, &addr,
+                   &data) < 2) {
+            g_error("%s: bad line %s", mi, *l);
+        }
+        /* MI edge m at m periods after time 0 */
+        t = (uint64_t)((unsigned __int128)m * 1000000000u / cfg.mi_clk_hz);
+        if (!strcmp(op, "wr")) {
+            ptm_core_write(core, t, addr, data, 4);
+        } else if (!strcmp(op, "rd")) {
+            uint64_t wm;
+            unsigned waddr, wdata;
+            uint32_t got = ptm_core_read(core, t, addr, 4);
+
+            while (want[wi] && (*want[wi] == '#' || !*want[wi])) {
+                wi++;
+            }
+            g_assert_nonnull(want[wi]);
+            g_assert_cmpint(sscanf(want[wi], "%" G_GUINT64_FORMAT " %x %x",
+                                   &wm, &waddr, &wdata), ==, 3);
+            g_assert_cmpuint(wm, ==, m);
+            g_assert_cmpuint(waddr, ==, addr);
+            wi++;
+            reads++;
+            if (got != wdata) {
+                if (bad < 30) {
+                    g_test_message("%s: MI %" G_GUINT64_FORMAT " read 0x%04X:"
+                                   " model 0x%08X, RTL 0x%08X", name, m, addr,
+                                   got, wdata);
+                }
+                bad++;
+            }
+        }
+    }
+    g_test_message("%s: %u reads, %u differ", name, reads, bad);
+    g_assert_cmpuint(reads, >, 0);
+    g_assert_cmpuint(bad, ==, 0);
+
+    g_strfreev(ops);
+    g_strfreev(want);
+    g_free(mi_text);
+    g_free(exp_text);
+    ptm_core_free(core);
+    ptm_gen_free(g);
+    g_free(card);
+    g_free(stim);
+    g_free(mi);
+    g_free(exp);
+    g_free(dir);
+}
+
+static void test_vector(gconstpointer data)
+{
+    run_vector(data, false);
+}
+
+static void test_vector_reference(gconstpointer data)
+{
+    run_vector(data, true);
+}
+
 static void test_periodic(void)
 {
     run_periodic(false);
@@ -152,10 +328,24 @@ static void test_periodic_reference(void)
     run_periodic(true);
 }
 
+static const char *const vectors[] = {
+    "edges-A", "edges-B", "edges-C", "reset-A", "reset-B", "reset-C",
+    "busy-A", "busy-B", "busy-C", "overload-A", "overload-B", "overload-C",
+};
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/rtl/periodic", test_periodic);
     g_test_add_func("/rtl/periodic-reference", test_periodic_reference);
+    for (unsigned i = 0; i < G_N_ELEMENTS(vectors); i++) {
+        char *p = g_strdup_printf("/rtl/vector/%s", vectors[i]);
+        char *q = g_strdup_printf("/rtl/vector-reference/%s", vectors[i]);
+
+        g_test_add_data_func(p, vectors[i], test_vector);
+        g_test_add_data_func(q, vectors[i], test_vector_reference);
+        g_free(p);
+        g_free(q);
+    }
     return g_test_run();
 }
