@@ -59,6 +59,17 @@ typedef struct PtmProbeMark {
     PtmDelta *fifo;         /* count entries from the head */
 } PtmProbeMark;
 
+/*
+ * What a PCIe probe's drain tick sends to the MI side through its bus
+ * handshake: the settings and link state of the tick's sample, the free
+ * tags and storage-FIFO words then and their lowest since the last word.
+ */
+typedef struct PtmStatusWord {
+    uint64_t at;            /* first MI cycle that reads it */
+    uint32_t status;        /* PCIE_STATUS */
+    uint16_t tag_now, stf_now, tag_min, stf_min;
+} PtmStatusWord;
+
 /* Window edges of a probe: offsets after the window's start cycle E. */
 #define PTM_MAX_EDGES 40
 
@@ -86,10 +97,23 @@ typedef struct PtmProbe {
     uint64_t *carry;
     uint64_t wbase;         /* window index of the epoch's window 0 */
     bool domain_reset;      /* the epoch began with the probe's own reset */
-    /* what the last drain sends to the MI side (PCIe probes) */
-    uint16_t rt_tag_now, rt_stf_now, rt_tag_min, rt_stf_min;
-    uint8_t rt_link;
-    uint64_t rt_cycle;      /* the sampled cycle: E + 1 */
+    /* lowest values since the last status word (PCIe probes) */
+    uint16_t rt_tag_min, rt_stf_min;
+    /* status words on their way to the MI side, oldest first */
+#define PTM_WORDS 8
+    PtmStatusWord word[PTM_WORDS];
+    unsigned nword;
+    /*
+     * The lost-delta flag as STATUS shows it, and its changes on their way
+     * to the MI side (by probe edge; shown from MI cycle `at`).
+     */
+#define PTM_FLAG_CHANGES 8
+    bool flag;
+    struct {
+        uint64_t k, at;
+        bool v;
+    } flagq[PTM_FLAG_CHANGES];
+    unsigned nflag;
     /*
      * The probe's own reset: its next held cycle, UINT64_MAX if none is
      * known before rst_scan (the source is asked on as drains approach).
@@ -171,6 +195,7 @@ struct PtmCore {
     uint64_t *live_old, *snap_old;
 
     bool lost, overrun, read_sel;
+    uint64_t low_clear_at;  /* COMMAND bit 3 or CLEAR shows from here */
     uint32_t pcie_status[PTM_MAX_ENDPOINTS];
     uint32_t pcie_tags[PTM_MAX_ENDPOINTS];
     uint32_t pcie_stfifo[PTM_MAX_ENDPOINTS];
@@ -212,7 +237,8 @@ void ptm_probe_count_span(PtmCore *core, PtmProbe *p, uint64_t start,
 void ptm_probe_count_windows(PtmCore *core, PtmProbe *p, uint64_t w1,
                              uint64_t *out);
 uint64_t ptm_probe_write_cycle(const PtmProbe *p, unsigned k);
-void ptm_pcie_regs_update(PtmCore *core, PtmProbe *p);
+void ptm_probe_flag(PtmCore *core, PtmProbe *p, uint64_t k, bool v);
+void ptm_pcie_regs_at(PtmCore *core, uint64_t m);
 void ptm_probe_drain(PtmCore *core, PtmProbe *p);
 
 /* ptm-fifo.c */

@@ -273,6 +273,7 @@ void ptm_core_reset(PtmCore *core, uint64_t now_ns)
     core->acc_block = UINT64_MAX;
     core->lost = core->overrun = false;
     core->read_sel = false;
+    core->low_clear_at = UINT64_MAX;
     ptm_live_regs_reset(core);
 }
 
@@ -393,17 +394,19 @@ void ptm_sweep_apply(PtmCore *core)
 static void command(PtmCore *core, uint64_t m, uint32_t bits)
 {
     if (bits & PTM_CMD_CLEAR_FLAGS) {
-        core->lost = core->overrun = false;
+        /* the level change crosses to each probe: two of its edges */
         for (unsigned i = 0; i < core->nprobes; i++) {
-            core->probe[i].lost = core->probe[i].overrun = false;
+            PtmProbe *p = &core->probe[i];
+            uint64_t k1 = (uint64_t)((u128)m * p->sh.info.hz /
+                                     core->cfg.mi_clk_hz) + 1;
+
+            ptm_probe_flag(core, p, k1 + 2, false);
         }
     }
-    if (bits & PTM_CMD_CLEAR_LOWEST) {
-        for (unsigned e = 0; e < PTM_MAX_ENDPOINTS; e++) {
-            core->pcie_tags[e] = (core->pcie_tags[e] & 0xFFFF) | 0x07FF0000;
-            core->pcie_stfifo[e] = (core->pcie_stfifo[e] & 0xFFFF) |
-                                   0xFFFF0000;
-        }
+    if (bits & (PTM_CMD_CLEAR_LOWEST | PTM_CMD_CLEAR)) {
+        /* registered in the next MI cycle, read from the one after */
+        ptm_pcie_regs_at(core, m + 1);
+        core->low_clear_at = MIN(core->low_clear_at, m + 2);
     }
     if (bits & (PTM_CMD_SNAPSHOT | PTM_CMD_CLEAR)) {
         command_sweep(core, m, bits & (PTM_CMD_SNAPSHOT | PTM_CMD_CLEAR));
@@ -444,6 +447,24 @@ static uint64_t entry_read(const PtmCore *core, uint64_t m, bool snap,
     return m < q + 3 + 2 * e ? core->snap_old[e] : core->snap[e];
 }
 
+/* STATUS bit 1: the probes' flags as they show in MI cycle m. */
+static bool flags_at(PtmCore *core, uint64_t m)
+{
+    bool any = false;
+
+    for (unsigned i = 0; i < core->nprobes; i++) {
+        PtmProbe *p = &core->probe[i];
+
+        while (p->nflag && p->flagq[0].at <= m) {
+            p->flag = p->flagq[0].v;
+            memmove(&p->flagq[0], &p->flagq[1],
+                    --p->nflag * sizeof(p->flagq[0]));
+        }
+        any |= p->flag;
+    }
+    return any;
+}
+
 static uint32_t reg_read(PtmCore *core, uint64_t m, uint32_t addr)
 {
     const PtmConfig *c = &core->cfg;
@@ -467,6 +488,7 @@ static uint32_t reg_read(PtmCore *core, uint64_t m, uint32_t addr)
         if (e >= c->pcie_endpoints) {
             return 0;
         }
+        ptm_pcie_regs_at(core, m);
         switch (addr & 0xC0) {
         case PTM_REG_PCIE_STATUS:
             return core->pcie_status[e];
@@ -500,7 +522,7 @@ static uint32_t reg_read(PtmCore *core, uint64_t m, uint32_t addr)
         return PTM_CNT_BASE;
     case PTM_REG_STATUS:
         return (is_busy(core, m) ? PTM_STATUS_BUSY : 0) |
-               (core->lost ? PTM_STATUS_LOST : 0) |
+               (flags_at(core, m) ? PTM_STATUS_LOST : 0) |
                (core->overrun ? PTM_STATUS_OVERRUN : 0);
     case PTM_REG_READ_SEL:
         return core->read_sel;
@@ -666,6 +688,7 @@ void *ptm_core_save(const PtmCore *core, size_t *len)
     put64(b, core->sw_q);
     put64(b, core->sw_bits | (uint64_t)core->nsweep << 8);
     put64(b, core->acc_block);
+    put64(b, core->low_clear_at);
     for (unsigned k = 0; k < core->nsweep; k++) {
         put64(b, core->sweep[k].q);
         put64(b, core->sweep[k].bits);
@@ -730,15 +753,26 @@ void *ptm_core_save(const PtmCore *core, size_t *len)
         /* epochs, counting ahead, what the last drain sends, own reset */
         put64(b, p->wbase);
         put64(b, p->primed | p->domain_reset << 1 | p->lost << 2 |
-                 p->overrun << 3 | (uint64_t)p->rt_link << 4);
+                 p->overrun << 3 | (uint64_t)p->flag << 4);
         put64(b, p->cpos);
         for (unsigned c = 0; c < p->sh.channels; c++) {
             put64(b, p->carry[c]);
         }
-        put64(b, p->rt_tag_now | (uint64_t)p->rt_stf_now << 16 |
-                 (uint64_t)p->rt_tag_min << 32 |
-                 (uint64_t)p->rt_stf_min << 48);
-        put64(b, p->rt_cycle);
+        put64(b, p->rt_tag_min | (uint64_t)p->rt_stf_min << 16 |
+                 (uint64_t)p->nword << 32 | (uint64_t)p->nflag << 40);
+        for (unsigned k = 0; k < p->nword; k++) {
+            const PtmStatusWord *w = &p->word[k];
+
+            put64(b, w->at);
+            put64(b, w->status | (uint64_t)w->tag_now << 32 |
+                     (uint64_t)w->stf_now << 48);
+            put64(b, w->tag_min | (uint64_t)w->stf_min << 16);
+        }
+        for (unsigned k = 0; k < p->nflag; k++) {
+            put64(b, p->flagq[k].k);
+            put64(b, p->flagq[k].at);
+            put64(b, p->flagq[k].v);
+        }
         put64(b, p->rst_at);
         put64(b, p->rst_scan);
     }
@@ -806,6 +840,7 @@ static char *load_into(PtmCore *core, const void *buf, size_t len)
     core->sw_bits = flags & (PTM_CMD_SNAPSHOT | PTM_CMD_CLEAR);
     core->nsweep = MIN(flags >> 8 & 0xFF, PTM_SWEEPS);
     core->acc_block = get64(&r);
+    core->low_clear_at = get64(&r);
     for (unsigned k = 0; k < core->nsweep; k++) {
         core->sweep[k].q = get64(&r);
         core->sweep[k].bits = get64(&r) & (PTM_CMD_SNAPSHOT | PTM_CMD_CLEAR);
@@ -909,17 +944,37 @@ static char *load_into(PtmCore *core, const void *buf, size_t len)
         p->domain_reset = v >> 1 & 1;
         p->lost = v >> 2 & 1;
         p->overrun = v >> 3 & 1;
-        p->rt_link = v >> 4 & 1;
+        p->flag = v >> 4 & 1;
         p->cpos = get64(&r);
         for (unsigned c = 0; c < p->sh.channels; c++) {
             p->carry[c] = get64(&r);
         }
         v = get64(&r);
-        p->rt_tag_now = v;
-        p->rt_stf_now = v >> 16;
-        p->rt_tag_min = v >> 32;
-        p->rt_stf_min = v >> 48;
-        p->rt_cycle = get64(&r);
+        p->rt_tag_min = v;
+        p->rt_stf_min = v >> 16;
+        p->nword = v >> 32 & 0xFF;
+        p->nflag = v >> 40 & 0xFF;
+        if (p->nword > PTM_WORDS || p->nflag > PTM_FLAG_CHANGES) {
+            r.bad = true;
+            break;
+        }
+        for (unsigned k = 0; k < p->nword; k++) {
+            PtmStatusWord *w = &p->word[k];
+
+            w->at = get64(&r);
+            v = get64(&r);
+            w->status = (uint32_t)v & 0x3FF;
+            w->tag_now = (v >> 32) & 0x7FF;
+            w->stf_now = v >> 48;
+            v = get64(&r);
+            w->tag_min = v & 0x7FF;
+            w->stf_min = v >> 16;
+        }
+        for (unsigned k = 0; k < p->nflag; k++) {
+            p->flagq[k].k = get64(&r);
+            p->flagq[k].at = get64(&r);
+            p->flagq[k].v = get64(&r) & 1;
+        }
         p->rst_at = get64(&r);
         p->rst_scan = get64(&r);
         if (p->wbase > p->window || p->pend_cycle0 > UINT64_MAX / 2) {

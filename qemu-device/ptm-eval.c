@@ -142,9 +142,7 @@ static void probe_settle(PtmCore *core, PtmProbe *p)
     /* losses of counted windows need no more settling */
     g_array_set_size(p->loss, 0);
     p->counted = p->window;
-    if (p->sh.info.domain == PTM_DOMAIN_PCIE) {
-        ptm_pcie_regs_update(core, p);
-    }
+
 }
 
 static void settle_all(PtmCore *core)
@@ -417,8 +415,11 @@ void ptm_eval_probe_reset(PtmCore *core, PtmProbe *p)
     p->wbase = 0;
     p->primed = false;
     p->domain_reset = false;
-    p->rt_cycle = 0;
     p->lost = p->overrun = false;
+    p->flag = false;
+    p->nflag = 0;
+    p->nword = 0;
+    p->rt_tag_min = p->rt_stf_min = 0xFFFF;
     ptm_probe_reset_from(p, p->origin);
     p->next_ev = ptm_probe_next_event(core, p);
 }

@@ -44,6 +44,12 @@ static void probe_commit(PtmCore *core, PtmProbe *p, uint64_t before)
             }
             core->lost = true;
             p->lost = true;
+            ptm_probe_flag(core, p, c, true);
+            if (k > 1) {
+                ptm_probe_flag(core, p,
+                               ptm_probe_write_cycle(p, p->pend_next + k - 1),
+                               true);
+            }
             core->n_lost += k;
             if (!core->reference && p->window > p->counted) {
                 PtmLoss l = {
@@ -132,12 +138,8 @@ static void probe_reset_event(PtmCore *core, PtmProbe *p)
     p->counted = p->window;
     p->primed = false;
     p->domain_reset = true;
-    p->rt_cycle = 0;
     p->lost = p->overrun = false;
-    core->lost = false;
-    for (unsigned i = 0; i < core->nprobes; i++) {
-        core->lost |= core->probe[i].lost;
-    }
+    ptm_probe_flag(core, p, r0, false);
     if (r1 == UINT64_MAX) {
         /* held for ever: no drain comes any more */
         p->origin = UINT64_MAX / 4;

@@ -367,6 +367,83 @@ static void tick_lowest(PtmProbe *p)
 }
 
 /*
+ * The status word of the tick that samples cycle k (the last counted
+ * cycle): the bus handshake delivers it to the MI side at the fourth MI
+ * edge after the first one past edge k + 1; it shows from the next.
+ */
+static void status_word(PtmCore *core, PtmProbe *p, uint64_t k)
+{
+    unsigned e = p->sh.info.endpoint;
+    PtmSettings s = core->settings[e];
+    PtmStatusWord *w;
+
+    if (core->ops && core->ops->settings) {
+        core->ops->settings(core->opaque, e, k, &s);
+    }
+    if (p->nword == PTM_WORDS) {
+        ptm_pcie_regs_at(core, p->word[0].at);  /* long since there */
+    }
+    w = &p->word[p->nword++];
+    w->at = ptm_mi_floor(core, p, k + 1) + 6;
+    w->status = (s.mps & 7) | (s.mrrs & 7) << 3 | s.ext_tag << 6 |
+                s.tag_10bit << 7 | s.rcb_128 << 8 | p->cs.link_last << 9;
+    w->tag_now = p->cs.tag_last & 0x7FF;
+    w->stf_now = p->cs.stfifo_last;
+    w->tag_min = MIN(p->rt_tag_min, 0x7FF);
+    w->stf_min = p->rt_stf_min;
+    p->rt_tag_min = p->rt_stf_min = 0xFFFF;
+}
+
+/* Deliver the status words of a PCIe probe that show by MI cycle m. */
+static void words_to(PtmCore *core, PtmProbe *p, uint64_t m, bool now_only)
+{
+    unsigned e = p->sh.info.endpoint;
+
+    while (p->nword && p->word[0].at <= m) {
+        const PtmStatusWord *w = &p->word[0];
+        uint32_t lt = MIN(core->pcie_tags[e] >> 16, w->tag_min);
+        uint32_t lf = MIN(core->pcie_stfifo[e] >> 16, w->stf_min);
+
+        if (now_only) {
+            lt = core->pcie_tags[e] >> 16;
+            lf = core->pcie_stfifo[e] >> 16;
+        }
+        core->pcie_status[e] = w->status;
+        core->pcie_tags[e] = w->tag_now | lt << 16;
+        core->pcie_stfifo[e] = w->stf_now | lf << 16;
+        memmove(&p->word[0], &p->word[1], --p->nword * sizeof(p->word[0]));
+    }
+}
+
+/*
+ * The live registers as a read in MI cycle m sees them: the status words
+ * delivered by then, in order, and a clear of the lowest values, which
+ * wins over the lowest of a word delivered in the same cycle.
+ */
+void ptm_pcie_regs_at(PtmCore *core, uint64_t m)
+{
+    uint64_t clr = core->low_clear_at;
+
+    for (unsigned i = 0; i < core->nprobes; i += 2) {
+        words_to(core, &core->probe[i], MIN(m, clr - 1), false);
+    }
+    if (clr <= m) {
+        for (unsigned e = 0; e < PTM_MAX_ENDPOINTS; e++) {
+            core->pcie_tags[e] = (core->pcie_tags[e] & 0xFFFF) | 0x07FF0000;
+            core->pcie_stfifo[e] = (core->pcie_stfifo[e] & 0xFFFF) |
+                                   0xFFFF0000;
+        }
+        for (unsigned i = 0; i < core->nprobes; i += 2) {
+            words_to(core, &core->probe[i], clr, true);
+        }
+        core->low_clear_at = UINT64_MAX;
+    }
+    for (unsigned i = 0; i < core->nprobes; i += 2) {
+        words_to(core, &core->probe[i], m, false);
+    }
+}
+
+/*
  * Start counting an epoch: window 0 of every channel, up to the last
  * edge. Channels start at the epoch's first cycle or the one after (see
  * ptm_probe_order_init), the lowest values with the cycle after it.
@@ -425,12 +502,8 @@ void ptm_probe_count_windows(PtmCore *core, PtmProbe *p, uint64_t w1,
 
         if (lo == 1) {
             tick_lowest(p);
-        } else if (lo == 2) {
-            /* the tick's own sample is the last counted cycle */
-            p->rt_tag_now = p->cs.tag_last;
-            p->rt_stf_now = p->cs.stfifo_last;
-            p->rt_link = p->cs.link_last;
-            p->rt_cycle = E + 1;
+        } else if (lo == 2 && p->sh.info.domain == PTM_DOMAIN_PCIE) {
+            status_word(core, p, E + 1);
         }
         count_piece(core, p, E + lo, E + hi);
         for (unsigned c = 0; c < n; c++) {
@@ -444,27 +517,32 @@ void ptm_probe_count_windows(PtmCore *core, PtmProbe *p, uint64_t w1,
     p->cpos = E + p->edges[p->nedges - 1];
 }
 
-/* The live registers of an endpoint after its PCIe probe's last drain. */
-void ptm_pcie_regs_update(PtmCore *core, PtmProbe *p)
+/*
+ * The probe's lost-delta flag changes at its edge k: set by a write that
+ * found the FIFO full, cleared by COMMAND bit 2 or the probe's reset (a
+ * set wins in the same edge). STATUS shows it from the third MI edge
+ * after the first past edge k.
+ */
+void ptm_probe_flag(PtmCore *core, PtmProbe *p, uint64_t k, bool v)
 {
-    unsigned e = p->sh.info.endpoint;
-    PtmSettings set = core->settings[e];
-    const PtmSettings *s = &set;
-    uint32_t low_tag = MIN(core->pcie_tags[e] >> 16, p->rt_tag_min);
-    uint32_t low_fifo = MIN(core->pcie_stfifo[e] >> 16, p->rt_stf_min);
+    unsigned i = p->nflag;
 
-    if (!p->rt_cycle) {
-        return;                 /* no drain since the reset */
+    if (p->nflag == PTM_FLAG_CHANGES) {
+        p->flag = p->flagq[0].v;        /* long since shown */
+        memmove(&p->flagq[0], &p->flagq[1],
+                --p->nflag * sizeof(p->flagq[0]));
+        i = p->nflag;
     }
-    if (core->ops && core->ops->settings) {
-        core->ops->settings(core->opaque, e, p->rt_cycle, &set);
+    while (i > 0 && (p->flagq[i - 1].k > k ||
+                     (p->flagq[i - 1].k == k && !v && p->flagq[i - 1].v))) {
+        i--;
     }
-    core->pcie_status[e] = (s->mps & 7) | (s->mrrs & 7) << 3 |
-                           s->ext_tag << 6 | s->tag_10bit << 7 |
-                           s->rcb_128 << 8 | p->rt_link << 9;
-    core->pcie_tags[e] = (p->rt_tag_now & 0x7FF) | (low_tag & 0x7FF) << 16;
-    core->pcie_stfifo[e] = p->rt_stf_now | low_fifo << 16;
-    p->rt_tag_min = p->rt_stf_min = 0xFFFF;
+    memmove(&p->flagq[i + 1], &p->flagq[i],
+            (p->nflag - i) * sizeof(p->flagq[0]));
+    p->flagq[i].k = k;
+    p->flagq[i].at = ptm_mi_floor(core, p, k) + 3;
+    p->flagq[i].v = v;
+    p->nflag++;
 }
 
 /* Cycle of the k-th FIFO write after the drain that ends window w. */
@@ -484,9 +562,6 @@ void ptm_probe_drain(PtmCore *core, PtmProbe *p)
             p->pend[c] = (uint32_t)core->wacc_out[c];
         }
         p->counted = w + 1;
-        if (p->sh.info.domain == PTM_DOMAIN_PCIE) {
-            ptm_pcie_regs_update(core, p);
-        }
     }
     p->pend_n = p->sh.channels;
     p->pend_next = 0;
