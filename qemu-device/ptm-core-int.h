@@ -104,6 +104,12 @@ typedef struct PtmProbe {
     PtmStatusWord word[PTM_WORDS];
     unsigned nword;
     /*
+     * The handshake signals a word by toggling a level: after an odd
+     * number of words the probe's own reset toggles it back, and the MI
+     * side takes that for a word of zeros (the data register resets too).
+     */
+    bool hs_odd;
+    /*
      * The lost-delta flag as STATUS shows it, and its changes on their way
      * to the MI side (by probe edge; shown from MI cycle `at`).
      */
@@ -239,6 +245,7 @@ void ptm_probe_count_windows(PtmCore *core, PtmProbe *p, uint64_t w1,
 uint64_t ptm_probe_write_cycle(const PtmProbe *p, unsigned k);
 void ptm_probe_flag(PtmCore *core, PtmProbe *p, uint64_t k, bool v);
 void ptm_pcie_regs_at(PtmCore *core, uint64_t m);
+void ptm_probe_status_reset(PtmCore *core, PtmProbe *p, uint64_t k);
 void ptm_probe_drain(PtmCore *core, PtmProbe *p);
 
 /* ptm-fifo.c */

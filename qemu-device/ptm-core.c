@@ -753,7 +753,8 @@ void *ptm_core_save(const PtmCore *core, size_t *len)
         /* epochs, counting ahead, what the last drain sends, own reset */
         put64(b, p->wbase);
         put64(b, p->primed | p->domain_reset << 1 | p->lost << 2 |
-                 p->overrun << 3 | (uint64_t)p->flag << 4);
+                 p->overrun << 3 | (uint64_t)p->flag << 4 |
+                 (uint64_t)p->hs_odd << 5);
         put64(b, p->cpos);
         for (unsigned c = 0; c < p->sh.channels; c++) {
             put64(b, p->carry[c]);
@@ -945,6 +946,7 @@ static char *load_into(PtmCore *core, const void *buf, size_t len)
         p->lost = v >> 2 & 1;
         p->overrun = v >> 3 & 1;
         p->flag = v >> 4 & 1;
+        p->hs_odd = v >> 5 & 1;
         p->cpos = get64(&r);
         for (unsigned c = 0; c < p->sh.channels; c++) {
             p->carry[c] = get64(&r);

@@ -133,6 +133,8 @@ static void probe_reset_event(PtmCore *core, PtmProbe *p)
     if (!core->reference) {
         ptm_eval_probe_settle(core, p);
     }
+    /* the FIFO resets from both sides: what it holds is gone */
+    p->head = p->count = 0;
     r1 = ptm_probe_reset_end(core, p, r0);
     p->wbase = p->window;
     p->counted = p->window;
@@ -140,6 +142,7 @@ static void probe_reset_event(PtmCore *core, PtmProbe *p)
     p->domain_reset = true;
     p->lost = p->overrun = false;
     ptm_probe_flag(core, p, r0, false);
+    ptm_probe_status_reset(core, p, r0);
     if (r1 == UINT64_MAX) {
         /* held for ever: no drain comes any more */
         p->origin = UINT64_MAX / 4;

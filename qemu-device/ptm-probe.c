@@ -184,7 +184,12 @@ uint64_t ptm_probe_next_event(const PtmCore *core, PtmProbe *p)
     reset_scan(core, p, tick);
     p->ev_reset = p->rst_at <= tick;
     if (p->ev_reset) {
-        return ptm_mi_floor(core, p, p->rst_at);
+        /*
+         * The reset empties the FIFO at once, but a delta the accumulator
+         * popped by the MI edge of the reset is still added: the event
+         * comes after the takes of those pops.
+         */
+        return ptm_mi_floor(core, p, p->rst_at) + PTM_ACC_SHOW_MI;
     }
     return ptm_mi_floor(core, p, tick);
 }
@@ -391,6 +396,23 @@ static void status_word(PtmCore *core, PtmProbe *p, uint64_t k)
     w->stf_now = p->cs.stfifo_last;
     w->tag_min = MIN(p->rt_tag_min, 0x7FF);
     w->stf_min = p->rt_stf_min;
+    p->rt_tag_min = p->rt_stf_min = 0xFFFF;
+    p->hs_odd = !p->hs_odd;
+}
+
+/* The probe's own reset at edge k: a word of zeros if the level was up. */
+void ptm_probe_status_reset(PtmCore *core, PtmProbe *p, uint64_t k)
+{
+    if (p->sh.info.domain != PTM_DOMAIN_PCIE || !p->hs_odd) {
+        return;
+    }
+    if (p->nword == PTM_WORDS) {
+        ptm_pcie_regs_at(core, p->word[0].at);
+    }
+    p->word[p->nword++] = (PtmStatusWord) {
+        .at = ptm_mi_floor(core, p, k) + 6,
+    };
+    p->hs_odd = false;
     p->rt_tag_min = p->rt_stf_min = 0xFFFF;
 }
 
