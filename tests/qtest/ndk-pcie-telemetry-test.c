@@ -2740,7 +2740,9 @@ static void test_live_many_changes(void)
      * (4095 = 585 x 7 cycles): 1170 words. Window 1 had the old frames at
      * least until the change's moment, DMA cycle ceil(174077.5 / 40) =
      * 4352: cycles 4095 .. 4351, 257 = 36 x 7 + 5 from a period's start,
-     * 36 x 2 + 2 words. So at least 1170 + 74 UP words.
+     * 36 x 2 + 2 words. So at least 1170 + 74 UP words (the words
+     * channel misses cycle 0, a stalled one, and its windows end 4 cycles
+     * after the cycle counter's: none fewer).
      */
     g_assert_cmpuint(x[1 + CH_WORDS], >=, 1170 + 74);
     g_assert_cmpuint(y[1 + CH_WORDS], >=, 1170 + 74);
