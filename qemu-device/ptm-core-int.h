@@ -21,6 +21,7 @@ typedef unsigned __int128 u128;
  */
 typedef struct PtmDelta {
     uint64_t vis;           /* first MI cycle the accumulator may take it */
+    uint64_t f;             /* MI edge of its read from the FIFO memory */
     uint64_t window;
     uint32_t value;
     uint32_t channel;
@@ -55,7 +56,10 @@ typedef struct PtmSettingsChange {
 /* What a probe's timing looked like at the start of a candidate period. */
 typedef struct PtmProbeMark {
     uint64_t window, next_ev, pend_cycle0;
-    unsigned pend_n, pend_next, count;
+    unsigned pend_n, pend_next, count, nread, nrq;
+    uint64_t occ;                   /* w_total - seen */
+    uint64_t last_p[2], last_f[2];
+    uint64_t *rq;
     PtmDelta *fifo;         /* count entries from the head */
 } PtmProbeMark;
 
@@ -130,7 +134,20 @@ typedef struct PtmProbe {
     PtmMemo memo[PTM_MEMO_SLOTS];
     uint64_t memo_clock;
     unsigned base;          /* first counter entry */
-    unsigned fifo_depth;
+    unsigned fifo_depth;    /* ITEMS of the FIFO memory */
+    /*
+     * The FIFO: the ring holds deltas until the accumulator takes them
+     * (up to ITEMS in memory, 2 in the output registers, 1 being added);
+     * the first nread of them have left the memory for the output
+     * registers (f known). The writer sees those reads late: w_total
+     * written, `seen` reads seen, rq[] the edges of reads not yet seen.
+     */
+    unsigned ring_mask;
+    unsigned nread;
+    uint64_t w_total, seen;
+    uint64_t *rq;
+    unsigned rq_head, nrq;
+    uint64_t last_p[2], last_f[2];  /* pop and read edges of the last two */
 
     uint64_t origin;        /* absolute cycle that is the probe's cycle 0 */
     uint64_t window;        /* next window to drain */
@@ -250,6 +267,7 @@ void ptm_probe_drain(PtmCore *core, PtmProbe *p);
 
 /* ptm-fifo.c */
 void ptm_probe_refresh(PtmCore *core, PtmProbe *p);
+void ptm_fifo_reset(PtmProbe *p);
 void ptm_find_next_drain(PtmCore *core);
 /* Run the events of MI cycles up to m. */
 void ptm_run_to(PtmCore *core, uint64_t m);

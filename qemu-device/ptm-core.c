@@ -98,7 +98,10 @@ static void probe_init(PtmCore *core, PtmProbe *p, unsigned e, PtmDomain d)
     p->sh.stfifo_capacity = cfg->stfifo_capacity;
     p->pend = g_new0(uint32_t, p->sh.channels);
     ptm_probe_order_init(p);
-    p->fifo = g_new0(PtmDelta, p->fifo_depth);
+    /* room for ITEMS + 3 deltas (see PtmProbe) */
+    p->ring_mask = 2 * p->fifo_depth - 1;
+    p->fifo = g_new0(PtmDelta, p->ring_mask + 1);
+    p->rq = g_new0(uint64_t, p->ring_mask + 1);
     for (unsigned k = 0; k < PTM_MEMO_SLOTS; k++) {
         p->memo[k].d = g_new0(uint64_t, p->sh.channels);
     }
@@ -143,6 +146,7 @@ void ptm_core_free(PtmCore *core)
         g_free(core->probe[i].pend);
         ptm_probe_order_free(&core->probe[i]);
         g_free(core->probe[i].fifo);
+        g_free(core->probe[i].rq);
         for (unsigned k = 0; k < PTM_MEMO_SLOTS; k++) {
             g_free(core->probe[i].memo[k].d);
         }
@@ -266,7 +270,7 @@ void ptm_core_reset(PtmCore *core, uint64_t now_ns)
     ptm_eval_restart(core);
     core->mi_done = m;
     core->acc_free = m + 1;
-    core->rr = core->nprobes - 1;
+    core->rr = 0;            /* RESET: the stream served last is 0 */
     core->busy_start = core->busy_end = 0;
     core->nsweep = 0;
     core->sw_q = core->sw_bits = 0;
@@ -737,7 +741,7 @@ void *ptm_core_save(const PtmCore *core, size_t *len)
         }
         put64(b, p->count);
         for (unsigned k = 0; k < p->count; k++) {
-            const PtmDelta *d = &p->fifo[(p->head + k) % p->fifo_depth];
+            const PtmDelta *d = &p->fifo[(p->head + k) & p->ring_mask];
 
             put64(b, d->vis);
             put64(b, d->value | (uint64_t)d->channel << 32);

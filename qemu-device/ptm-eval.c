@@ -124,7 +124,7 @@ static void probe_settle(PtmCore *core, PtmProbe *p)
         }
         /* values for the deltas the FIFO holds and those still to write */
         for (; fi < p->count; fi++) {
-            PtmDelta *d = &p->fifo[(p->head + fi) & (p->fifo_depth - 1)];
+            PtmDelta *d = &p->fifo[(p->head + fi) & p->ring_mask];
 
             if (d->window > w) {
                 break;
@@ -168,7 +168,7 @@ static void mark_take(PtmCore *core)
         mk->pend_next = p->pend_next;
         mk->count = p->count;
         for (unsigned k = 0; k < p->count; k++) {
-            mk->fifo[k] = p->fifo[(p->head + k) & (p->fifo_depth - 1)];
+            mk->fifo[k] = p->fifo[(p->head + k) & p->ring_mask];
         }
     }
     core->mark_at = core->mi_done;
@@ -204,7 +204,7 @@ static bool mark_repeats(const PtmCore *core, unsigned j)
             return false;
         }
         for (unsigned k = 0; k < p->count; k++) {
-            const PtmDelta *d = &p->fifo[(p->head + k) & (p->fifo_depth - 1)];
+            const PtmDelta *d = &p->fifo[(p->head + k) & p->ring_mask];
 
             if (d->vis != mk->fifo[k].vis + L ||
                 d->window != mk->fifo[k].window + nw ||
@@ -253,7 +253,7 @@ static void shift_periods(PtmCore *core, uint64_t k)
 
         g_assert(p->counted == p->window);
         for (unsigned j = 0; j < p->count; j++) {
-            PtmDelta *d = &p->fifo[(p->head + j) & (p->fifo_depth - 1)];
+            PtmDelta *d = &p->fifo[(p->head + j) & p->ring_mask];
             uint64_t *cnt = &core->live[p->base + d->channel];
 
             *cnt = (*cnt + d->value) & core->cnt_mask;
@@ -410,6 +410,7 @@ void ptm_eval_probe_reset(PtmCore *core, PtmProbe *p)
     memset(&p->cs, 0, sizeof(p->cs));
     p->pend_n = p->pend_next = 0;
     p->head = p->count = 0;
+    ptm_fifo_reset(p);
     p->counted = 0;
     g_array_set_size(p->loss, 0);
     p->wbase = 0;
@@ -447,7 +448,8 @@ void ptm_eval_init(PtmCore *core)
         uint64_t hz = p->sh.info.hz;
 
         p->loss = g_array_new(FALSE, FALSE, sizeof(PtmLoss));
-        p->mark.fifo = g_new0(PtmDelta, p->fifo_depth);
+        p->mark.fifo = g_new0(PtmDelta, p->ring_mask + 1);
+        p->mark.rq = g_new0(uint64_t, p->ring_mask + 1);
         if (L) {
             /* MI cycles after which this probe's drains recur */
             uint64_t lp = dpmi / ptm_gcd64(hz, dpmi % hz);
@@ -475,5 +477,6 @@ void ptm_eval_free(PtmCore *core)
             g_array_free(p->loss, TRUE);
         }
         g_free(p->mark.fifo);
+        g_free(p->mark.rq);
     }
 }

@@ -6,18 +6,124 @@
  * adder round robin, 3 MI cycles each, stopped while a command runs. The
  * event loop of the MI clock (ptm_run_to) drives drains and the adder.
  */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ptm-core-int.h"
 
+/* ------------------------------------------------------------------ */
+/* The FIFO (ASFIFOX, first word fall through, two output registers)    */
+
+void ptm_fifo_reset(PtmProbe *p)
+{
+    p->head = p->count = 0;
+    p->nread = 0;
+    p->w_total = p->seen = 0;
+    p->rq_head = p->nrq = 0;
+    p->last_p[0] = p->last_p[1] = 0;
+    p->last_f[0] = p->last_f[1] = 0;
+}
+
+static PtmDelta *ring_at(PtmProbe *p, unsigned i)
+{
+    return &p->fifo[(p->head + i) & p->ring_mask];
+}
+
 /*
- * FIFO writes are not events of their own. In one MI cycle the pop goes
- * before the writes, and only pops of the same FIFO decide whether a write
- * finds room; so a probe's writes of MI cycles before `before` are
- * committed lazily, before each pop from its FIFO and before its next
- * drain, which keeps exactly that order at a fraction of the cost.
+ * When each delta leaves the FIFO memory for the output registers (its
+ * read pointer moves): as soon as its write is seen on the read side
+ * (three MI edges before an idle accumulator could pop it), the one
+ * before it has been read, and a register is free: none of the two
+ * before it waits unpopped, or only the one before, read in the cycle
+ * before or popped in this one, or both and the older is popped now.
+ * Pops are known up to edge done - 1 - PTM_ACC_SHOW_MI (the takes before
+ * `done`); a read that depends on a later pop stays unknown (and is
+ * then after that edge).
  */
-static void probe_commit(PtmCore *core, PtmProbe *p, uint64_t before)
+static void fifo_reads(PtmProbe *p, uint64_t done)
+{
+    uint64_t known = done > PTM_ACC_SHOW_MI ? done - PTM_ACC_SHOW_MI : 0;
+
+    while (p->nread < p->count) {
+        unsigned j = p->nread;
+        PtmDelta *d = ring_at(p, j);
+        /* the one and two before: in the ring (pop unknown) or popped */
+        bool p1_known = j < 1, p2_known = j < 2;
+        uint64_t p1 = j == 0 ? p->last_p[0] : UINT64_MAX;
+        uint64_t p2 = j == 0 ? p->last_p[1] : j == 1 ? p->last_p[0]
+                                                      : UINT64_MAX;
+        uint64_t f1 = j == 0 ? p->last_f[0] : ring_at(p, j - 1)->f;
+        uint64_t x = MAX(d->vis - 2 * PTM_ACC_SHOW_MI, f1 + 1);
+
+        for (;;) {
+            /* an unknown pop is at or after `known` */
+            bool u1 = p1_known ? p1 >= x : true;
+            bool u2 = p2_known ? p2 >= x : true;
+
+            if ((!p1_known && x >= known) || (!p2_known && x >= known)) {
+                return;         /* depends on pops not known yet */
+            }
+            if (!u1) {
+                break;
+            }
+            if (!u2) {
+                if (f1 + 1 == x || (p1_known && p1 == x)) {
+                    break;
+                }
+                if (!p1_known) {
+                    return;
+                }
+                x = p1;
+                continue;
+            }
+            if (p2_known && p2 == x) {
+                break;
+            }
+            if (!p2_known) {
+                return;
+            }
+            x = p2;
+        }
+        d->f = x;
+        p->rq[(p->rq_head + p->nrq) & p->ring_mask] = x;
+        p->nrq++;
+        p->nread++;
+    }
+}
+
+/*
+ * Reads the writer has seen at its edge k: a read at MI edge f reaches
+ * the write side's full flag at the fifth of its edges after the first
+ * one past MI edge f + 1.
+ */
+static uint64_t reads_seen(const PtmCore *core, PtmProbe *p, uint64_t k)
+{
+    uint64_t hz = p->sh.info.hz, mi = core->cfg.mi_clk_hz;
+
+    while (p->nrq) {
+        uint64_t f = p->rq[p->rq_head];
+        uint64_t k1 = (uint64_t)((u128)(f + 1) * hz / mi) + 1;
+
+        if (k1 + 5 > k) {
+            break;
+        }
+        p->rq_head = (p->rq_head + 1) & p->ring_mask;
+        p->nrq--;
+        p->seen++;
+    }
+    return p->seen;
+}
+
+/*
+ * FIFO writes are not events of their own: a probe's writes are
+ * committed lazily, before each take from its FIFO and before its next
+ * drain. A write at edge k is committed once the takes of the pops it
+ * could have seen are done (pops by MI edge floor(k) - 1: takes up to
+ * floor(k) + 2), and before any take it could feed.
+ */
+static void probe_commit(PtmCore *core, PtmProbe *p, uint64_t before,
+                         uint64_t done)
 {
     while (p->pend_next < p->pend_n) {
         uint64_t c = ptm_probe_write_cycle(p, p->pend_next);
@@ -25,36 +131,22 @@ static void probe_commit(PtmCore *core, PtmProbe *p, uint64_t before)
         if (ptm_mi_floor(core, p, c) >= before) {
             return;
         }
-        if (p->count == p->fifo_depth) {
-            /*
-             * Full, and no pop of this FIFO comes before `before`: every
-             * write until then is lost. Count them at once.
-             */
-            uint64_t k = 1;
-
-            if (before == UINT64_MAX) {
-                k = p->pend_n - p->pend_next;
-            } else if (p->mi_ratio) {
-                uint64_t lim = before * p->mi_ratio;  /* first cycle of it */
-
-                while (p->pend_next + k < p->pend_n &&
-                       ptm_probe_write_cycle(p, p->pend_next + k) < lim) {
-                    k++;
-                }
-            }
+        fifo_reads(p, done);
+        if (getenv("PTM_DEBUG_FIFO")) {
+            fprintf(stderr, "wr %u %lu ch %u occ %lu\n",
+                    (unsigned)(p - core->probe), (unsigned long)c,
+                    p->wr_chan[p->pend_next],
+                    (unsigned long)(p->w_total - reads_seen(core, p, c)));
+        }
+        if (p->w_total - reads_seen(core, p, c) >= p->fifo_depth) {
             core->lost = true;
             p->lost = true;
             ptm_probe_flag(core, p, c, true);
-            if (k > 1) {
-                ptm_probe_flag(core, p,
-                               ptm_probe_write_cycle(p, p->pend_next + k - 1),
-                               true);
-            }
-            core->n_lost += k;
+            core->n_lost++;
             if (!core->reference && p->window > p->counted) {
                 PtmLoss l = {
                     .pos = (p->window - 1) * p->sh.channels + p->pend_next,
-                    .n = k,
+                    .n = 1,
                 };
                 PtmLoss *last = p->loss->len ? &g_array_index(p->loss,
                                 PtmLoss, p->loss->len - 1) : NULL;
@@ -65,16 +157,16 @@ static void probe_commit(PtmCore *core, PtmProbe *p, uint64_t before)
                     g_array_append_val(p->loss, l);
                 }
             }
-            p->pend_next += k;
-            continue;
         } else {
-            p->fifo[(p->head + p->count) & (p->fifo_depth - 1)] = (PtmDelta) {
+            *ring_at(p, p->count) = (PtmDelta) {
                 .vis = ptm_mi_floor(core, p, c + 1) + PTM_FIFO_TAKE_MI,
+                .f = UINT64_MAX,
                 .window = p->window - 1,
                 .value = p->pend[p->wr_chan[p->pend_next]],
                 .channel = p->wr_chan[p->pend_next],
             };
             p->count++;
+            p->w_total++;
         }
         p->pend_next++;
     }
@@ -129,12 +221,12 @@ static void probe_reset_event(PtmCore *core, PtmProbe *p)
            ptm_probe_write_cycle(p, p->pend_n - 1) >= r0) {
         p->pend_n--;
     }
-    probe_commit(core, p, UINT64_MAX);
+    probe_commit(core, p, UINT64_MAX, p->next_ev + 1);
     if (!core->reference) {
         ptm_eval_probe_settle(core, p);
     }
     /* the FIFO resets from both sides: what it holds is gone */
-    p->head = p->count = 0;
+    ptm_fifo_reset(p);
     r1 = ptm_probe_reset_end(core, p, r0);
     p->wbase = p->window;
     p->counted = p->window;
@@ -163,7 +255,7 @@ static void probe_drain_event(PtmCore *core, PtmProbe *p)
         ptm_find_next_drain(core);
         return;
     }
-    probe_commit(core, p, UINT64_MAX);
+    probe_commit(core, p, UINT64_MAX, p->next_ev + 1);
     ptm_probe_drain(core, p);
     p->next_ev = ptm_probe_next_event(core, p);
     ptm_probe_refresh(core, p);
@@ -232,7 +324,7 @@ uint64_t ptm_acc_last_take(PtmCore *core, uint64_t lim)
 
         /* what s1 offers once its head is taken */
         if (p->count >= 2) {
-            next = p->fifo[(p->head + 1) & (p->fifo_depth - 1)].vis;
+            next = p->fifo[(p->head + 1) & p->ring_mask].vis;
         } else if (p->pend_next + (p->count ? 0 : 1) < p->pend_n) {
             unsigned k = p->pend_next + (p->count ? 0 : 1);
 
@@ -254,10 +346,22 @@ static void acc_step(PtmCore *core, uint64_t t)
                      ? core->rr + i - core->nprobes : core->rr + i;
         PtmProbe *p = &core->probe[s];
 
-        probe_commit(core, p, t);
+        probe_commit(core, p, t > 2 ? t - 2 : 0, t);
         core->offer[s] = probe_offer(core, p);
         if (p->count && p->fifo[p->head].vis <= t) {
             PtmDelta *d = &p->fifo[p->head];
+
+            fifo_reads(p, t);
+            if (getenv("PTM_DEBUG_FIFO")) {
+                fprintf(stderr, "pop %u %lu ch %u f %lu\n", s,
+                        (unsigned long)(t - PTM_ACC_SHOW_MI), d->channel,
+                        (unsigned long)d->f);
+            }
+            p->last_p[1] = p->last_p[0];
+            p->last_p[0] = t - PTM_ACC_SHOW_MI;
+            p->last_f[1] = p->last_f[0];
+            p->last_f[0] = d->f;
+            p->nread -= p->nread > 0;
             uint64_t *cnt = &core->live[p->base + d->channel];
 
             /* the fast evaluation adds values of windows not yet counted
@@ -265,7 +369,7 @@ static void acc_step(PtmCore *core, uint64_t t)
             if (core->reference || d->window < p->counted) {
                 *cnt = (*cnt + d->value) & core->cnt_mask;
             }
-            p->head = (p->head + 1) & (p->fifo_depth - 1);
+            p->head = (p->head + 1) & p->ring_mask;
             p->count--;
             core->acc_free = t + PTM_ACC_MI_PER_DELTA;
             core->rr = s;
@@ -298,7 +402,7 @@ void ptm_run_to(PtmCore *core, uint64_t m)
     }
     /* the writes up to now, so that STATUS shows their losses */
     for (unsigned i = 0; i < core->nprobes; i++) {
-        probe_commit(core, &core->probe[i], m + 1);
+        probe_commit(core, &core->probe[i], m > 2 ? m - 2 : 0, m + 1);
         core->offer[i] = probe_offer(core, &core->probe[i]);
     }
     core->mi_done = m;
