@@ -6,8 +6,6 @@
  * adder round robin, 3 MI cycles each, stopped while a command runs. The
  * event loop of the MI clock (ptm_run_to) drives drains and the adder.
  */
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "ptm-core-int.h"
@@ -132,12 +130,6 @@ static void probe_commit(PtmCore *core, PtmProbe *p, uint64_t before,
             return;
         }
         fifo_reads(p, done);
-        if (getenv("PTM_DEBUG_FIFO")) {
-            fprintf(stderr, "wr %u %lu ch %u occ %lu\n",
-                    (unsigned)(p - core->probe), (unsigned long)c,
-                    p->wr_chan[p->pend_next],
-                    (unsigned long)(p->w_total - reads_seen(core, p, c)));
-        }
         if (p->w_total - reads_seen(core, p, c) >= p->fifo_depth) {
             core->lost = true;
             p->lost = true;
@@ -352,11 +344,6 @@ static void acc_step(PtmCore *core, uint64_t t)
             PtmDelta *d = &p->fifo[p->head];
 
             fifo_reads(p, t);
-            if (getenv("PTM_DEBUG_FIFO")) {
-                fprintf(stderr, "pop %u %lu ch %u f %lu\n", s,
-                        (unsigned long)(t - PTM_ACC_SHOW_MI), d->channel,
-                        (unsigned long)d->f);
-            }
             p->last_p[1] = p->last_p[0];
             p->last_p[0] = t - PTM_ACC_SHOW_MI;
             p->last_f[1] = p->last_f[0];

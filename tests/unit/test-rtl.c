@@ -245,6 +245,15 @@ static void run_vector(const char *name, bool reference)
     }
     ptm_core_set_source(core, &ptm_gen_source_ops, g);
     ptm_core_power_on(core, 0);
+    /*
+     * The harness drives settings the trace leaves out as 0 (MPS and MRRS
+     * 128 B, no extended or 10-bit tags, RCB 64 B): the host's here.
+     */
+    for (unsigned e = 0; e < cfg.pcie_endpoints; e++) {
+        const PtmSettings zero = { 0 };
+
+        ptm_core_set_settings(core, 0, e, &zero);
+    }
 
     g_assert_true(g_file_get_contents(mi, &mi_text, NULL, NULL));
     g_assert_true(g_file_get_contents(exp, &exp_text, NULL, NULL));
