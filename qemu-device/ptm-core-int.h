@@ -100,6 +100,7 @@ typedef struct PtmProbe {
     uint64_t cpos;
     uint64_t *carry;
     uint64_t wbase;         /* window index of the epoch's window 0 */
+    uint64_t cw;            /* windows counted up to (count_windows) */
     bool domain_reset;      /* the epoch began with the probe's own reset */
     /* lowest values since the last status word (PCIe probes) */
     uint16_t rt_tag_min, rt_stf_min;

@@ -756,6 +756,7 @@ void *ptm_core_save(const PtmCore *core, size_t *len)
         }
         /* epochs, counting ahead, what the last drain sends, own reset */
         put64(b, p->wbase);
+        put64(b, p->cw);
         put64(b, p->primed | p->domain_reset << 1 | p->lost << 2 |
                  p->overrun << 3 | (uint64_t)p->flag << 4 |
                  (uint64_t)p->hs_odd << 5);
@@ -944,6 +945,7 @@ static char *load_into(PtmCore *core, const void *buf, size_t len)
             g_array_append_val(p->loss, l);
         }
         p->wbase = get64(&r);
+        p->cw = get64(&r);
         v = get64(&r);
         p->primed = v & 1;
         p->domain_reset = v >> 1 & 1;

@@ -107,6 +107,19 @@ static void probe_settle(PtmCore *core, PtmProbe *p)
         bulk_end = MIN(bulk_end, g_array_index(p->loss, PtmLoss, 0).pos / n);
     }
     if (bulk_end > w) {
+        /*
+         * The window before the last on its own: its status word may show
+         * while the last one's is still on its way.
+         */
+        if (bulk_end > w + 1 && p->sh.info.domain == PTM_DOMAIN_PCIE) {
+            ptm_probe_count_windows(core, p, bulk_end - 1, core->wacc_out);
+            for (unsigned c = 0; c < n; c++) {
+                uint64_t *cnt = &core->live[p->base + c];
+
+                *cnt = (*cnt + core->wacc_out[c]) & core->cnt_mask;
+            }
+            w = bulk_end - 1;
+        }
         ptm_probe_count_windows(core, p, bulk_end, core->wacc_out);
         for (unsigned c = 0; c < n; c++) {
             uint64_t *cnt = &core->live[p->base + c];
@@ -267,8 +280,9 @@ static void shift_periods(PtmCore *core, uint64_t k)
             *cnt = (*cnt + p->pend[c]) & core->cnt_mask;
         }
         p->window += nw;
-        p->next_ev += span;
         p->pend_cycle0 += nw * dp;
+        /* the next drain, or a reset found meanwhile (the jump ends before) */
+        p->next_ev = ptm_probe_next_event(core, p);
     }
     core->acc_free = MAX(core->acc_free, core->mi_done + 1) + span;
     core->n_applied += k * core->applied_per_period;

@@ -376,7 +376,8 @@ static void tick_lowest(PtmProbe *p)
  * cycle): the bus handshake delivers it to the MI side at the fourth MI
  * edge after the first one past edge k + 1; it shows from the next.
  */
-static void status_word(PtmCore *core, PtmProbe *p, uint64_t k)
+static void status_word(PtmCore *core, PtmProbe *p, uint64_t k,
+                        uint64_t ticks)
 {
     unsigned e = p->sh.info.endpoint;
     PtmSettings s = core->settings[e];
@@ -397,7 +398,8 @@ static void status_word(PtmCore *core, PtmProbe *p, uint64_t k)
     w->tag_min = MIN(p->rt_tag_min, 0x7FF);
     w->stf_min = p->rt_stf_min;
     p->rt_tag_min = p->rt_stf_min = 0xFFFF;
-    p->hs_odd = !p->hs_odd;
+    /* one word per tick; of several counted at once only the last shows */
+    p->hs_odd ^= ticks & 1;
 }
 
 /* The probe's own reset at edge k: a word of zeros if the level was up. */
@@ -493,6 +495,7 @@ static void probe_prime(PtmCore *core, PtmProbe *p)
         p->carry[c] += core->wacc[c];
     }
     p->primed = true;
+    p->cw = p->wbase;
 }
 
 /*
@@ -525,7 +528,7 @@ void ptm_probe_count_windows(PtmCore *core, PtmProbe *p, uint64_t w1,
         if (lo == 1) {
             tick_lowest(p);
         } else if (lo == 2 && p->sh.info.domain == PTM_DOMAIN_PCIE) {
-            status_word(core, p, E + 1);
+            status_word(core, p, E + 1, w1 - p->cw);
         }
         count_piece(core, p, E + lo, E + hi);
         for (unsigned c = 0; c < n; c++) {
@@ -537,6 +540,7 @@ void ptm_probe_count_windows(PtmCore *core, PtmProbe *p, uint64_t w1,
         }
     }
     p->cpos = E + p->edges[p->nedges - 1];
+    p->cw = w1;
 }
 
 /*

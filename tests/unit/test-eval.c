@@ -240,7 +240,12 @@ static const Case cases[] = {
     { "random", "random", NULL, 1, 1, 2, 0, 0, 0, 0, 0 },
     { "ptc", "ptc", NULL, 1, 1, 2, 0, 0, 0, 0, 0 },
     { "ptc-2x2", "ptc", NULL, 2, 2, 4, 0, 0, 0, 0, 0 },
-    { "ptc-16x4-keeps-up", "ptc", NULL, 16, 4, 2, 16384, 0, 0, 0, 0 },
+    /*
+     * The accumulator keeps up on average (load 0.74), but each SNAPSHOT
+     * stops it for 4097 MI cycles, and the FIFOs of 32 probes then
+     * overflow, as the RTL's do.
+     */
+    { "ptc-16x4-busy-lossy", "ptc", NULL, 16, 4, 2, 16384, 0, 0, 0, 0 },
     { "ptc-16x4-overloaded", "ptc", NULL, 16, 4, 2, 0, 0, 0, 0, 0 },
     { "random-8-ports-lossy", "random", NULL, 2, 8, 2, 512, 0, 0, 0, 0, 50 },
 };
