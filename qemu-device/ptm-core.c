@@ -746,6 +746,19 @@ void *ptm_core_save(const PtmCore *core, size_t *len)
             put64(b, d->vis);
             put64(b, d->value | (uint64_t)d->channel << 32);
             put64(b, d->window);
+            put64(b, d->f);
+        }
+        /* the FIFO's reads and what its writer has seen of them */
+        put64(b, p->nread);
+        put64(b, p->w_total);
+        put64(b, p->seen);
+        put64(b, p->nrq);
+        for (unsigned k = 0; k < p->nrq; k++) {
+            put64(b, p->rq[(p->rq_head + k) & p->ring_mask]);
+        }
+        for (unsigned k = 0; k < 2; k++) {
+            put64(b, p->last_p[k]);
+            put64(b, p->last_f[k]);
         }
         /* the fast evaluation: windows counted, losses not settled */
         put64(b, p->counted);
@@ -917,7 +930,7 @@ static char *load_into(PtmCore *core, const void *buf, size_t len)
         }
         p->head = 0;
         p->count = get64(&r);
-        if (p->count > p->fifo_depth) {
+        if (p->count > p->ring_mask + 1) {
             r.bad = true;
             break;
         }
@@ -927,6 +940,24 @@ static char *load_into(PtmCore *core, const void *buf, size_t len)
             p->fifo[k].value = (uint32_t)v;
             p->fifo[k].channel = (uint32_t)(v >> 32) % p->sh.channels;
             p->fifo[k].window = get64(&r);
+            p->fifo[k].f = get64(&r);
+        }
+        p->nread = get64(&r);
+        p->w_total = get64(&r);
+        p->seen = get64(&r);
+        p->rq_head = 0;
+        p->nrq = get64(&r);
+        if (p->nread > p->count || p->nrq > p->ring_mask + 1 ||
+            p->seen > p->w_total) {
+            r.bad = true;
+            break;
+        }
+        for (unsigned k = 0; k < p->nrq; k++) {
+            p->rq[k] = get64(&r);
+        }
+        for (unsigned k = 0; k < 2; k++) {
+            p->last_p[k] = get64(&r);
+            p->last_f[k] = get64(&r);
         }
         p->counted = get64(&r);
         if (p->counted > p->window) {

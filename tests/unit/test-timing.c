@@ -70,13 +70,18 @@ static void test_drain_lag(void)
     ptm_config_default(&cfg);
     c = card_new(&cfg, NULL);
     ptm_core_write(c->core, 0, PTM_REG_READ_SEL, 1, 4);
-    /* PCIe window 0 ends at cycle 4095 (10237.5 ns); its first delta is
-     * written 2 cycles later, at cycle 4097 = 10242.5 ns, which is in MI
-     * cycle 1024; it is visible 2 MI cycles after the next MI edge, at
-     * MI cycle 1027 (10270 ns), and added right then. */
+    /*
+     * PCIe window 0 ends at cycle 4095; the drain tick samples cycle 4096,
+     * slot 0 is captured at 4097 and the cycle counter (group 0) written
+     * into the FIFO at 4099. The first MI edge after PCIe edge 4100
+     * (10250 ns, shared with MI edge 1025) is 1026; the read side sees the
+     * write 4 edges later, the output registers hand it to an idle
+     * accumulator which pops it at 1033, writes the sum at 1035, and a
+     * read from MI cycle 1036 (10360 ns) sees it.
+     */
     g_assert_cmpuint(rd64(c, 10000, 0), ==, 0);
-    g_assert_cmpuint(rd64(c, 10269, 0), ==, 0);
-    g_assert_cmpuint(rd64(c, 10270, 0), ==, 4095);
+    g_assert_cmpuint(rd64(c, 10359, 0), ==, 0);
+    g_assert_cmpuint(rd64(c, 10360, 0), ==, 4095);
     /* DMA window 0 ends at DMA cycle 4095 = 20475 ns: nothing yet at 15 us */
     g_assert_cmpuint(rd64(c, 15000, 31), ==, 0);
     /* by 25 us: PCIe windows 0 and 1, DMA window 0 */
@@ -128,18 +133,29 @@ static void test_busy_behind_delta(void)
     ptm_config_default(&cfg);
     busy_rq(&par);
     c = card_new(&cfg, &par);
-    /* the first delta (cycles) is taken at MI 1027 and occupies 1027..1029;
-     * SNAPSHOT written in 1027 starts in 1030: BUSY from 1029 for
-     * 129 + 2 cycles, up to 1159 */
-    cmd(c, 10270, PTM_CMD_SNAPSHOT);
-    g_assert_cmpuint(rd(c, 11590, PTM_REG_STATUS) & 1, ==, 1);
-    g_assert_cmpuint(rd(c, 11600, PTM_REG_STATUS) & 1, ==, 0);
+    /*
+     * The first delta (cycles) is popped at MI 1033 (see drain-lag) and
+     * its sum written at 1035. A SNAPSHOT written in 1033 is seen from
+     * 1035, too late to stop that delta but in time to keep the next one
+     * (RQ region 1, popped no earlier than 1036) waiting: the sweep starts
+     * when the accumulator is idle again, at 1036, and BUSY falls at
+     * 1036 + 1 + 2 x 64 = 1165.
+     */
+    cmd(c, 10330, PTM_CMD_SNAPSHOT);
+    g_assert_cmpuint(rd(c, 10340, PTM_REG_STATUS) & 1, ==, 0);
+    g_assert_cmpuint(rd(c, 10350, PTM_REG_STATUS) & 1, ==, 1);
+    g_assert_cmpuint(rd(c, 11640, PTM_REG_STATUS) & 1, ==, 1);
+    g_assert_cmpuint(rd(c, 11650, PTM_REG_STATUS) & 1, ==, 0);
     /* the snapshot holds that delta and none taken after it */
-    g_assert_cmpuint(rd64(c, 11600, 0), ==, 4095);
-    g_assert_cmpuint(rd64(c, 11600, 1), ==, 0);
-    /* the live copy got the waiting deltas after BUSY: 4095 words */
+    g_assert_cmpuint(rd64(c, 11650, 0), ==, 4095);
+    g_assert_cmpuint(rd64(c, 11650, 8), ==, 0);
+    g_assert_cmpuint(rd64(c, 11650, 1), ==, 0);
+    /*
+     * the live copy got the waiting deltas after BUSY: RQ words of window
+     * 0, cycles 1 to 4095 + 5 (slot 1 closes 5 cycles after the counter)
+     */
     ptm_core_write(c->core, 15000, PTM_REG_READ_SEL, 1, 4);
-    g_assert_cmpuint(rd64(c, 15000, 1), ==, 4095);
+    g_assert_cmpuint(rd64(c, 15000, 1), ==, 4099);
     card_free(c);
 }
 
@@ -173,22 +189,30 @@ static void test_lowest_values(void)
     c = card_new(&cfg, &par);
     g_assert_cmphex(rd(c, 10000, PTM_REG_PCIE_TAGS), ==, 0x07FF0000);
     g_assert_cmphex(rd(c, 10000, PTM_REG_PCIE_STATUS), ==, 0);
-    /* first PCIe drain at 10237.5 ns: power-on settings (MPS 128 B,
-     * MRRS 512 B) and link up */
-    g_assert_cmphex(rd(c, 10240, PTM_REG_PCIE_TAGS), ==, 0x00640064);
-    g_assert_cmphex(rd(c, 10240, PTM_REG_PCIE_STFIFO), ==, 0x012C012C);
-    g_assert_cmphex(rd(c, 10240, PTM_REG_PCIE_STATUS), ==, 0x210);
+    /*
+     * The first drain tick samples PCIe cycle 4096 and sends its status
+     * word: the first MI edge after cycle 4097 (10242.5 ns) is 1025, the
+     * word arrives 4 edges later and shows from 1030 (10300 ns), with the
+     * power-on settings (MPS 128 B, MRRS 512 B) and link up.
+     */
+    g_assert_cmphex(rd(c, 10290, PTM_REG_PCIE_TAGS), ==, 0x07FF0000);
+    g_assert_cmphex(rd(c, 10300, PTM_REG_PCIE_TAGS), ==, 0x00640064);
+    g_assert_cmphex(rd(c, 10300, PTM_REG_PCIE_STFIFO), ==, 0x012C012C);
+    g_assert_cmphex(rd(c, 10300, PTM_REG_PCIE_STATUS), ==, 0x210);
+    /* COMMAND bit 3 in MI cycle 1200 clears the lowest fields in 1201 */
     cmd(c, 12000, PTM_CMD_CLEAR_LOWEST);
-    g_assert_cmphex(rd(c, 12000, PTM_REG_PCIE_TAGS), ==, 0x07FF0064);
-    g_assert_cmphex(rd(c, 12000, PTM_REG_PCIE_STFIFO), ==, 0xFFFF012C);
+    g_assert_cmphex(rd(c, 12010, PTM_REG_PCIE_TAGS), ==, 0x00640064);
+    g_assert_cmphex(rd(c, 12020, PTM_REG_PCIE_TAGS), ==, 0x07FF0064);
+    g_assert_cmphex(rd(c, 12020, PTM_REG_PCIE_STFIFO), ==, 0xFFFF012C);
     g_assert_cmpuint(rd(c, 12010, PTM_REG_STATUS) & 1, ==, 0);
     /* settings written at 15 us: the drain at 10.24 us keeps the old ones
      * even though nothing read the card in between */
     ptm_core_set_settings(c->core, 15000, 0, &s);
     g_assert_cmphex(rd(c, 20000, PTM_REG_PCIE_STATUS), ==, 0x210);
-    /* second drain at 20477.5 ns */
-    g_assert_cmphex(rd(c, 20480, PTM_REG_PCIE_TAGS), ==, 0x00640064);
-    g_assert_cmphex(rd(c, 20480, PTM_REG_PCIE_STATUS), ==,
+    /* the second tick samples cycle 8192 (20480 ns): shown from 20540 ns */
+    g_assert_cmphex(rd(c, 20530, PTM_REG_PCIE_STATUS), ==, 0x210);
+    g_assert_cmphex(rd(c, 20540, PTM_REG_PCIE_TAGS), ==, 0x00640064);
+    g_assert_cmphex(rd(c, 20540, PTM_REG_PCIE_STATUS), ==,
                     2 | 5 << 3 | 1 << 6 | 1 << 8 | 1 << 9);
     card_free(c);
 }
@@ -220,9 +244,15 @@ static void test_lost_deltas(void)
     run_to(c, 2000000, 100000);
     g_assert_cmpuint(rd(c, 2000000, PTM_REG_STATUS) & 2, ==, 2);
     g_assert_cmpuint(ptm_core_lost_deltas(c->core), >, 0);
-    /* CLEAR FLAGS clears it; it comes back while deltas keep being lost */
+    /*
+     * CLEAR FLAGS clears it: written in MI cycle 200000, the level change
+     * reaches each probe two of its edges after the first one past it
+     * (PCIe edge 800003) and STATUS shows that from the third MI edge
+     * after it, 200003; it comes back while deltas keep being lost
+     */
     cmd(c, 2000000, PTM_CMD_CLEAR_FLAGS);
-    g_assert_cmpuint(rd(c, 2000000, PTM_REG_STATUS) & 2, ==, 0);
+    g_assert_cmpuint(rd(c, 2000020, PTM_REG_STATUS) & 2, ==, 2);
+    g_assert_cmpuint(rd(c, 2000030, PTM_REG_STATUS) & 2, ==, 0);
     g_assert_cmpuint(rd(c, 2100000, PTM_REG_STATUS) & 2, ==, 2);
     card_free(c);
 
@@ -257,7 +287,13 @@ static void test_wrap_33(void)
     ptm_core_write(c->core, t, PTM_REG_READ_SEL, 1, 4);
     g_assert_cmpuint(rd64(c, t, 0), ==, cyc);
     g_assert_cmpuint(16 * cyc, >, 1ull << 33);
-    g_assert_cmpuint(rd64(c, t, 6), ==, (16 * cyc) & ((1ull << 33) - 1));
+    /*
+     * RQ items (channel 6, slot 6) close 30 cycles after the counter and
+     * start at cycle 1, inside the frame that began at cycle 0, whose
+     * words 1..3 carry no open frame: items of cycles 4 .. cyc + 29
+     */
+    g_assert_cmpuint(rd64(c, t, 6), ==,
+                     (16 * (cyc + 26)) & ((1ull << 33) - 1));
     /* the high word holds bit 32 only */
     g_assert_cmpuint(rd(c, t, PTM_CNT_BASE + 6 * 8 + 4), <=, 1);
     card_free(c);
