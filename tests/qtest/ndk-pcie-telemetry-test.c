@@ -448,6 +448,21 @@ static uint64_t ch_shift(const Layout *l, unsigned a, unsigned b)
     return d < 0 ? -d : d;
 }
 
+/*
+ * Virtual time from which the live registers show what drain k sent: the
+ * drain tick samples cycle E + 1 (E = drain_cycle) and its status word
+ * crosses a bus handshake to the MI side, where it arrives in the fourth
+ * MI cycle after the first one past PCIe edge E + 2 and shows from the
+ * next (tests/rtl, docs/ndk-pcie-telemetry.md).
+ */
+static int64_t word_ns(uint64_t origin, uint64_t k)
+{
+    uint64_t e = drain_cycle(origin, DP, k);
+
+    return (int64_t)(((unsigned __int128)(e + 2) * MI_HZ / PCIE_HZ) + 6) *
+           MI_NS;
+}
+
 /* ------------------------------------------------------------------ */
 /* An independent per-cycle model of the pattern source and the channels */
 
@@ -1155,12 +1170,15 @@ static void test_snapshot_clear(void)
 
 /*
  * A command that arrives while the accumulator adds a delta waits for it.
- * PCIe window 0 ends at cycle origin + 4095; its first delta (cycles) is
- * written 2 cycles later, at origin + 4097, and becomes visible 2 MI cycles
- * after the next MI edge: MI cycle ceil((origin + 4097) / 4) + 2 (1027, at
- * 10270 ns, when the card starts at 0). The idle accumulator takes it then
- * and is busy with it for 3 MI cycles. A SNAPSHOT written in that MI cycle
- * m shows BUSY from m + 2 for 129 + 2 cycles.
+ * PCIe window 0 ends at cycle E = origin + 4095; the drain tick samples
+ * E + 1, slot 0 is captured at E + 2 and its first delta (cycles) written
+ * into the FIFO at E + 4. The read side sees it from the fourth MI edge
+ * after the first one past PCIe edge E + 5, the output registers hand it
+ * on, and the idle accumulator pops it 3 edges later: in MI cycle
+ * m = floor((E + 5) / 4) + 8 (1033 when the card starts at 0). A SNAPSHOT
+ * written in m is seen from m + 2 (BUSY reads 1 from then); the delta's
+ * sum is written in m + 2 and the sweep starts in m + 3, so BUSY falls at
+ * m + 3 + 1 + 2 x 64.
  */
 static void test_snapshot_behind_delta(void)
 {
@@ -1171,7 +1189,7 @@ static void test_snapshot_behind_delta(void)
     ndk_open(&n, "q35", PATTERN_ARGS
              "-device ndk-pcie-telemetry,addr=04.0,traffic=tp0");
     origin = first_cycle(n.t0, PCIE_HZ);
-    m = DIV_ROUND_UP(origin + 4097, PCIE_HZ / MI_HZ) + 2;
+    m = (origin + 4095 + 5) * MI_HZ / PCIE_HZ + 8;
     tw = m * MI_NS;
     step_to(&n, tw);
     wr(&n, REG_COMMAND, CMD_SNAPSHOT);
@@ -1179,9 +1197,9 @@ static void test_snapshot_behind_delta(void)
     g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
     step_to(&n, tw + 2 * MI_NS);
     g_assert_cmphex(rd(&n, REG_STATUS), ==, STATUS_BUSY);
-    step_to(&n, tw + (2 + 130) * MI_NS);
+    step_to(&n, tw + (3 + 128) * MI_NS);
     g_assert_cmphex(rd(&n, REG_STATUS), ==, STATUS_BUSY);
-    step_to(&n, tw + (2 + 131) * MI_NS);
+    step_to(&n, tw + (3 + 129) * MI_NS);
     g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
     /* the snapshot has that delta and none of the later ones */
     g_assert_cmpuint(cnt(&n, 0), ==, 4095);
@@ -1232,22 +1250,26 @@ static void test_pattern_counts(void)
     g_assert_cmphex(rd(&n, REG_PCIE_STFIFO(0)), ==, 0xFFFF0000);
 
     /* after it: 100 free tags now and at the lowest, 1024 FIFO words */
-    step_to(&n, cycle_ns(drain_cycle(origin, DP, 0), PCIE_HZ) + MI_NS);
+    step_to(&n, word_ns(origin, 0));
     g_assert_cmphex(rd(&n, REG_PCIE_TAGS(0)), ==, 100 | 100 << 16);
     g_assert_cmphex(rd(&n, REG_PCIE_STFIFO(0)), ==, 1024 | 1024 << 16);
     g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)) & (1 << 9), ==, 1 << 9);
 
     /*
-     * CLEAR_LOWEST raises the lowest values at once, no BUSY; the next
+     * CLEAR_LOWEST raises the lowest values two MI cycles after the write
+     * (the command register, then the lowest values), no BUSY; the next
      * drain lowers them again
      */
     step_to(&n, n.t0 + 12000);
     wr(&n, REG_COMMAND, CMD_CLEAR_LOWEST);
+    step(&n, MI_NS);
+    g_assert_cmphex(rd(&n, REG_PCIE_TAGS(0)), ==, 100 | 100 << 16);
+    step(&n, MI_NS);
     g_assert_cmphex(rd(&n, REG_PCIE_TAGS(0)), ==, 0x07FF0000 | 100);
     g_assert_cmphex(rd(&n, REG_PCIE_STFIFO(0)), ==, 0xFFFF0000 | 1024);
     step(&n, 2 * MI_NS);
     g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
-    step_to(&n, cycle_ns(drain_cycle(origin, DP, 1), PCIE_HZ) + MI_NS);
+    step_to(&n, word_ns(origin, 1));
     g_assert_cmphex(rd(&n, REG_PCIE_TAGS(0)), ==, 100 | 100 << 16);
     g_assert_cmphex(rd(&n, REG_PCIE_STFIFO(0)), ==, 1024 | 1024 << 16);
 
@@ -1490,7 +1512,7 @@ static void test_pcie_status(void)
 
     step_to(&n, n.t0 + 10000);
     g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)), ==, 0);
-    step_to(&n, cycle_ns(drain_cycle(origin, DP, 0), PCIE_HZ) + MI_NS);
+    step_to(&n, word_ns(origin, 0));
     g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)), ==, st0);
     /* idle source: all 256 tags and 1024 FIFO words free */
     g_assert_cmphex(rd(&n, REG_PCIE_TAGS(0)), ==, 256 | 256 << 16);
@@ -1503,7 +1525,7 @@ static void test_pcie_status(void)
     g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)), ==, st0);
     step_to(&n, cycle_ns(drain_cycle(origin, DP, 1), PCIE_HZ) - 100);
     g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)), ==, st0);
-    step_to(&n, cycle_ns(drain_cycle(origin, DP, 1), PCIE_HZ) + MI_NS);
+    step_to(&n, word_ns(origin, 1));
     g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)), ==, st1);
 
     /*
@@ -1514,7 +1536,7 @@ static void test_pcie_status(void)
     step_to(&n, n.t0 + 35000);
     set_pcie_settings(&n, exp, 2, 5, false, false, false);
     g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)), ==, st1);
-    step_to(&n, cycle_ns(drain_cycle(origin, DP, 3), PCIE_HZ) + MI_NS);
+    step_to(&n, word_ns(origin, 3));
     g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)), ==, st2);
     ndk_close(&n);
 }
@@ -1933,8 +1955,15 @@ static void test_lost_deltas_3(void)
              "pcie-endpoints=3,drain-period=1024");
     step_to(&n, n.t0 + 1000000);
     g_assert_cmphex(rd(&n, REG_STATUS), ==, STATUS_LOST);
-    /* CLEAR_FLAGS clears it; it comes back as deltas keep getting lost */
+    /*
+     * CLEAR_FLAGS clears it: the level change reaches each probe two of its
+     * edges after the first one past the write's MI edge, and STATUS shows
+     * the cleared flags from the third MI edge after that (4 MI cycles on
+     * for the DMA probes); it comes back as deltas keep getting lost
+     */
     wr(&n, REG_COMMAND, CMD_CLEAR_FLAGS);
+    g_assert_cmphex(rd(&n, REG_STATUS), ==, STATUS_LOST);
+    step(&n, 4 * MI_NS);
     g_assert_cmphex(rd(&n, REG_STATUS), ==, 0);
     step(&n, 100000);
     g_assert_cmphex(rd(&n, REG_STATUS), ==, STATUS_LOST);
@@ -3200,7 +3229,7 @@ static void check_pcie_caps(const char *props, bool ext_tag, bool tag10)
     g_assert_cmphex(devctl & PCI_EXP_DEVCTL_EXT_TAG, ==,
                     ext_tag ? PCI_EXP_DEVCTL_EXT_TAG : 0);
     origin = first_cycle(n.t0, PCIE_HZ);
-    step_to(&n, cycle_ns(drain_cycle(origin, DP, 0), PCIE_HZ) + MI_NS);
+    step_to(&n, word_ns(origin, 0));
     g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)) & (3 << 6), ==,
                     ext_tag ? 1 << 6 : 0);
     ndk_close(&n);
@@ -3571,7 +3600,7 @@ static void ptc_claims(const char *args, unsigned ports)
     ptc_open(&n, args);
     origin = first_cycle(n.t0, PCIE_HZ);
     od = first_cycle(n.t0, DMA_HZ);
-    step_to(&n, cycle_ns(drain_cycle(origin, DP, 0), PCIE_HZ) + MI_NS);
+    step_to(&n, word_ns(origin, 0));
     st = rd(&n, REG_PCIE_STATUS(0));
     g_assert_cmphex(st, ==, PTC_STATUS);
     mps = 128u << (st & 7);
@@ -3875,12 +3904,12 @@ static void test_scenario_phases(void)
     st0 &= ~(1u << 9);
 
     /* after the first drain: link down, all tags and FIFO words free */
-    step_to(&n, cycle_ns(drain_cycle(origin, DP, 0), PCIE_HZ) + MI_NS);
+    step_to(&n, word_ns(origin, 0));
     g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)), ==, st0);
     g_assert_cmphex(rd(&n, REG_PCIE_TAGS(0)), ==, 256 | 256 << 16);
     g_assert_cmphex(rd(&n, REG_PCIE_STFIFO(0)), ==, 1024 | 1024 << 16);
     /* the drain of window 3 samples cycle 16384, 41 us: still down */
-    step_to(&n, cycle_ns(drain_cycle(origin, DP, 3), PCIE_HZ) + MI_NS);
+    step_to(&n, word_ns(origin, 3));
     g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)), ==, st0);
 
     /* 45 us: windows 0..3 counted, RQ has not moved */
@@ -3892,7 +3921,7 @@ static void test_scenario_phases(void)
     g_assert_cmpuint(cnt(&n, PCH(0, CH_ITEMS)), ==, 0);
 
     /* the drain of window 4 samples cycle 20480, in phase 2: link up */
-    step_to(&n, cycle_ns(drain_cycle(origin, DP, 4), PCIE_HZ) + MI_NS);
+    step_to(&n, word_ns(origin, 4));
     g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)), ==, st0 | 1u << 9);
 
     /*
@@ -4071,7 +4100,7 @@ static void test_plugin_sample(void)
     g_assert_cmphex(st & 7, ==, 0);
     st |= 1;
 
-    step_to(&n, cycle_ns(drain_cycle(origin, DP, 0), PCIE_HZ) + MI_NS);
+    step_to(&n, word_ns(origin, 0));
     g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)), ==, st);
     g_assert_cmphex(rd(&n, REG_PCIE_TAGS(0)), ==, 20 | 20 << 16);
     g_assert_cmphex(rd(&n, REG_PCIE_STFIFO(0)), ==, 1024 | 1024 << 16);
@@ -4383,7 +4412,7 @@ static void test_replay_vcd(void)
      * 200 free tags now; cycle 7 of the cycles [1, 4096) had none: lowest
      * 0
      */
-    step_to(&n, cycle_ns(drain_cycle(origin, DP, 0), PCIE_HZ) + MI_NS);
+    step_to(&n, word_ns(origin, 0));
     g_assert_cmphex(rd(&n, REG_PCIE_STATUS(0)), ==, st);
     g_assert_cmphex(rd(&n, REG_PCIE_TAGS(0)), ==, 200);
     g_assert_cmphex(rd(&n, REG_PCIE_STFIFO(0)), ==, 1024 | 1024 << 16);
