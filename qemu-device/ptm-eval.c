@@ -349,6 +349,7 @@ static void advance_to(PtmCore *core, uint64_t m)
                 }
             }
             if (k >= shift_min(core)) {
+                settle_all(core);       /* after a jump cut short before */
                 shift_periods(core, k);
                 continue;
             }
