@@ -131,14 +131,38 @@ static void probe_commit(PtmCore *core, PtmProbe *p, uint64_t before,
         }
         fifo_reads(p, done);
         if (p->w_total - reads_seen(core, p, c) >= p->fifo_depth) {
+            /*
+             * Full: so are the writes until the writer sees the next read
+             * (none known: none it could see before `before`). Lose them
+             * at once.
+             */
+            uint64_t lim = UINT64_MAX, k = 1;
+
+            if (p->nrq) {
+                lim = (uint64_t)((u128)(p->rq[p->rq_head] + 1) *
+                                 p->sh.info.hz / core->cfg.mi_clk_hz) + 6;
+            }
+            while (p->pend_next + k < p->pend_n) {
+                uint64_t ck = ptm_probe_write_cycle(p, p->pend_next + k);
+
+                if (ck >= lim || ptm_mi_floor(core, p, ck) >= before) {
+                    break;
+                }
+                k++;
+            }
             core->lost = true;
             p->lost = true;
             ptm_probe_flag(core, p, c, true);
-            core->n_lost++;
+            if (k > 1) {
+                ptm_probe_flag(core, p,
+                               ptm_probe_write_cycle(p, p->pend_next + k - 1),
+                               true);
+            }
+            core->n_lost += k;
             if (!core->reference && p->window > p->counted) {
                 PtmLoss l = {
                     .pos = (p->window - 1) * p->sh.channels + p->pend_next,
-                    .n = 1,
+                    .n = k,
                 };
                 PtmLoss *last = p->loss->len ? &g_array_index(p->loss,
                                 PtmLoss, p->loss->len - 1) : NULL;
@@ -149,6 +173,8 @@ static void probe_commit(PtmCore *core, PtmProbe *p, uint64_t before,
                     g_array_append_val(p->loss, l);
                 }
             }
+            p->pend_next += k;
+            continue;
         } else {
             *ring_at(p, p->count) = (PtmDelta) {
                 .vis = ptm_mi_floor(core, p, c + 1) + PTM_FIFO_TAKE_MI,
