@@ -188,6 +188,8 @@ struct PtmCore {
     PtmChunk *chunk;
     uint64_t wacc[256];
     uint64_t wacc_out[256];
+    GArray *tail;           /* PtmSegment: the cycles around a drain */
+    PtmSegment *tail_seg;   /* PTM_CHUNK_SEGMENTS, for counting a piece */
 
     uint64_t mi_done;       /* MI cycles <= mi_done are simulated */
     uint64_t acc_free;      /* first MI cycle the accumulator is free */

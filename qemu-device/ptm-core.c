@@ -128,6 +128,8 @@ PtmCore *ptm_core_new(const PtmConfig *cfg)
     core->live_old = g_new0(uint64_t, core->lay.entries);
     core->snap_old = g_new0(uint64_t, core->lay.entries);
     core->chunk = ptm_chunk_new();
+    core->tail = g_array_new(FALSE, FALSE, sizeof(PtmSegment));
+    core->tail_seg = g_new(PtmSegment, PTM_CHUNK_SEGMENTS);
     ptm_eval_init(core);
     for (unsigned e = 0; e < PTM_MAX_ENDPOINTS; e++) {
         /* power-on values of Device Control: 128 B payload, 512 B reads */
@@ -160,6 +162,8 @@ void ptm_core_free(PtmCore *core)
     g_free(core->live_old);
     g_free(core->snap_old);
     ptm_chunk_free(core->chunk);
+    g_array_free(core->tail, TRUE);
+    g_free(core->tail_seg);
     g_free(core);
 }
 

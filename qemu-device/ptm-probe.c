@@ -354,6 +354,66 @@ uint64_t ptm_window_start(const PtmCore *core, const PtmProbe *p,
     return p->origin + (k ? k * core->cfg.drain_period - 1 : 0);
 }
 
+/*
+ * The few cycles [a, b) around a drain, where the channels' windows end
+ * one slot after another: their segments, one run each, in core->tail,
+ * so that each piece between two edges is counted from them instead of
+ * asking the source again.
+ */
+static void tail_fetch(PtmCore *core, PtmProbe *p, uint64_t a, uint64_t b)
+{
+    g_array_set_size(core->tail, 0);
+    p->sh.info.settings = core->settings[p->sh.info.endpoint];
+    while (a < b) {
+        uint64_t max = b - a, n = 0;
+        PtmChunk *ch = core->chunk;
+
+        if (core->ops) {
+            ch->seg = ch->scratch;
+            ch->nseg = 0;
+            ch->repeat = 1;
+            ch->id = 0;
+            core->ops->fill(core->opaque, &p->sh.info, a, max, ch);
+            n = chunk_cycles(ch);
+        }
+        if (n == 0 || n > max) {
+            n = idle_fill(core, max, ch);
+        }
+        for (uint64_t r = 0; r < ch->repeat; r++) {
+            g_array_append_vals(core->tail, ch->seg, ch->nseg);
+        }
+        a += n;
+    }
+}
+
+/* Count the cycles [from, to) of the fetched tail (offsets) into wacc. */
+static void tail_count(PtmCore *core, PtmProbe *p, uint64_t from,
+                       uint64_t to)
+{
+    PtmChunk ch = { .repeat = 1, .seg = core->tail_seg };
+    uint64_t pos = 0;
+
+    memset(core->wacc, 0, p->sh.channels * sizeof(core->wacc[0]));
+    for (guint i = 0; i < core->tail->len && pos < to; i++) {
+        const PtmSegment *s = &g_array_index(core->tail, PtmSegment, i);
+        uint64_t a = MAX(pos, from), b = MIN(pos + s->cycles, to);
+
+        pos += s->cycles;
+        if (a >= b) {
+            continue;
+        }
+        core->tail_seg[ch.nseg] = *s;
+        core->tail_seg[ch.nseg].cycles = b - a;
+        if (++ch.nseg == PTM_CHUNK_SEGMENTS) {
+            ptm_count_chunk(&p->sh, &p->cs, &ch, core->wacc);
+            ch.nseg = 0;
+        }
+    }
+    if (ch.nseg) {
+        ptm_count_chunk(&p->sh, &p->cs, &ch, core->wacc);
+    }
+}
+
 /* Count the cycles [a, b) into core->wacc, which starts from zero. */
 static void count_piece(PtmCore *core, PtmProbe *p, uint64_t a, uint64_t b)
 {
@@ -522,6 +582,7 @@ void ptm_probe_count_windows(PtmCore *core, PtmProbe *p, uint64_t w1,
         out[c] += core->wacc[c];
         p->carry[c] = 0;
     }
+    tail_fetch(core, p, E + p->edges[0], E + p->edges[p->nedges - 1]);
     for (unsigned k = 0; k + 1 < p->nedges; k++) {
         int lo = p->edges[k], hi = p->edges[k + 1];
 
@@ -530,7 +591,7 @@ void ptm_probe_count_windows(PtmCore *core, PtmProbe *p, uint64_t w1,
         } else if (lo == 2 && p->sh.info.domain == PTM_DOMAIN_PCIE) {
             status_word(core, p, E + 1, w1 - p->cw);
         }
-        count_piece(core, p, E + lo, E + hi);
+        tail_count(core, p, lo - p->edges[0], hi - p->edges[0]);
         for (unsigned c = 0; c < n; c++) {
             if (p->edge[c] >= hi) {
                 out[c] += core->wacc[c];

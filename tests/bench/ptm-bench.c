@@ -42,16 +42,28 @@ static void busiest(PtmPatternParams *par)
     par->bus[PTM_BUS_DOWN].gap = 1;
 }
 
+/* PTM_BENCH_ONLY=<text>: run only the cases whose name contains it */
+static bool skip(const char *name)
+{
+    const char *only = getenv("PTM_BENCH_ONLY");
+
+    return only && !strstr(name, only);
+}
+
 static void run_gen(const char *name, const PtmConfig *cfg,
                     const PtmGenModel *m, const void *params, double vsec)
 {
-    PtmCore *core = ptm_core_new(cfg);
+    PtmCore *core;
     PtmGeometry geo;
     PtmGen *g;
     char *err = NULL;
     uint64_t end = (uint64_t)(vsec * 1e9), step = 1000000;
     double t0;
 
+    if (skip(name)) {
+        return;
+    }
+    core = ptm_core_new(cfg);
     ptm_core_geometry(core, &geo);
     g = ptm_gen_new(m, params, &geo, &err);
     if (!g) {
