@@ -91,6 +91,7 @@ typedef struct PtmProbe {
     int *edge;
     int edges[PTM_MAX_EDGES];   /* the distinct edges and 1, 2, ascending */
     unsigned nedges;
+    unsigned *by_edge, *at_edge;    /* channels grouped by edge */
     uint8_t *first;         /* cycle of the epoch where channel c starts */
     /*
      * Counting runs ahead of the windows: up to cpos = E(counted) + the

@@ -114,6 +114,19 @@ void ptm_probe_order_init(PtmProbe *p)
         }
         p->edges[p->nedges++] = best;
     }
+    /* the channels by edge: by_edge[at_edge[j] .. at_edge[j + 1]) */
+    p->by_edge = g_new0(unsigned, n);
+    p->at_edge = g_new0(unsigned, p->nedges + 1);
+    k = 0;
+    for (unsigned j = 0; j < p->nedges; j++) {
+        p->at_edge[j] = k;
+        for (unsigned c = 0; c < n; c++) {
+            if (p->edge[c] == p->edges[j]) {
+                p->by_edge[k++] = c;
+            }
+        }
+    }
+    p->at_edge[p->nedges] = k;
 }
 
 void ptm_probe_order_free(PtmProbe *p)
@@ -124,6 +137,8 @@ void ptm_probe_order_free(PtmProbe *p)
     g_free(p->edge);
     g_free(p->first);
     g_free(p->carry);
+    g_free(p->by_edge);
+    g_free(p->at_edge);
 }
 
 /* Calls of a source's reset() a search may take before it gives up. */
@@ -362,6 +377,9 @@ uint64_t ptm_window_start(const PtmCore *core, const PtmProbe *p,
  */
 static void tail_fetch(PtmCore *core, PtmProbe *p, uint64_t a, uint64_t b)
 {
+    size_t used = offsetof(PtmSegment, bus) +
+                  p->sh.info.buses * sizeof(PtmBusCycle);
+
     g_array_set_size(core->tail, 0);
     p->sh.info.settings = core->settings[p->sh.info.endpoint];
     while (a < b) {
@@ -380,38 +398,72 @@ static void tail_fetch(PtmCore *core, PtmProbe *p, uint64_t a, uint64_t b)
             n = idle_fill(core, max, ch);
         }
         for (uint64_t r = 0; r < ch->repeat; r++) {
-            g_array_append_vals(core->tail, ch->seg, ch->nseg);
+            guint at = core->tail->len;
+
+            /* the header and the probe's buses: the rest is never read */
+            g_array_set_size(core->tail, at + ch->nseg);
+            for (unsigned i = 0; i < ch->nseg; i++) {
+                memcpy(&g_array_index(core->tail, PtmSegment, at + i),
+                       &ch->seg[i], used);
+            }
         }
         a += n;
     }
 }
 
-/* Count the cycles [from, to) of the fetched tail (offsets) into wacc. */
+/*
+ * Add the cycles [from, to) of the fetched tail (offsets) to wacc: the
+ * segments in place, the first and last cut for the while.
+ */
 static void tail_count(PtmCore *core, PtmProbe *p, uint64_t from,
                        uint64_t to)
 {
-    PtmChunk ch = { .repeat = 1, .seg = core->tail_seg };
-    uint64_t pos = 0;
+    PtmSegment *seg = (PtmSegment *)core->tail->data;
+    guint n = core->tail->len, i0 = 0, i1;
+    uint64_t pos = 0, keep0, keep1;
+    PtmChunk ch = { .repeat = 1 };
 
-    memset(core->wacc, 0, p->sh.channels * sizeof(core->wacc[0]));
-    for (guint i = 0; i < core->tail->len && pos < to; i++) {
-        const PtmSegment *s = &g_array_index(core->tail, PtmSegment, i);
-        uint64_t a = MAX(pos, from), b = MIN(pos + s->cycles, to);
+    while (i0 < n && pos + seg[i0].cycles <= from) {
+        pos += seg[i0++].cycles;
+    }
+    if (i0 == n || from >= to) {
+        return;
+    }
+    /* pos: first cycle of segment i0; find the last segment of the piece */
+    for (i1 = i0; i1 < n; i1++) {
+        uint64_t end = pos + seg[i1].cycles;
 
-        pos += s->cycles;
-        if (a >= b) {
-            continue;
+        if (end >= to) {
+            break;
         }
-        core->tail_seg[ch.nseg] = *s;
-        core->tail_seg[ch.nseg].cycles = b - a;
-        if (++ch.nseg == PTM_CHUNK_SEGMENTS) {
-            ptm_count_chunk(&p->sh, &p->cs, &ch, core->wacc);
-            ch.nseg = 0;
+        pos = end;
+    }
+    if (i1 == n) {
+        i1 = n - 1;
+    }
+    keep0 = seg[i0].cycles;
+    keep1 = seg[i1].cycles;
+    {
+        /* cut the first at `from`, the last at `to` */
+        uint64_t start0 = 0;
+
+        for (guint k = 0; k < i0; k++) {
+            start0 += seg[k].cycles;
+        }
+        if (i0 == i1) {
+            seg[i0].cycles = MIN(to, start0 + keep0) - from;
+        } else {
+            seg[i0].cycles = start0 + keep0 - from;
+            seg[i1].cycles = to - pos;
         }
     }
-    if (ch.nseg) {
+    for (guint k = i0; k <= i1; k += PTM_CHUNK_SEGMENTS) {
+        ch.seg = &seg[k];
+        ch.nseg = MIN(i1 + 1 - k, (guint)PTM_CHUNK_SEGMENTS);
         ptm_count_chunk(&p->sh, &p->cs, &ch, core->wacc);
     }
+    seg[i0].cycles = keep0;
+    seg[i1].cycles = keep1;
 }
 
 /* Count the cycles [a, b) into core->wacc, which starts from zero. */
@@ -582,7 +634,13 @@ void ptm_probe_count_windows(PtmCore *core, PtmProbe *p, uint64_t w1,
         out[c] += core->wacc[c];
         p->carry[c] = 0;
     }
+    /*
+     * The tail, piece by piece into one running sum: a channel whose
+     * window ends at an edge takes the sum so far; the rest of the tail
+     * begins its next window.
+     */
     tail_fetch(core, p, E + p->edges[0], E + p->edges[p->nedges - 1]);
+    memset(core->wacc, 0, n * sizeof(core->wacc[0]));
     for (unsigned k = 0; k + 1 < p->nedges; k++) {
         int lo = p->edges[k], hi = p->edges[k + 1];
 
@@ -592,13 +650,16 @@ void ptm_probe_count_windows(PtmCore *core, PtmProbe *p, uint64_t w1,
             status_word(core, p, E + 1, w1 - p->cw);
         }
         tail_count(core, p, lo - p->edges[0], hi - p->edges[0]);
-        for (unsigned c = 0; c < n; c++) {
-            if (p->edge[c] >= hi) {
-                out[c] += core->wacc[c];
-            } else {
-                p->carry[c] += core->wacc[c];
-            }
+        for (unsigned i = p->at_edge[k + 1]; i < p->at_edge[k + 2]; i++) {
+            unsigned c = p->by_edge[i];
+
+            out[c] += core->wacc[c];
+            p->carry[c] = core->wacc[c];    /* taken: subtracted below */
         }
+    }
+    for (unsigned c = 0; c < n; c++) {
+        p->carry[c] = core->wacc[c] - (p->edge[c] > p->edges[0] ?
+                                       p->carry[c] : 0);
     }
     p->cpos = E + p->edges[p->nedges - 1];
     p->cw = w1;
