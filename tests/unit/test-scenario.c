@@ -330,6 +330,83 @@ static void test_durations(void)
 }
 
 /* Every refusal names what is wrong: file, group, key as it applies. */
+/*
+ * reset= holds the named probes in reset for the phase, whatever the model:
+ * phase b (100 us to 150 us: PCIe cycles [40000, 60000) at 400 MHz, DMA
+ * cycles [20000, 30000) at 200 MHz) holds endpoint 1's PCIe probe and every
+ * DMA probe, phase c (from 150 us) none; and a card then restarts those
+ * probes' windows from the reset's last cycle.
+ */
+static void test_reset(void)
+{
+    g_autofree char *file = write_file("reset.ini",
+        "[phase a]\nmodel=pattern\nduration=100us\nrq-frame-bytes=256\n"
+        "[phase b]\nmodel=pattern\nduration=50us\nrq-frame-bytes=256\n"
+        "reset=pcie1, dma\n"
+        "[phase c]\nmodel=pattern\nduration=1ms\nrq-frame-bytes=256\n");
+    static const struct {
+        unsigned e;
+        PtmDomain d;
+        uint64_t from, to;      /* held over [from, to), or from == to */
+    } want[] = {
+        { 0, PTM_DOMAIN_PCIE, 0, 0 },
+        { 1, PTM_DOMAIN_PCIE, 40000, 60000 },
+        { 0, PTM_DOMAIN_DMA, 20000, 30000 },
+        { 1, PTM_DOMAIN_DMA, 20000, 30000 },
+    };
+    PtmConfig cfg;
+    PtmGeometry geo;
+    PtmCore *core;
+    PtmGen *g;
+    char *err;
+
+    ptm_config_default(&cfg);
+    cfg.pcie_endpoints = 2;
+    core = ptm_core_new(&cfg);
+    ptm_core_geometry(core, &geo);
+    g = scenario_gen(file, false, &geo, &err);
+    g_assert_null(err);
+    for (unsigned i = 0; i < G_N_ELEMENTS(want); i++) {
+        PtmProbeInfo pi = { .endpoint = want[i].e, .domain = want[i].d,
+                            .hz = want[i].d ? cfg.dma_clk_hz
+                                            : cfg.pcie_clk_hz };
+        uint64_t c = 0, held_from = 0, held_to = 0;
+
+        while (c < 100000) {
+            bool held;
+            uint64_t n = ptm_gen_source_ops.reset(g, &pi, c, 100000 - c,
+                                                  &held);
+
+            g_assert_cmpuint(n, >=, 1);
+            if (held) {
+                g_assert_cmpuint(held_to, ==, 0);
+                held_from = c;
+                held_to = c + n;
+            }
+            c += n;
+        }
+        g_assert_cmpuint(held_from, ==, want[i].from);
+        g_assert_cmpuint(held_to, ==, want[i].to);
+    }
+
+    /*
+     * Through a card, at 175 us (PCIe cycle 70000): endpoint 0 ran on, its
+     * windows 0..16 end at 4095 + 16 x 4096 = 69631. Endpoint 1's PCIe
+     * probe drained windows 0..8 (up to 36863) before the reset at 40000;
+     * the window then running was aborted; after the release (last held
+     * cycle 59999) a new window 0 ends at 59999 + 4095 and window 1 4096
+     * cycles later, at 68190, drained by then.
+     */
+    ptm_core_set_source(core, &ptm_gen_source_ops, g);
+    ptm_core_power_on(core, 0);
+    ptm_core_advance(core, 175000);
+    g_assert_cmpuint(ptm_core_counter(core, false, 0), ==, 4095 + 16 * 4096);
+    g_assert_cmpuint(ptm_core_counter(core, false, 48), ==,
+                     4095 + 8 * 4096 + 4095 + 4096);
+    ptm_core_free(core);
+    ptm_gen_free(g);
+}
+
 static void test_bad_files(void)
 {
     static const struct {
@@ -358,6 +435,10 @@ static void test_bad_files(void)
           { "[phase 1]", "rq-gap is -1" } },
         { "[phase 1]\nmodel=idle\nduration=1us\nlink-up=maybe\n",
           { "[phase 1]", "link-up=maybe" } },
+        { "[phase 1]\nmodel=idle\nduration=1us\nreset=dma0\n",
+          { "[phase 1]", "'dma0'", "DMA_RESET is one" } },
+        { "[phase 1]\nmodel=idle\nduration=1us\nreset=pcie1\n",
+          { "[phase 1]", "pcie1", "1 endpoint" } },
         { "[phase 1]\nmodel=pattern\nduration=1us\nrq-gap=12abc\n",
           { "rq-gap=12abc", "not a whole number" } },
         { "[phase 1]\nmodel=pattern\nduration=1us\ntags-free=3000\n",
@@ -545,6 +626,7 @@ int main(int argc, char **argv)
                     test_boundaries_between_cycles);
     g_test_add_func("/scenario/link-down", test_link_down);
     g_test_add_func("/scenario/bad-files", test_bad_files);
+    g_test_add_func("/scenario/reset", test_reset);
     g_test_add_func("/scenario/live-file-change", test_live_file_change);
     g_test_add_func("/scenario/fast-path", test_fast_path);
     g_test_add_func("/scenario/same-counts", test_same_counts);
