@@ -181,6 +181,67 @@ static void test_settings(void)
     }
 }
 
+/* Held cycles of a probe in [0, n): the one run of them, [*a, *b). */
+static void held_span(PtmGen *g, const PtmProbeInfo *pi, uint64_t n,
+                      uint64_t *a, uint64_t *b)
+{
+    *a = *b = 0;
+    for (uint64_t c = 0; c < n;) {
+        bool held;
+        uint64_t k = ptm_gen_source_ops.reset(g, pi, c, n - c, &held);
+
+        g_assert_cmpuint(k, >=, 1);
+        g_assert_cmpuint(k, <=, n - c);
+        if (held) {
+            g_assert_cmpuint(*b, ==, 0);
+            *a = c;
+            *b = c + k;
+        }
+        c += k;
+    }
+}
+
+/*
+ * The sample's reset=A,hold=N holds endpoint 0's PCIe probe over PCIe
+ * cycles [A, A + N) through ABI version 2's reset(); the same plugin built
+ * as version 1 has no reset(), so nothing is held. Through a card, the
+ * held probe's windows start again from the reset's last cycle: by 40 us
+ * (PCIe cycle 16000) windows 0 and 1 before the reset at 9000 ([0, 8191))
+ * and window 0 after it (last held cycle 9999: up to 9999 + 4095); without
+ * the reset windows 0..2 ([0, 12287)).
+ */
+static void test_reset(void)
+{
+    PtmConfig cfg;
+    PtmGeometry geo;
+    PtmProbeInfo pcie = { .endpoint = 0, .domain = PTM_DOMAIN_PCIE };
+    PtmProbeInfo dma = { .endpoint = 0, .domain = PTM_DOMAIN_DMA };
+    const char *paths[2] = { sample(), env_path("PTM_V1_PLUGIN") };
+    uint64_t a, b;
+    PtmCore *core;
+    PtmGen *g;
+    char *err;
+
+    default_geometry(&cfg, &geo);
+    for (unsigned v = 0; v < 2; v++) {
+        g = plugin_gen(paths[v], "reset=9000,hold=1000", &geo, &err);
+        g_assert_null(err);
+        held_span(g, &pcie, 100000, &a, &b);
+        g_assert_cmpuint(a, ==, v ? 0 : 9000);
+        g_assert_cmpuint(b, ==, v ? 0 : 10000);
+        held_span(g, &dma, 100000, &a, &b);
+        g_assert_cmpuint(b, ==, 0);
+        core = run_core(&cfg, g, 40000);
+        g_assert_cmpuint(ptm_core_counter(core, false, PCIE_CYCLES), ==,
+                         v ? 4095 + 2 * 4096 : 4095 + 4096 + 4095);
+        /* the DMA probe ran on: window 0 ([0, 4095)) by 40 us */
+        g_assert_cmpuint(ptm_core_counter(core, false, DMA_CYCLES), ==,
+                         4095);
+        ptm_core_free(core);
+        ptm_gen_free(g);
+    }
+}
+
 static char *write_file(const char *name, const char *text)
 {
     char *path = g_build_filename(tmpdir, name, NULL);
@@ -433,6 +494,7 @@ int main(int argc, char **argv)
     g_assert_nonnull(tmpdir);
     g_test_add_func("/plugin/counts", test_counts);
     g_test_add_func("/plugin/settings", test_settings);
+    g_test_add_func("/plugin/reset", test_reset);
     g_test_add_func("/plugin/refusals", test_refusals);
     g_test_add_func("/plugin/live-refusal", test_live_refusal);
     g_test_add_func("/plugin/versions-and-sharing",

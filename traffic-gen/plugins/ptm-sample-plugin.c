@@ -18,6 +18,8 @@
  *   tags=N    free PCIe tags, 0..2047 (default: the card's capacity)
  *   mps=N     report this MPS encoding 0..5 for every endpoint (default:
  *             the host's)
+ *   reset=A   hold endpoint 0's PCIe probe in its own reset (PCIE_RESET)
+ *   hold=N    over its cycles [A, A + N) (default: never)
  *
  *   -object telemetry-traffic-plugin,id=t0,path=ptm-sample-plugin.so,\
  *           args=burst=3,,idle=5
@@ -36,6 +38,7 @@
 typedef struct Square {
     unsigned long burst, idle, bytes;
     long tags, mps;             /* -1: not given */
+    unsigned long reset_at, reset_len;
     PtmGeometry geo;
 } Square;
 
@@ -62,6 +65,7 @@ static char *parse_arg(Square *sq, const char *kv)
     } keys[] = {
         { "burst", 1000000000 }, { "idle", 1000000000 },
         { "bytes", 65536 }, { "tags", 2047 }, { "mps", 5 },
+        { "reset", 4000000000ul }, { "hold", 4000000000ul },
     };
     const char *eq = strchr(kv, '=');
     size_t klen = eq ? (size_t)(eq - kv) : strlen(kv);
@@ -93,14 +97,20 @@ static char *parse_arg(Square *sq, const char *kv)
         case 3:
             sq->tags = (long)v;
             break;
-        default:
+        case 4:
             sq->mps = (long)v;
+            break;
+        case 5:
+            sq->reset_at = v;
+            break;
+        default:
+            sq->reset_len = v;
             break;
         }
         return NULL;
     }
     return msg("unknown argument '%s' (known: burst, idle, bytes, tags, "
-               "mps)", kv);
+               "mps, reset, hold)", kv);
 }
 
 static void *sq_create(const char *args, const PtmGeometry *geo, char **err)
@@ -226,6 +236,27 @@ static void sq_settings(void *inst, unsigned endpoint, uint64_t cycle,
     }
 }
 
+#ifndef PTM_SAMPLE_ABI_V1
+/* Endpoint 0's PCIe probe is held over [reset, reset + hold). */
+static uint64_t sq_reset(void *inst, const PtmProbeInfo *probe,
+                         uint64_t start, uint64_t max, bool *held)
+{
+    const Square *sq = inst;
+    uint64_t a = sq->reset_at, b = sq->reset_at + sq->reset_len;
+
+    *held = false;
+    if (probe->endpoint != 0 || probe->domain != PTM_DOMAIN_PCIE ||
+        a == b || start >= b) {
+        return max;
+    }
+    if (start < a) {
+        return a - start < max ? a - start : max;
+    }
+    *held = true;
+    return b - start < max ? b - start : max;
+}
+#endif
+
 static void sq_destroy(void *inst)
 {
     free(inst);
@@ -243,6 +274,9 @@ static const PtmPluginApi sample_api = {
     .fill = sq_fill,
     .settings = sq_settings,
     .destroy = sq_destroy,
+#ifndef PTM_SAMPLE_ABI_V1
+    .reset = sq_reset,
+#endif
 };
 
 const PtmPluginApi *ptm_plugin_entry(void)
