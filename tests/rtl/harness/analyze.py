@@ -78,10 +78,19 @@ def check(vdir, same_edge_visible=False):
     # ---------------- accumulator replay -----------------------------------
     writes = collections.defaultdict(list)   # MI edge -> [(addr, value or ('copy',e))]
     acc_ev = [x for x in v.ev if x[0] in ("pop", "acc")]
+    # MI edges that sample a scripted MI_RESET (mi.txt "mireset")
+    mi_held = set()
+    for x in v.mi:
+        if x[1] == "mireset":
+            mi_held.update(range(int(x[0]), int(x[0]) + int(x[2])))
     live_adds = []
     for x in v.ev:
         if x[0] == "pop":
             s, m, idx, d = map(int, x[1:])
+            if m in mi_held or m + 1 in mi_held:
+                # the MI reset puts the FSM in IDLE before ACC_WR: dropped
+                stats["pop dropped by an MI reset"] += 1
+                continue
             live_adds.append((m + 2, v.base(s) + idx, d))
     acc_list = [(int(x[1]), x[2]) for x in v.ev if x[0] == "acc"]
     snap_events = []   # (edge of write, entry)
@@ -111,6 +120,9 @@ def check(vdir, same_edge_visible=False):
     for x in v.mi:
         if x[1] == "wr" and int(x[2], 16) == 0x28:
             sel_changes.append((int(x[0]) + 1, int(x[3], 16) & 1))
+        elif x[1] == "mireset":
+            # MI_RESET clears READ_SEL (the counter memory keeps its contents)
+            sel_changes.append((int(x[0]) + 1, 0))
     for r in v.reads:
         m, a, d = int(r[0]), int(r[1], 16), int(r[2], 16)
         if a & 0x8000:

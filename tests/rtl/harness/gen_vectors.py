@@ -391,6 +391,8 @@ class Mi:
     def write(self, path, end):
         with open(path, "w") as f:
             f.write("# <MI edge> wr <addr> <data> | <MI edge> rd <addr> | <MI edge> end (hex)\n")
+            if any(op.startswith("mireset") for op in self.ops.values()):
+                f.write("# <MI edge m> mireset <n>: MI_RESET = 1 at MI edges m .. m+n-1 (n decimal)\n")
             for m in sorted(self.ops):
                 f.write("%d %s\n" % (m, self.ops[m]))
             f.write("%d end\n" % max(end, max(self.ops) + 4))
@@ -664,12 +666,123 @@ def vec_overload(card):
     return lines, mi, mi.cur + 4, probes
 
 
+class FloorPcieGen(PcieGen):
+    """random PCIe traffic in every line; the free storage-FIFO places rise
+    with the line (floor 200 + k) and the free tags fall with it (floor
+    2000 - k/24), each line at its floor or, often, above it: the lowest
+    storage-FIFO value of a window names its first line, the lowest tag
+    value its last lines"""
+
+    def __init__(self, card, seed):
+        PcieGen.__init__(self, card, seed)
+        self.k = 0
+
+    def burst(self, f):
+        PcieGen.burst(self, f)
+        r, k = self.rng, self.k
+        self.k += 1
+        stf = 200 + k
+        if r.random() < 0.6:
+            stf = min(65535, stf + r.choice((1, 2, 7, r.randrange(1, 30000))))
+        tag = max(0, 2000 - k // 24)
+        if r.random() < 0.6:
+            tag = min(2047, tag + r.choice((1, 3, r.randrange(1, 2047))))
+        f["tags"] = tag
+        f["stfifo"] = stf
+
+
+def vec_mireset(card):
+    """MI_RESET asserted twice mid-run (mi.txt "mireset"): traffic on every
+    channel in every line, domain resets only at the start"""
+    dp = card.dp
+    pp, dpp, mp = card.pp, card.dpp, card.mp
+    DR = 4           # the last MI edge of a reset + DR: first probe edge after it + 2
+
+    def k1(t_ns, per):
+        # the first probe edge strictly after time t
+        return int(math.floor(t_ns / per)) + 1
+
+    def held_last(m_last, per):
+        # the last probe edge that sees the synchronised MI reset
+        return k1(m_last * mp, per) + 2
+    # reset 1: between the 3rd and the 4th PCIe tick (3 status words sent, an
+    # odd number), while the DMA probe writes the sweep of its 3rd tick
+    dtick3 = RD + 3 * dp - 1
+    m1 = mi_edge(card, (dtick3 + 15) * dpp)
+    n1 = 1
+    assert (RP + 3 * dp - 1) * pp < m1 * mp < (RP + 4 * dp - 1) * pp
+    o_p = held_last(m1 + n1 - 1, pp)
+    # reset 2: 60 lines after the 4th PCIe tick after reset 1 (4 more words,
+    # 7 in all), while its deltas wait in the FIFO
+    pt4 = o_p + 4 * dp
+    m2 = mi_edge(card, (pt4 + 60) * pp)
+    n2 = 5
+    o_p2 = held_last(m2 + n2 - 1, pp)
+    dur = (o_p2 + 3.2 * dp) * pp
+    npl = lines_for(card, dur + 2000, "pcie")
+    ndl = lines_for(card, dur + 2000, "dma")
+    pg = Probe("pcie0", FloorPcieGen(card, 5501), dp, card.pg, npl, [(0, RP)],
+               settings=True)
+    dg = Probe("dma0", DmaGen(card, 5551), dp, card.dg, ndl, [(0, RD)])
+    lines = pg.lines([(0, npl)]) + dg.lines([(0, ndl)])
+    probes = {"pcie0": pg, "dma0": dg}
+    mi = Mi(card)
+
+    def chunk():
+        mi.rd(0x24)
+        mi.live_regs()
+        mi.pass_counters()
+    mi.at(1).regs()
+    mi.wr(0x28, 1)
+    # three drain periods of live reads, a SNAPSHOT and a pass over the
+    # snapshot copy in the 3rd
+    m_snap = mi_edge(card, (RP + 2.4 * dp) * pp)
+    mi.fill_until(m_snap, chunk)
+    mi.wr(0x20, 1)
+    for _ in range(2 * card.entries + 4):
+        mi.rd(0x24)
+    mi.wr(0x28, 0)
+    mi.pass_counters()
+    mi.rd(0x28)
+    mi.wr(0x28, 1)
+
+    def around(m, n, m_next):
+        mi.fill_until(m - 120, chunk)
+        mi.pad(m - 1)
+        mi.at(m)
+        mi.put("mireset %d" % n)
+        mi.cur = m + n
+        regs = (0x40, 0x80, 0xC0, 0x24, 0x28)
+        for i in range(200):
+            mi.rd(regs[i % 5])
+        # the counters as READ_SEL left them (the snapshot copy), then live
+        mi.pass_counters()
+        mi.rd(0x28)
+        mi.wr(0x28, 1)
+        mi.rd(0x28)
+        # clear the lowest values (COMMAND bit 3) before the first PCIe tick
+        # after the reset, so that its word's own lowest values show
+        mi.wr(0x20, 8)
+        mi.live_regs()
+        mi.fill_until(m_next, chunk)
+    around(m1, n1, m2 - 120)
+    around(m2, n2, mi_edge(card, dur))
+    mi.rd(0x24)
+    mi.live_regs()
+    return lines, mi, mi.cur + 4, probes
+
+
 VECTORS = {
     "edges": vec_edges,
     "reset": vec_reset,
     "busy": vec_busy,
     "overload": vec_overload,
+    "mireset": vec_mireset,
 }
+
+# vectors made by default: every kind on every set, mireset on set A only
+DEFAULT_NAMES = [k + "-" + s for s in "ABC" for k in ("edges", "reset", "busy", "overload")] + \
+    ["mireset-A"]
 
 CLOCK_OVERRIDES = {
     "busy-A": {"pcie-clk-freq": 400000000},
@@ -696,7 +809,7 @@ def make(outdir, name):
 
 def main():
     out = sys.argv[1]
-    names = sys.argv[2:] or [k + "-" + s for s in "ABC" for k in VECTORS]
+    names = sys.argv[2:] or DEFAULT_NAMES
     for n in names:
         ticks = make(out, n)
         print(n, {p: t[:3] for p, t in ticks.items()})

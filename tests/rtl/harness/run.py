@@ -241,6 +241,7 @@ def wave_paths():
     for s in ("probe_rd", "probe_vld", "probe_fifo_ovf", "probe_overrun",
               "pcie_aux_vld", "acc_busy", "acc_i/pa_re", "acc_i/pa_we"):
         sigs.append("/tb/dut/" + s)
+    sigs.append("/tb/mi_reset")
     return sigs
 
 
@@ -358,6 +359,7 @@ def make_events(vcd, card, clocks, t_end_fs, t0s):
     ovr = get("tb.dut.probe_overrun")
     aux = get("tb.dut.pcie_aux_vld")
     busy = get("tb.dut.acc_busy")
+    mrst = get("tb.mi_reset")
     pre = get("tb.dut.acc_i.pa_re")
     pwe = get("tb.dut.acc_i.pa_we")
     idx = {}
@@ -377,9 +379,13 @@ def make_events(vcd, card, clocks, t_end_fs, t0s):
     ns = 2 * g.eps
     st = prev = "IDLE"
     last = {}
+    last["mireset"] = "0"   # MI_RESET is 0 from edge 0 on unless the script asserts it
     for i in range(k1 - k0 + 1):
         m = k0 + i
         te = T0 + m * mp
+        if mrst[i] != last["mireset"]:
+            ev.append((te, 9, "mireset %d %s" % (m, mrst[i])))
+            last["mireset"] = mrst[i]
         r = rd[i]
         # vectors are MSB first: stream s is character ns-1-s
         pops = [s for s in range(ns) if r and r[ns - 1 - s] == "1"]
@@ -403,7 +409,11 @@ def make_events(vcd, card, clocks, t_end_fs, t0s):
             for e in range(g.eps):
                 if aux[i][g.eps - 1 - e] == "1":
                     ev.append((te, 13, "aux %d %d" % (e, m)))
-        if pops:
+        if i > 0 and mrst[i - 1] == "1":
+            # MI_RESET seen at the previous edge put the FSM in IDLE (a delta
+            # in ACC_RD or ACC_ADD then is dropped)
+            st = "IDLE"
+        elif pops:
             st = "ACC_RD"
         elif pre[i] == "1":
             st = "SNAP_RD"
@@ -466,6 +476,8 @@ def run_vector(vdir, src, work, keep=False, t0s=None, mi_reset_end=MI_RESET_END_
             for n, row in rows:
                 f.write("%d %s\n" % (n, row))
     last_m = 0
+    held = -1          # the last MI edge of the latest scripted MI_RESET
+    last_rd = -10
     with open(os.path.join(vdir, "mi.txt")) as fi, open(os.path.join(rdir, "mi.stim"), "w") as fo:
         for raw in fi:
             line = raw.split("#", 1)[0].split()
@@ -474,11 +486,25 @@ def run_vector(vdir, src, work, keep=False, t0s=None, mi_reset_end=MI_RESET_END_
             m = int(line[0])
             if m <= last_m:
                 sys.exit("mi.txt: edges must increase (%d)" % m)
+            if m <= held:
+                sys.exit("mi.txt: edge %d falls inside an MI reset" % m)
             last_m = m
             if line[1] == "wr":
                 fo.write("%d wr %08X %08X\n" % (m, int(line[2], 16), int(line[3], 16)))
             elif line[1] == "rd":
                 fo.write("%d rd %08X\n" % (m, int(line[2], 16)))
+                last_rd = m
+            elif line[1] == "mireset":
+                n = int(line[2])
+                if n < 1:
+                    sys.exit("mi.txt: mireset needs n >= 1")
+                # a read sampled at m-1 would lose its DRDY (the MI read
+                # pipeline is reset at m)
+                if last_rd >= m - 1:
+                    sys.exit("mi.txt: the read at %d is cut by the MI reset at %d" % (last_rd, m))
+                fo.write("%d rs %d\n" % (m, n))
+                held = m + n - 1
+                last_m = held
             elif line[1] == "end":
                 fo.write("%d en\n" % m)
             else:

@@ -60,6 +60,9 @@ architecture sim of tb is
 
     signal mi_clk    : std_logic := '0';
     signal mi_reset  : std_logic := '1';
+    -- MI_RESET = the initial reset or the one asserted by the MI script
+    signal mi_reset_init : std_logic := '1';
+    signal mi_reset_scr  : std_logic := '0';
     signal mi_dwr    : std_logic_vector(31 downto 0) := (others => '0');
     signal mi_addr   : std_logic_vector(31 downto 0) := (others => '0');
     signal mi_be     : std_logic_vector(3 downto 0) := (others => '1');
@@ -236,11 +239,13 @@ begin
 
     mi_reset_p : process
     begin
-        mi_reset <= '1';
+        mi_reset_init <= '1';
         wait for MI_RESET_END_PS * 1 ps;
-        mi_reset <= '0';
+        mi_reset_init <= '0';
         wait;
     end process;
+
+    mi_reset <= mi_reset_init or mi_reset_scr;
 
     -- =========================================================================
     -- probe stimulus drivers
@@ -355,9 +360,12 @@ begin
     end generate;
 
     -- =========================================================================
-    -- MI script: "<m> wr <addr> <data>" | "<m> rd <addr>" | "<m> end" (hex)
+    -- MI script: "<m> wr <addr> <data>" | "<m> rd <addr>" | "<m> rs <n>" |
+    -- "<m> end" (addr, data hex; n decimal)
     -- the access is sampled at MI edge m; reads are written to reads.txt as
-    -- "<m> <addr> <data>"
+    -- "<m> <addr> <data>"; "rs" drives MI_RESET = 1 so that MI edges
+    -- m .. m+n-1 sample it as 1 (driven just after edge m-1, released just
+    -- after edge m+n-1; run.py keeps accesses out of that time)
     -- =========================================================================
     mi_p : process
         file f   : text;
@@ -374,7 +382,9 @@ begin
         variable q_wr, q_rd : natural := 0;
         variable pending : natural := 0;
         variable next_m : integer;
-        variable next_wr : boolean;
+        variable next_wr, next_rs : boolean;
+        variable next_n : integer;
+        variable rs_end : integer := integer'low;
         variable next_a, next_d : std_logic_vector(31 downto 0);
     begin
         file_open(f, DIR & "/mi.stim", read_mode);
@@ -419,9 +429,14 @@ begin
                         exit;
                     end if;
                     next_wr := (cmd(1 to 2) = "wr");
-                    hread(l, next_a);
-                    if (next_wr) then
-                        hread(l, next_d);
+                    next_rs := (cmd(1 to 2) = "rs");
+                    if (next_rs) then
+                        read(l, next_n);
+                    else
+                        hread(l, next_a);
+                        if (next_wr) then
+                            hread(l, next_d);
+                        end if;
                     end if;
                     have := true;
                     exit;
@@ -429,7 +444,14 @@ begin
             end if;
             mi_rd <= '0';
             mi_wr <= '0';
-            if (have and next_m = cur + 1) then
+            if (cur = rs_end) then
+                mi_reset_scr <= '0';
+            end if;
+            if (have and next_m = cur + 1 and next_rs) then
+                mi_reset_scr <= '1';
+                rs_end := cur + next_n;
+                have := false;
+            elsif (have and next_m = cur + 1) then
                 mi_addr <= next_a;
                 mi_be   <= "1111";
                 if (next_wr) then
