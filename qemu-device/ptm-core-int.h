@@ -115,6 +115,11 @@ typedef struct PtmProbe {
      * side takes that for a word of zeros (the data register resets too).
      */
     bool hs_odd;
+    bool has_sent;
+    PtmStatusWord sent;     /* the last word sent */
+    /* an MI reset keeps the running lowest values into the next epoch */
+    bool keep_lowest;
+    uint16_t keep_tag, keep_stf;
     /*
      * The lost-delta flag as STATUS shows it, and its changes on their way
      * to the MI side (by probe edge; shown from MI cycle `at`).
@@ -267,6 +272,7 @@ uint64_t ptm_probe_write_cycle(const PtmProbe *p, unsigned k);
 void ptm_probe_flag(PtmCore *core, PtmProbe *p, uint64_t k, bool v);
 void ptm_pcie_regs_at(PtmCore *core, uint64_t m);
 void ptm_probe_status_reset(PtmCore *core, PtmProbe *p, uint64_t k);
+void ptm_probe_keep_lowest(PtmCore *core, PtmProbe *p, uint64_t until);
 void ptm_probe_drain(PtmCore *core, PtmProbe *p);
 
 /* ptm-fifo.c */

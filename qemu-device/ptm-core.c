@@ -135,7 +135,7 @@ PtmCore *ptm_core_new(const PtmConfig *cfg)
         /* power-on values of Device Control: 128 B payload, 512 B reads */
         core->settings[e] = (PtmSettings) { .mps = 0, .mrrs = 2 };
     }
-    ptm_core_reset(core, 0);
+    ptm_core_power_on(core, 0);
     return core;
 }
 
@@ -258,18 +258,9 @@ void ptm_live_regs_reset(PtmCore *core)
     }
 }
 
-void ptm_core_reset(PtmCore *core, uint64_t now_ns)
+/* The registers of the MI side and the accumulator after MI_RESET. */
+static void mi_side_reset(PtmCore *core, uint64_t m)
 {
-    uint64_t m = ptm_core_mi_cycle(core, now_ns);
-
-    /* what happened before the reset stays in the counter memory */
-    ptm_eval_advance(core, m);
-    for (unsigned i = 0; i < core->nprobes; i++) {
-        PtmProbe *p = &core->probe[i];
-
-        p->origin = ptm_first_cycle_at_ns(now_ns, p->sh.info.hz);
-        ptm_eval_probe_reset(core, p);
-    }
     ptm_eval_refresh_all(core);
     ptm_eval_restart(core);
     core->mi_done = m;
@@ -285,11 +276,72 @@ void ptm_core_reset(PtmCore *core, uint64_t now_ns)
     ptm_live_regs_reset(core);
 }
 
+/*
+ * MI_RESET sampled by MI edges m .. m + cycles - 1 (a QEMU system reset:
+ * one edge). The accumulator drops a delta it has not written, the FIFOs
+ * empty at once, the MI side restarts (the counter memory keeps its
+ * values), and each probe, through its reset synchronizer, is held from
+ * the first of its edges after MI edge m - 1 to two edges after the first
+ * one past MI edge m + cycles - 1: its windows start again from there.
+ * What the reset does not reach stays: a PCIe probe's running lowest
+ * values and the level of its status handshake, which, if it toggled an
+ * odd number of times, delivers its last word again 5 MI edges after the
+ * reset (the MI side's copy of the level was reset).
+ */
+void ptm_core_mi_reset(PtmCore *core, uint64_t now_ns, unsigned cycles)
+{
+    uint64_t m = ptm_core_mi_cycle(core, now_ns);
+    uint64_t last = m + MAX(cycles, 1u) - 1;
+
+    /* what happened before the reset stays in the counter memory */
+    ptm_eval_advance(core, m);
+    for (unsigned i = 0; i < core->nprobes; i++) {
+        PtmProbe *p = &core->probe[i];
+        uint64_t hz = p->sh.info.hz, mi = core->cfg.mi_clk_hz;
+        uint64_t o = (uint64_t)((u128)last * hz / mi) + 1 + 2;
+        PtmStatusWord again = { 0 };
+        bool repeat = false;
+
+        if (p->sh.info.domain == PTM_DOMAIN_PCIE) {
+            /* the running lowest: on to the reset's end, kept */
+            ptm_probe_keep_lowest(core, p, o + 1);
+            repeat = p->hs_odd && p->has_sent;
+            again = p->sent;
+            again.at = last + 6;
+        }
+        p->origin = o;
+        ptm_eval_probe_reset(core, p);
+        if (repeat) {
+            p->word[p->nword++] = again;
+        }
+    }
+    mi_side_reset(core, m);
+}
+
+void ptm_core_reset(PtmCore *core, uint64_t now_ns)
+{
+    ptm_core_mi_reset(core, now_ns, 1);
+}
+
 void ptm_core_power_on(PtmCore *core, uint64_t now_ns)
 {
-    /* nothing ran before the FPGA was configured: no catching up */
-    core->mi_done = ptm_core_mi_cycle(core, now_ns);
-    ptm_core_reset(core, now_ns);
+    uint64_t m = ptm_core_mi_cycle(core, now_ns);
+
+    /*
+     * Nothing ran before the FPGA was configured: no catching up, no
+     * state to keep; the probes' first windows start at the first cycle
+     * of each clock from now on.
+     */
+    core->mi_done = m;
+    for (unsigned i = 0; i < core->nprobes; i++) {
+        PtmProbe *p = &core->probe[i];
+
+        p->origin = ptm_first_cycle_at_ns(now_ns, p->sh.info.hz);
+        p->hs_odd = p->has_sent = false;
+        p->keep_lowest = false;
+        ptm_eval_probe_reset(core, p);
+    }
+    mi_side_reset(core, m);
     memset(core->live, 0, core->lay.entries * sizeof(uint64_t));
     memset(core->snap, 0, core->lay.entries * sizeof(uint64_t));
     core->n_lost = core->n_applied = 0;
@@ -776,7 +828,13 @@ void *ptm_core_save(const PtmCore *core, size_t *len)
         put64(b, p->cw);
         put64(b, p->primed | p->domain_reset << 1 | p->lost << 2 |
                  p->overrun << 3 | (uint64_t)p->flag << 4 |
-                 (uint64_t)p->hs_odd << 5);
+                 (uint64_t)p->hs_odd << 5 | (uint64_t)p->has_sent << 6 |
+                 (uint64_t)p->keep_lowest << 7 | (uint64_t)p->keep_tag << 16 |
+                 (uint64_t)p->keep_stf << 32);
+        put64(b, p->sent.at);
+        put64(b, p->sent.status | (uint64_t)p->sent.tag_now << 32 |
+                 (uint64_t)p->sent.stf_now << 48);
+        put64(b, p->sent.tag_min | (uint64_t)p->sent.stf_min << 16);
         put64(b, p->cpos);
         for (unsigned c = 0; c < p->sh.channels; c++) {
             put64(b, p->carry[c]);
@@ -988,6 +1046,18 @@ static char *load_into(PtmCore *core, const void *buf, size_t len)
         p->overrun = v >> 3 & 1;
         p->flag = v >> 4 & 1;
         p->hs_odd = v >> 5 & 1;
+        p->has_sent = v >> 6 & 1;
+        p->keep_lowest = v >> 7 & 1;
+        p->keep_tag = (v >> 16) & 0x7FF;
+        p->keep_stf = v >> 32;
+        p->sent.at = get64(&r);
+        v = get64(&r);
+        p->sent.status = (uint32_t)v & 0x3FF;
+        p->sent.tag_now = (v >> 32) & 0x7FF;
+        p->sent.stf_now = v >> 48;
+        v = get64(&r);
+        p->sent.tag_min = v & 0x7FF;
+        p->sent.stf_min = v >> 16;
         p->cpos = get64(&r);
         for (unsigned c = 0; c < p->sh.channels; c++) {
             p->carry[c] = get64(&r);

@@ -223,6 +223,8 @@ void ptm_core_set_settings(PtmCore *core, uint64_t now_ns, unsigned e,
 void ptm_core_power_on(PtmCore *core, uint64_t now_ns);
 /* MI reset: probes, FIFOs, flags, READ_SEL and live registers restart. */
 void ptm_core_reset(PtmCore *core, uint64_t now_ns);
+/* MI_RESET held for `cycles` MI cycles from now (ptm_core_reset: 1). */
+void ptm_core_mi_reset(PtmCore *core, uint64_t now_ns, unsigned cycles);
 
 /* Bring every clock domain up to now_ns (optional: accesses do it too). */
 void ptm_core_advance(PtmCore *core, uint64_t now_ns);

@@ -435,7 +435,6 @@ void ptm_eval_probe_reset(PtmCore *core, PtmProbe *p)
     p->flag = false;
     p->nflag = 0;
     p->nword = 0;
-    p->rt_tag_min = p->rt_stf_min = 0xFFFF;
     ptm_probe_reset_from(p, p->origin);
     p->next_ev = ptm_probe_next_event(core, p);
 }

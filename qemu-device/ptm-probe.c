@@ -512,6 +512,28 @@ static void status_word(PtmCore *core, PtmProbe *p, uint64_t k,
     p->rt_tag_min = p->rt_stf_min = 0xFFFF;
     /* one word per tick; of several counted at once only the last shows */
     p->hs_odd ^= ticks & 1;
+    p->sent = *w;
+    p->has_sent = true;
+}
+
+/*
+ * An MI reset does not reach a PCIe probe's running lowest values: keep
+ * them, taken on to cycle `until`, for the next epoch's first window.
+ */
+void ptm_probe_keep_lowest(PtmCore *core, PtmProbe *p, uint64_t until)
+{
+    uint64_t from = p->primed ? p->cpos : p->origin;
+
+    if (!p->primed) {
+        memset(&p->cs, 0, sizeof(p->cs));
+        ptm_count_state_window_start(&p->cs);
+    }
+    if (from < until) {
+        count_piece(core, p, from, until);
+    }
+    p->keep_tag = MIN(p->rt_tag_min, p->cs.tag_min);
+    p->keep_stf = MIN(p->rt_stf_min, p->cs.stfifo_min);
+    p->keep_lowest = true;
 }
 
 /* The probe's own reset at edge k: a word of zeros if the level was up. */
@@ -592,6 +614,10 @@ static void probe_prime(PtmCore *core, PtmProbe *p)
     memset(&p->cs, 0, sizeof(p->cs));
     ptm_count_state_window_start(&p->cs);
     p->rt_tag_min = p->rt_stf_min = 0xFFFF;
+    if (p->keep_lowest) {
+        p->cs.tag_min = p->keep_tag;
+        p->cs.stfifo_min = p->keep_stf;
+    }
     count_piece(core, p, o, o + 1);
     for (unsigned c = 0; c < n; c++) {
         bool at0 = p->first[c] == 0 || (p->first[c] == 2 && !p->domain_reset);
@@ -600,7 +626,11 @@ static void probe_prime(PtmCore *core, PtmProbe *p)
     }
     /* its input registers held no word: no frame is open after it */
     p->cs.open = 0;
-    ptm_count_state_window_start(&p->cs);
+    if (!p->keep_lowest) {
+        /* the probe's own reset held its lowest values at all ones */
+        ptm_count_state_window_start(&p->cs);
+    }
+    p->keep_lowest = false;
     p->cpos = o + p->edges[p->nedges - 1];
     count_piece(core, p, o + 1, p->cpos);
     for (unsigned c = 0; c < n; c++) {

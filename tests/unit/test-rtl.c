@@ -275,6 +275,12 @@ static void run_vector(const char *name, bool reference)
         t = (uint64_t)((unsigned __int128)m * 1000000000u / cfg.mi_clk_hz);
         if (!strcmp(op, "wr")) {
             ptm_core_write(core, t, addr, data, 4);
+        } else if (!strcmp(op, "mireset")) {
+            /* MI_RESET sampled by MI edges m .. m + n - 1 (n decimal) */
+            unsigned n = 0;
+
+            g_assert_cmpint(sscanf(*l, "%*u %*s %u", &n), ==, 1);
+            ptm_core_mi_reset(core, t, n);
         } else if (!strcmp(op, "rd")) {
             uint64_t wm;
             unsigned waddr, wdata;
@@ -340,6 +346,7 @@ static void test_periodic_reference(void)
 static const char *const vectors[] = {
     "edges-A", "edges-B", "edges-C", "reset-A", "reset-B", "reset-C",
     "busy-A", "busy-B", "busy-C", "overload-A", "overload-B", "overload-C",
+    "mireset-A",
 };
 
 int main(int argc, char **argv)
