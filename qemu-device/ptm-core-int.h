@@ -228,6 +228,7 @@ struct PtmCore {
 
     bool lost, overrun, read_sel;
     uint64_t low_clear_at;  /* COMMAND bit 3 or CLEAR shows from here */
+    uint64_t power_on_ns;   /* the FPGA was configured then */
     uint32_t pcie_status[PTM_MAX_ENDPOINTS];
     uint32_t pcie_tags[PTM_MAX_ENDPOINTS];
     uint32_t pcie_stfifo[PTM_MAX_ENDPOINTS];

@@ -293,6 +293,15 @@ void ptm_core_mi_reset(PtmCore *core, uint64_t now_ns, unsigned cycles)
     uint64_t m = ptm_core_mi_cycle(core, now_ns);
     uint64_t last = m + MAX(cycles, 1u) - 1;
 
+    if (now_ns == core->power_on_ns) {
+        /*
+         * The reset that brings the configured FPGA up (QEMU resets every
+         * device when the machine starts, or right after a hot-plug):
+         * still the power-on state.
+         */
+        ptm_core_power_on(core, now_ns);
+        return;
+    }
     /* what happened before the reset stays in the counter memory */
     ptm_eval_advance(core, m);
     for (unsigned i = 0; i < core->nprobes; i++) {
@@ -333,12 +342,14 @@ void ptm_core_power_on(PtmCore *core, uint64_t now_ns)
      * of each clock from now on.
      */
     core->mi_done = m;
+    core->power_on_ns = now_ns;
     for (unsigned i = 0; i < core->nprobes; i++) {
         PtmProbe *p = &core->probe[i];
 
         p->origin = ptm_first_cycle_at_ns(now_ns, p->sh.info.hz);
         p->hs_odd = p->has_sent = false;
         p->keep_lowest = false;
+        p->rt_tag_min = p->rt_stf_min = 0xFFFF;
         ptm_eval_probe_reset(core, p);
     }
     mi_side_reset(core, m);
@@ -749,6 +760,7 @@ void *ptm_core_save(const PtmCore *core, size_t *len)
     put64(b, core->sw_bits | (uint64_t)core->nsweep << 8);
     put64(b, core->acc_block);
     put64(b, core->low_clear_at);
+    put64(b, core->power_on_ns);
     for (unsigned k = 0; k < core->nsweep; k++) {
         put64(b, core->sweep[k].q);
         put64(b, core->sweep[k].bits);
@@ -922,6 +934,7 @@ static char *load_into(PtmCore *core, const void *buf, size_t len)
     core->nsweep = MIN(flags >> 8 & 0xFF, PTM_SWEEPS);
     core->acc_block = get64(&r);
     core->low_clear_at = get64(&r);
+    core->power_on_ns = get64(&r);
     for (unsigned k = 0; k < core->nsweep; k++) {
         core->sweep[k].q = get64(&r);
         core->sweep[k].bits = get64(&r) & (PTM_CMD_SNAPSHOT | PTM_CMD_CLEAR);
