@@ -106,7 +106,7 @@ typedef struct PtmProbe {
     /* lowest values since the last status word (PCIe probes) */
     uint16_t rt_tag_min, rt_stf_min;
     /* status words on their way to the MI side, oldest first */
-#define PTM_WORDS 8
+#define PTM_WORDS 64
     PtmStatusWord word[PTM_WORDS];
     unsigned nword;
     /*
@@ -124,7 +124,7 @@ typedef struct PtmProbe {
      * The lost-delta flag as STATUS shows it, and its changes on their way
      * to the MI side (by probe edge; shown from MI cycle `at`).
      */
-#define PTM_FLAG_CHANGES 8
+#define PTM_FLAG_CHANGES 64
     bool flag;
     struct {
         uint64_t k, at;

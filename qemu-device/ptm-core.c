@@ -1103,17 +1103,31 @@ static char *load_into(PtmCore *core, const void *buf, size_t len)
         }
         p->rst_at = get64(&r);
         p->rst_scan = get64(&r);
-        if (p->wbase > p->window || p->pend_cycle0 > UINT64_MAX / 2) {
+        /*
+         * The FIFO as its writer sees it: what was written and not seen
+         * read is what waits in memory plus the reads not yet seen.
+         */
+        if (p->wbase > p->window || p->pend_cycle0 > UINT64_MAX / 2 ||
+            p->origin > UINT64_MAX / 2 || p->cpos > UINT64_MAX / 2 ||
+            p->nread > 2 || p->count - p->nread > p->fifo_depth ||
+            p->nrq > p->fifo_depth ||
+            p->w_total - p->seen != p->count - p->nread + p->nrq) {
             r.bad = true;
+            break;
+        }
+        for (unsigned k = 0; k < p->nrq; k++) {
+            r.bad |= p->rq[k] > UINT64_MAX / 2;
+        }
+        if (r.bad) {
             break;
         }
         p->next_ev = ptm_probe_next_event(core, p);
     }
-    ptm_eval_refresh_all(core);
-    ptm_eval_restart(core);
     if (r.bad || r.left) {
         return g_strdup("telemetry state: truncated or corrupt");
     }
+    ptm_eval_refresh_all(core);
+    ptm_eval_restart(core);
     return NULL;
 }
 
@@ -1124,6 +1138,10 @@ char *ptm_core_load(PtmCore *core, const void *buf, size_t len)
     char *err;
 
     tmp->reference = core->reference;
+    tmp->memo_off = core->memo_off;
+    /* the source: a probe's next event may look for its resets */
+    tmp->ops = core->ops;
+    tmp->opaque = core->opaque;
     err = load_into(tmp, buf, len);
     PtmCore keep;
 

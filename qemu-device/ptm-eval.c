@@ -272,6 +272,9 @@ static void shift_periods(PtmCore *core, uint64_t k)
             *cnt = (*cnt + d->value) & core->cnt_mask;
             d->vis += span;
             d->window += nw;
+            if (d->f != UINT64_MAX) {
+                d->f += span;
+            }
         }
         for (unsigned k = p->pend_next; k < p->pend_n; k++) {
             unsigned c = p->wr_chan[k];
@@ -281,6 +284,14 @@ static void shift_periods(PtmCore *core, uint64_t k)
         }
         p->window += nw;
         p->pend_cycle0 += nw * dp;
+        /* the FIFO's reads move with the jump */
+        for (unsigned j = 0; j < 2; j++) {
+            p->last_p[j] += span;
+            p->last_f[j] += span;
+        }
+        for (unsigned j = 0; j < p->nrq; j++) {
+            p->rq[(p->rq_head + j) & p->ring_mask] += span;
+        }
         /* the next drain, or a reset found meanwhile (the jump ends before) */
         p->next_ev = ptm_probe_next_event(core, p);
     }

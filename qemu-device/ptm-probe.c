@@ -705,6 +705,12 @@ void ptm_probe_flag(PtmCore *core, PtmProbe *p, uint64_t k, bool v)
 {
     unsigned i = p->nflag;
 
+    /* a change to what the flag will be anyway changes nothing */
+    if (p->nflag && p->flagq[p->nflag - 1].k <= k &&
+        p->flagq[p->nflag - 1].v == v) {
+        return;
+    }
+
     if (p->nflag == PTM_FLAG_CHANGES) {
         p->flag = p->flagq[0].v;        /* long since shown */
         memmove(&p->flagq[0], &p->flagq[1],
