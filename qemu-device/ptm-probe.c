@@ -144,23 +144,40 @@ void ptm_probe_order_free(PtmProbe *p)
 /* Calls of a source's reset() a search may take before it gives up. */
 #define PTM_RESET_CALLS 4096
 
+/*
+ * The source's answer for the cycles from `from` on: held or not (*held),
+ * for how many cycles; a source without reset() never holds.
+ */
+static uint64_t reset_ask(const PtmCore *core, PtmProbe *p, uint64_t from,
+                          bool *held)
+{
+    uint64_t max = UINT64_MAX - from, n;
+
+    *held = false;
+    if (!core->ops || !core->ops->reset) {
+        return max;
+    }
+    n = core->ops->reset(core->opaque, &p->sh.info, from, max, held);
+    if (n == 0 || n > max) {
+        *held = false;          /* a source that broke its contract */
+        n = max;
+    }
+    return n;
+}
+
 /* Learn whether the probe's reset comes before cycle `until`. */
 static void reset_scan(const PtmCore *core, PtmProbe *p, uint64_t until)
 {
     for (unsigned i = 0; p->rst_at == UINT64_MAX && p->rst_scan <= until &&
          i < PTM_RESET_CALLS; i++) {
-        uint64_t from = p->rst_scan, max = UINT64_MAX - from, n;
-        bool h = false;
+        uint64_t from = p->rst_scan, n;
+        bool h;
 
         if (!core->ops || !core->ops->reset || from == UINT64_MAX) {
             p->rst_scan = UINT64_MAX;
             return;
         }
-        n = core->ops->reset(core->opaque, &p->sh.info, from, max, &h);
-        if (n == 0 || n > max) {
-            h = false;          /* a source that broke its contract */
-            n = max;
-        }
+        n = reset_ask(core, p, from, &h);
         if (h) {
             p->rst_at = from;
         } else {
@@ -215,22 +232,11 @@ uint64_t ptm_probe_next_event(const PtmCore *core, PtmProbe *p)
  */
 uint64_t ptm_probe_reset_end(PtmCore *core, PtmProbe *p, uint64_t from)
 {
-    const bool held = false;
-
-    if (!core->ops || !core->ops->reset) {
-        return from;
-    }
     for (unsigned i = 0; from < UINT64_MAX && i < PTM_RESET_CALLS; i++) {
-        bool h = false;
-        uint64_t max = UINT64_MAX - from;
-        uint64_t n = core->ops->reset(core->opaque, &p->sh.info, from, max,
-                                      &h);
+        bool h;
+        uint64_t n = reset_ask(core, p, from, &h);
 
-        if (n == 0 || n > max) {
-            h = false;          /* a source that broke its contract */
-            n = max;
-        }
-        if (h == held) {
+        if (!h) {
             return from;
         }
         from += n;
@@ -325,6 +331,31 @@ static bool count_memo(PtmCore *core, PtmProbe *p, const PtmChunk *ch)
     return true;
 }
 
+/*
+ * core->chunk describes the cycles [start, start + n) of a probe, n <= max:
+ * the source's chunk, or idle for a probe without one or a chunk that
+ * breaks the contract. Returns n.
+ */
+static uint64_t probe_fill(PtmCore *core, PtmProbe *p, uint64_t start,
+                           uint64_t max)
+{
+    PtmChunk *ch = core->chunk;
+    uint64_t n = 0;
+
+    if (core->ops) {
+        ch->seg = ch->scratch;
+        ch->nseg = 0;
+        ch->repeat = 1;
+        ch->id = 0;
+        core->ops->fill(core->opaque, &p->sh.info, start, max, ch);
+        n = chunk_cycles(ch);
+    }
+    if (n == 0 || n > max) {
+        n = idle_fill(core, max, ch);
+    }
+    return n;
+}
+
 /* Count the absolute cycles [start, end) of a probe into core->wacc. */
 void ptm_probe_count_span(PtmCore *core, PtmProbe *p, uint64_t start,
                              uint64_t end)
@@ -337,21 +368,8 @@ void ptm_probe_count_span(PtmCore *core, PtmProbe *p, uint64_t start,
         return;
     }
     while (start < end) {
-        uint64_t max = end - start, n = 0;
+        uint64_t n = probe_fill(core, p, start, end - start);
 
-        if (core->ops) {
-            core->chunk->seg = core->chunk->scratch;
-            core->chunk->nseg = 0;
-            core->chunk->repeat = 1;
-            core->chunk->id = 0;
-            core->ops->fill(core->opaque, &p->sh.info, start, max,
-                            core->chunk);
-            n = chunk_cycles(core->chunk);
-        }
-        if (n == 0 || n > max) {
-            /* no source, or one that broke its contract: idle */
-            n = idle_fill(core, max, core->chunk);
-        }
         if (!(core->chunk->id && !core->memo_off &&
               count_memo(core, p, core->chunk))) {
             ptm_count_chunk(&p->sh, &p->cs, core->chunk, core->wacc);
@@ -383,20 +401,9 @@ static void tail_fetch(PtmCore *core, PtmProbe *p, uint64_t a, uint64_t b)
     g_array_set_size(core->tail, 0);
     p->sh.info.settings = core->settings[p->sh.info.endpoint];
     while (a < b) {
-        uint64_t max = b - a, n = 0;
-        PtmChunk *ch = core->chunk;
+        uint64_t n = probe_fill(core, p, a, b - a);
+        const PtmChunk *ch = core->chunk;
 
-        if (core->ops) {
-            ch->seg = ch->scratch;
-            ch->nseg = 0;
-            ch->repeat = 1;
-            ch->id = 0;
-            core->ops->fill(core->opaque, &p->sh.info, a, max, ch);
-            n = chunk_cycles(ch);
-        }
-        if (n == 0 || n > max) {
-            n = idle_fill(core, max, ch);
-        }
         for (uint64_t r = 0; r < ch->repeat; r++) {
             guint at = core->tail->len;
 
