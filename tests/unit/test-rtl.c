@@ -80,6 +80,28 @@ static GArray *expected_words(const char *path)
     return w;
 }
 
+/* A powered-on card of cfg replaying the trace `file` (end=idle). */
+static PtmCore *replay_card(const PtmConfig *cfg, const char *file,
+                            bool reference, PtmGen **gen)
+{
+    PtmCore *core = ptm_core_new(cfg);
+    PtmReplayParams par;
+    PtmGeometry geo;
+    char *err = NULL;
+
+    ptm_core_set_reference(core, reference);
+    ptm_core_geometry(core, &geo);
+    ptm_replay_params_default(&par);
+    g_strlcpy(par.file, file, sizeof(par.file));
+    *gen = ptm_gen_new(&ptm_model_replay, &par, &geo, &err);
+    if (err) {
+        g_error("%s", err);
+    }
+    ptm_core_set_source(core, &ptm_gen_source_ops, *gen);
+    ptm_core_power_on(core, 0);
+    return core;
+}
+
 static void run_periodic(bool reference)
 {
     const char *root = g_getenv("PTM_SOURCE_ROOT");
@@ -89,12 +111,9 @@ static void run_periodic(bool reference)
     char *exp = g_build_filename(dir_vec, "expected.txt", NULL);
     char *tmp, *vcd = unxz(xz, &tmp);
     GArray *want = expected_words(exp);
-    PtmReplayParams par;
-    PtmGeometry geo;
     PtmConfig cfg;
     PtmCore *core;
     PtmGen *g;
-    char *err = NULL;
     uint64_t t;
     unsigned bad = 0;
 
@@ -102,15 +121,7 @@ static void run_periodic(bool reference)
     cfg.pcie_clk_hz = 400000000;
     cfg.dma_clk_hz = 200000000;
     cfg.mi_clk_hz = 100000000;
-    core = ptm_core_new(&cfg);
-    ptm_core_set_reference(core, reference);
-    ptm_core_geometry(core, &geo);
-    ptm_replay_params_default(&par);
-    g_strlcpy(par.file, vcd, sizeof(par.file));
-    g = ptm_gen_new(&ptm_model_replay, &par, &geo, &err);
-    g_assert_null(err);
-    ptm_core_set_source(core, &ptm_gen_source_ops, g);
-    ptm_core_power_on(core, 0);
+    core = replay_card(&cfg, vcd, reference, &g);
 
     /* the SNAPSHOT the recording latched (safe from 145.3 to 154.0 us) */
     t = 150425;
@@ -225,26 +236,13 @@ static void run_vector(const char *name, bool reference)
     char *exp = g_build_filename(dir, "expected.txt", NULL);
     gchar *mi_text = NULL, *exp_text = NULL;
     gchar **ops, **want;
-    PtmReplayParams par;
-    PtmGeometry geo;
     PtmConfig cfg;
     PtmCore *core;
     PtmGen *g;
-    char *err = NULL;
     unsigned wi = 0, bad = 0, reads = 0;
 
     card_config(card, &cfg);
-    core = ptm_core_new(&cfg);
-    ptm_core_set_reference(core, reference);
-    ptm_core_geometry(core, &geo);
-    ptm_replay_params_default(&par);
-    g_strlcpy(par.file, stim, sizeof(par.file));
-    g = ptm_gen_new(&ptm_model_replay, &par, &geo, &err);
-    if (err) {
-        g_error("%s", err);
-    }
-    ptm_core_set_source(core, &ptm_gen_source_ops, g);
-    ptm_core_power_on(core, 0);
+    core = replay_card(&cfg, stim, reference, &g);
     /*
      * The harness drives settings the trace leaves out as 0 (MPS and MRRS
      * 128 B, no extended or 10-bit tags, RCB 64 B): the host's here.
