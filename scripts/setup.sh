@@ -10,7 +10,19 @@
 #   QEMU_SRC             use this QEMU 10.0 source tree or tarball instead of
 #                        Debian's source package
 #   NDK_TELEMETRY_NO_APT set to 1 to skip the package check (non-Debian hosts)
+#
+# With --sanitize it also builds, in a cache slot of its own, a second QEMU
+# with AddressSanitizer and UndefinedBehaviorSanitizer (build/qemu-san/) and
+# the project's QEMU-free parts, unit tests and fuzz targets with clang and
+# both sanitizers (build-san/).
 set -euo pipefail
+
+SANITIZE=0
+case "${1:-}" in
+    --sanitize) SANITIZE=1;;
+    "") ;;
+    *) echo "usage: setup.sh [--sanitize]" >&2; exit 2;;
+esac
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${NDK_TELEMETRY_CACHE:-$HOME/.cache/ndk-pcie-telemetry}
@@ -22,7 +34,7 @@ QEMU_CONFIG=(--python=/usr/bin/python3 --target-list=x86_64-softmmu
 PACKAGES=(build-essential ninja-build python3-venv python3-pip python3-setuptools pkg-config
     libglib2.0-dev zlib1g-dev dpkg-dev seabios libpci-dev pciutils
     busybox-static libfdt-dev liblzma-dev cpio xz-utils qemu-system-data ghdl
-    groff-base man-db python3)
+    groff-base man-db python3 clang libclang-rt-dev llvm)
 JOBS=${JOBS:-$(nproc)}
 
 step() { printf '\n==> %s\n' "$*"; }
@@ -144,11 +156,12 @@ unpack_qemu_source() {
     touch "$src/.ndk-unpacked"
 }
 
-main() {
-    install_packages
-    fetch_qemu_source
-    local key
-    key=$(printf '%s\n' "$QEMU_VERSION" "${QEMU_CONFIG[@]}" "$SRC_ARCHIVE" | sha256sum | cut -c1-10)
+# build_qemu NAME CONFIG...: configure and build QEMU with the device in a
+# cache slot keyed by its configuration; sets QEMU_BLD.
+build_qemu() {
+    local name=$1; shift
+    local config=("$@") key
+    key=$(printf '%s\n' "$QEMU_VERSION" "${config[@]}" "$SRC_ARCHIVE" | sha256sum | cut -c1-10)
     local slot="$CACHE/qemu-$QEMU_VERSION-$key"
     local src="$slot/src" bld="$slot/build"
     mkdir -p "$slot"
@@ -157,16 +170,16 @@ main() {
     "$REPO/scripts/qemu-integrate.sh" "$src" "$REPO"
 
     if [ ! -f "$bld/.ndk-configured" ]; then
-        step "Configuring QEMU $QEMU_VERSION (about 30 s)"
+        step "Configuring $name QEMU $QEMU_VERSION (about 30 s)"
         rm -rf "$bld"; mkdir -p "$bld"
-        (cd "$bld" && "$src/configure" "${QEMU_CONFIG[@]}") > "$slot/configure.log" 2>&1 ||
+        (cd "$bld" && "$src/configure" "${config[@]}") > "$slot/configure.log" 2>&1 ||
             { tail -20 "$slot/configure.log" >&2
               die "QEMU configure failed (log: $slot/configure.log)" \
                   "check that the packages above are installed, then rerun"; }
         touch "$bld/.ndk-configured"
     fi
 
-    step "Building qemu-system-x86_64 and the QTest (first time ~6 min on 2 cores, then seconds)"
+    step "Building $name qemu-system-x86_64 and the QTest (first time ~6 min on 2 cores, sanitized ~12 min, then seconds)"
     local targets=(qemu-system-x86_64 tests/qtest/ndk-pcie-telemetry/ndk-pcie-telemetry-test)
     if ! ninja -C "$bld" -j "$JOBS" "${targets[@]}" > "$slot/build.log" 2>&1 &
     then :; fi
@@ -191,19 +204,45 @@ main() {
             [ -f "$f" ] && [ ! -e "$fw/$(basename "$f")" ] && ln -sf "$f" "$fw/$(basename "$f")"
         done
     done
+    QEMU_BLD=$bld
+}
 
-    step "Building the QEMU-free parts (meson, build/)"
-    if [ ! -f "$REPO/build/build.ninja" ]; then
-        meson setup "$REPO/build" "$REPO" > "$slot/meson-project.log" 2>&1 || { tail -20 "$slot/meson-project.log" >&2;
-            die "meson setup of the project failed (log: $slot/meson-project.log)" "fix the error above and rerun"; }
+# meson_build DIR [OPTIONS...]: set up (once) and build the project in DIR.
+meson_build() {
+    local dir=$1; shift
+    if [ ! -f "$dir/build.ninja" ]; then
+        meson setup "$dir" "$REPO" "$@" > "$CACHE/meson-$(basename "$dir").log" 2>&1 ||
+            { tail -20 "$CACHE/meson-$(basename "$dir").log" >&2
+              die "meson setup of $dir failed (log: $CACHE/meson-$(basename "$dir").log)" \
+                  "fix the error above and rerun"; }
     fi
-    ninja -C "$REPO/build" > "$REPO/build/ndk-build.log" 2>&1 ||
-        { tail -30 "$REPO/build/ndk-build.log" >&2; die "project build failed"; }
+    ninja -C "$dir" > "$dir/ndk-build.log" 2>&1 ||
+        { tail -30 "$dir/ndk-build.log" >&2; die "project build in $dir failed"; }
+}
 
+main() {
+    install_packages
+    fetch_qemu_source
+
+    build_qemu "the" "${QEMU_CONFIG[@]}"
+    local bld=$QEMU_BLD
+    step "Building the QEMU-free parts (meson, build/)"
+    meson_build "$REPO/build"
     ln -sfn "$bld/qemu-system-x86_64" "$REPO/build/qemu-system-x86_64"
     ln -sfn "$bld/tests/qtest/ndk-pcie-telemetry/ndk-pcie-telemetry-test" \
         "$REPO/build/ndk-pcie-telemetry-qtest"
     echo "$QEMU_VERSION" > "$REPO/build/qemu-version"
+
+    if [ "$SANITIZE" = 1 ]; then
+        build_qemu "the sanitized" "${QEMU_CONFIG[@]}" --enable-asan --enable-ubsan
+        mkdir -p "$REPO/build/qemu-san"
+        ln -sfn "$QEMU_BLD/qemu-system-x86_64" "$REPO/build/qemu-san/qemu-system-x86_64"
+        ln -sfn "$QEMU_BLD/tests/qtest/ndk-pcie-telemetry/ndk-pcie-telemetry-test" \
+            "$REPO/build/qemu-san/ndk-pcie-telemetry-qtest"
+        step "Building the QEMU-free parts with clang, ASan, UBSan and the fuzz targets (build-san/)"
+        CC=clang meson_build "$REPO/build-san" -Db_sanitize=address,undefined \
+            -Db_lundef=false -Dfuzz=enabled
+    fi
     step "Ready: build/qemu-system-x86_64 (QEMU $QEMU_VERSION with ndk-pcie-telemetry)"
 }
 
