@@ -388,6 +388,29 @@ ptl_err ptl_devtree_decompress(const void *xz, size_t len, void **fdt,
 ptl_err ptl_devtree_nodes(const void *fdt, size_t len, unsigned endpoint,
                           ptl_node_info **nodes, unsigned *n, ptl_error *err);
 
+/*
+ * 32-bit accesses to a function's configuration space (offsets from its
+ * start). Each returns false when the access failed; error (may be NULL)
+ * then says why, or returns "".
+ */
+typedef struct ptl_config_ops {
+    bool (*read32)(void *opaque, uint32_t offset, uint32_t *value);
+    bool (*write32)(void *opaque, uint32_t offset, uint32_t value);
+    const char *(*error)(void *opaque);
+} ptl_config_ops;
+
+/*
+ * The telemetry nodes of the function named name (for messages) from the
+ * device-tree VSEC at cap: its endpoint register and tree length, the
+ * tree's words (write the index, read the data register), decompressed,
+ * then the nodes on its endpoint. *endpoint: from the VSEC, -1 if not
+ * given or not read. Errors are what ptl_list shows as tree_error; a tree
+ * without a node on this endpoint is PTL_E_NO_NODE (*n is then 0).
+ */
+ptl_err ptl_devtree_read(const ptl_config_ops *ops, void *opaque,
+                         unsigned cap, const char *name, int *endpoint,
+                         ptl_node_info **nodes, unsigned *n, ptl_error *err);
+
 const char *ptl_version_string(void);
 
 #ifdef __cplusplus

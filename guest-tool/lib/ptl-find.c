@@ -387,16 +387,85 @@ static ptl_err parse_filters(scan *s, ptl_error *err)
 }
 
 /* ------------------------------------------------------------------
+ * The device tree behind a device-tree VSEC, through any accessor of the
+ * configuration space: libpci's here, a fuzzer's or a test's elsewhere.
+ */
+ptl_err ptl_devtree_read(const ptl_config_ops *ops, void *opaque,
+                         unsigned cap, const char *name, int *endpoint,
+                         ptl_node_info **nodes, unsigned *n, ptl_error *err)
+{
+    uint32_t endpoint_reg, tree_len, words;
+    const char *why;
+    uint8_t *buf;
+    void *fdt = NULL;
+    size_t fdt_len = 0;
+    ptl_error e = { 0 };
+    ptl_err r;
+
+    *endpoint = -1;
+    *nodes = NULL;
+    *n = 0;
+    if (!ops->read32(opaque, cap + VSEC_ENDPOINT, &endpoint_reg) ||
+        !ops->read32(opaque, cap + VSEC_TREE_LEN, &tree_len)) {
+        why = ops->error ? ops->error(opaque) : NULL;
+        return ptl_set_error(err, PTL_E_DEVTREE, "cannot read the "
+                             "capabilities of %s: %s", name, why ? why : "");
+    }
+    *endpoint = (endpoint_reg & 0x80000000u) ? (int)(endpoint_reg & 0xf) : -1;
+    if (tree_len == 0 || tree_len > TREE_MAX_BYTES) {
+        return ptl_set_error(err, PTL_E_DEVTREE, "the device tree of %s "
+                             "cannot be read: its capability gives a length "
+                             "of %u bytes", name, tree_len);
+    }
+    buf = calloc(1, tree_len);
+    if (!buf) {
+        return ptl_set_error(err, PTL_E_INTERNAL, "out of memory");
+    }
+    words = (tree_len + 3) / 4;
+    for (uint32_t i = 0; i < words; i++) {
+        bool selected = ops->write32(opaque, cap + VSEC_TREE_SEL, i);
+        uint32_t w;
+
+        if (!selected || !ops->read32(opaque, cap + VSEC_TREE_DATA, &w)) {
+            why = ops->error ? ops->error(opaque) : NULL;
+            free(buf);
+            return ptl_set_error(err, PTL_E_DEVTREE, "the device tree of %s "
+                                 "cannot be read: %s word %u failed%s%s",
+                                 name, selected ? "reading" : "selecting", i,
+                                 why && *why ? ": " : "", why ? why : "");
+        }
+        for (unsigned k = 0; k < 4; k++) {
+            if (4 * i + k < tree_len) {
+                buf[4 * i + k] = (uint8_t)(w >> (8 * k));
+            }
+        }
+    }
+    r = ptl_devtree_decompress(buf, tree_len, &fdt, &fdt_len, &e);
+    free(buf);
+    if (r == PTL_OK) {
+        r = ptl_devtree_nodes(fdt, fdt_len, *endpoint < 0 ? 0 : *endpoint,
+                              nodes, n, &e);
+        free(fdt);
+    }
+    if (r != PTL_OK) {
+        return ptl_set_error(err, r, "the device tree of %s cannot be read: "
+                             "%s", name, e.msg);
+    }
+    if (*n == 0) {
+        return ptl_set_error(err, PTL_E_NO_NODE, "%s has no telemetry block "
+                             "(no node compatible with %s on endpoint %d in "
+                             "its device tree)", name, PTL_COMPATIBLE,
+                             *endpoint < 0 ? 0 : *endpoint);
+    }
+    return PTL_OK;
+}
+
+/* ------------------------------------------------------------------
  * The device tree of one function.
  */
 typedef struct tree_ctx {
     struct pci_dev *dev;
     int cap;                    /* VSEC offset, 0 if none */
-    uint32_t endpoint_reg;
-    uint32_t tree_len;
-    uint8_t *buf;
-    bool write_failed;
-    uint32_t failed_word;
 } tree_ctx;
 
 static void find_vsec_cb(void *ctx)
@@ -420,33 +489,57 @@ static void find_vsec_cb(void *ctx)
             t->cap = c->addr;
         }
     }
-    if (t->cap) {
-        t->endpoint_reg = pci_read_long(t->dev, t->cap + VSEC_ENDPOINT);
-        t->tree_len = pci_read_long(t->dev, t->cap + VSEC_TREE_LEN);
-    }
 }
 
-static void read_tree_cb(void *ctx)
+/* One libpci access, guarded: libpci's errors do not return. */
+typedef struct cfg_access {
+    struct pci_dev *dev;
+    uint32_t offset, value;
+    bool ok;
+} cfg_access;
+
+static void cfg_read_cb(void *ctx)
 {
-    tree_ctx *t = ctx;
-    uint32_t words = (t->tree_len + 3) / 4;
+    cfg_access *a = ctx;
 
-    for (uint32_t i = 0; i < words; i++) {
-        uint32_t w;
-
-        if (!pci_write_long(t->dev, t->cap + VSEC_TREE_SEL, i)) {
-            t->write_failed = true;
-            t->failed_word = i;
-            return;
-        }
-        w = pci_read_long(t->dev, t->cap + VSEC_TREE_DATA);
-        for (unsigned k = 0; k < 4; k++) {
-            if (4 * i + k < t->tree_len) {
-                t->buf[4 * i + k] = (uint8_t)(w >> (8 * k));
-            }
-        }
-    }
+    a->value = pci_read_long(a->dev, (int)a->offset);
 }
+
+static void cfg_write_cb(void *ctx)
+{
+    cfg_access *a = ctx;
+
+    a->ok = pci_write_long(a->dev, (int)a->offset, a->value);
+}
+
+static bool pci_cfg_read32(void *opaque, uint32_t offset, uint32_t *value)
+{
+    cfg_access a = { .dev = opaque, .offset = offset };
+
+    if (!pci_guard(cfg_read_cb, &a)) {
+        return false;
+    }
+    *value = a.value;
+    return true;
+}
+
+static bool pci_cfg_write32(void *opaque, uint32_t offset, uint32_t value)
+{
+    cfg_access a = { .dev = opaque, .offset = offset, .value = value };
+
+    return pci_guard(cfg_write_cb, &a) && a.ok;
+}
+
+static const char *pci_cfg_error(void *opaque)
+{
+    return pci_msg;
+}
+
+static const ptl_config_ops pci_cfg_ops = {
+    .read32 = pci_cfg_read32,
+    .write32 = pci_cfg_write32,
+    .error = pci_cfg_error,
+};
 
 static void cand_fail(cand *c, ptl_err code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -519,8 +612,6 @@ static bool check_config(scan *s, cand *c)
 static void probe_tree(scan *s, cand *c)
 {
     tree_ctx t = { .dev = c->dev };
-    void *fdt = NULL;
-    size_t fdt_len = 0;
     ptl_error e = { 0 };
     ptl_err r;
 
@@ -539,44 +630,10 @@ static void probe_tree(scan *s, cand *c)
         return;
     }
     c->ci.has_vsec = true;
-    c->ci.endpoint = (t.endpoint_reg & 0x80000000u) ?
-                     (int)(t.endpoint_reg & 0xf) : -1;
-    if (t.tree_len == 0 || t.tree_len > TREE_MAX_BYTES) {
-        cand_fail(c, PTL_E_DEVTREE, "the device tree of %s cannot be read: "
-                  "its capability gives a length of %u bytes", c->ci.slot,
-                  t.tree_len);
-        return;
-    }
-    t.buf = calloc(1, t.tree_len);
-    if (!t.buf) {
-        cand_fail(c, PTL_E_INTERNAL, "out of memory");
-        return;
-    }
-    if (!pci_guard(read_tree_cb, &t) || t.write_failed) {
-        cand_fail(c, PTL_E_DEVTREE, "the device tree of %s cannot be read: "
-                  "selecting word %u failed%s%s", c->ci.slot, t.failed_word,
-                  pci_msg[0] ? ": " : "", pci_msg);
-        free(t.buf);
-        return;
-    }
-    r = ptl_devtree_decompress(t.buf, t.tree_len, &fdt, &fdt_len, &e);
-    free(t.buf);
-    if (r == PTL_OK) {
-        r = ptl_devtree_nodes(fdt, fdt_len,
-                              c->ci.endpoint < 0 ? 0 : c->ci.endpoint,
-                              &c->ci.nodes, &c->ci.nnodes, &e);
-        free(fdt);
-    }
+    r = ptl_devtree_read(&pci_cfg_ops, c->dev, (unsigned)t.cap, c->ci.slot,
+                         &c->ci.endpoint, &c->ci.nodes, &c->ci.nnodes, &e);
     if (r != PTL_OK) {
-        cand_fail(c, r, "the device tree of %s cannot be read: %s",
-                  c->ci.slot, e.msg);
-        return;
-    }
-    if (c->ci.nnodes == 0) {
-        cand_fail(c, PTL_E_NO_NODE, "%s has no telemetry block (no node "
-                  "compatible with %s on endpoint %d in its device tree)",
-                  c->ci.slot, PTL_COMPATIBLE,
-                  c->ci.endpoint < 0 ? 0 : c->ci.endpoint);
+        cand_fail(c, r, "%s", e.msg);
     }
 }
 
