@@ -1143,6 +1143,10 @@ char *ptm_core_load(PtmCore *core, const void *buf, size_t len)
     tmp->ops = core->ops;
     tmp->opaque = core->opaque;
     err = load_into(tmp, buf, len);
+    if (!err) {
+        /* what the model never reaches by itself is refused too */
+        err = ptm_core_check(tmp);
+    }
     PtmCore keep;
 
     if (!err) {

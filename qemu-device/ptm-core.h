@@ -266,6 +266,31 @@ uint64_t ptm_core_lost_deltas(const PtmCore *core);
 /* Deltas applied by the accumulator so far (diagnostics). */
 uint64_t ptm_core_applied_deltas(const PtmCore *core);
 
+/*
+ * The invariants every state of the model satisfies; NULL, or a message
+ * (g_free) naming the first that fails:
+ * - sizes and indices: queues (waiting commands, settings changes, status
+ *   words, flag changes) within their arrays; the round robin's stream,
+ *   FIFO heads and delta channels within the probe;
+ * - counters: every entry of both copies (and of the copies a running
+ *   sweep reads from) fits CNT_WIDTH;
+ * - windows of each probe: epoch start <= counted <= drained, counting
+ *   ahead at its window's last edge, positions far from overflow;
+ * - FIFO counts: at most 2 in the output registers and ITEMS in memory,
+ *   and the writer's view agrees (written - seen = held - read + unseen
+ *   reads); entries in write order, of drained windows of the epoch;
+ * - settled: every drained window counted, no loss left to apply (each
+ *   public operation ends so);
+ * - clock positions against the evaluated MI cycle M: every probe's next
+ *   drain (or reset) after M; the accumulator, commands, FIFO entries and
+ *   reads at most a few cycles (a command's sweeps) past M; waiting
+ *   commands and settings changes after M and in order; M within the
+ *   clock's range.
+ * A state that passes is evaluated on in time bounded by the virtual time
+ * asked for: nothing before M is left to catch up.
+ */
+char *ptm_core_check(const PtmCore *core);
+
 /* Migration: the whole dynamic state as a byte string. */
 void *ptm_core_save(const PtmCore *core, size_t *len);
 /* Returns NULL on success, else a message to g_free(). */

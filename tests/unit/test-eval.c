@@ -50,6 +50,17 @@ static void twin_free(Twin *tw)
     ptm_gen_free(tw->gen);
 }
 
+/* Both states keep the model's invariants after every access. */
+static void twin_check(Twin *tw)
+{
+    char *ef = ptm_core_check(tw->fast), *er = ptm_core_check(tw->ref);
+
+    if (ef || er) {
+        g_error("t=%" G_GUINT64_FORMAT " ns: fast: %s; reference: %s",
+                tw->t, ef ? ef : "ok", er ? er : "ok");
+    }
+}
+
 static uint64_t twin_read(Twin *tw, uint32_t addr, unsigned size)
 {
     uint64_t a = ptm_core_read(tw->fast, tw->t, addr, size);
@@ -60,6 +71,7 @@ static uint64_t twin_read(Twin *tw, uint32_t addr, unsigned size)
                 G_GINT64_MODIFIER "x, reference 0x%" G_GINT64_MODIFIER "x",
                 tw->t, addr, a, b);
     }
+    twin_check(tw);
     tw->reads++;
     return a;
 }
@@ -68,6 +80,7 @@ static void twin_write(Twin *tw, uint32_t addr, uint64_t v, unsigned size)
 {
     ptm_core_write(tw->fast, tw->t, addr, v, size);
     ptm_core_write(tw->ref, tw->t, addr, v, size);
+    twin_check(tw);
 }
 
 /* Every counter, both copies, and the registers that change. */

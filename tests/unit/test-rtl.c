@@ -269,6 +269,15 @@ static void run_vector(const char *name, bool reference)
                    &data) < 2) {
             g_error("%s: bad line %s", mi, *l);
         }
+        /* the state keeps the model's invariants between accesses */
+        {
+            char *why = ptm_core_check(core);
+
+            if (why) {
+                g_error("%s: before MI %" G_GUINT64_FORMAT ": %s", name, m,
+                        why);
+            }
+        }
         /* MI edge m at m periods after time 0 */
         t = (uint64_t)((unsigned __int128)m * 1000000000u / cfg.mi_clk_hz);
         if (!strcmp(op, "wr")) {
