@@ -258,7 +258,12 @@ static void probe_reset_event(PtmCore *core, PtmProbe *p)
         p->origin = UINT64_MAX / 4;
         ptm_probe_reset_from(p, UINT64_MAX);
     } else {
-        p->origin = r1 - 1;
+        /*
+         * The epoch starts with the last held cycle. A reset the source
+         * does not hold after all (only a state loaded from elsewhere
+         * claims one) holds no cycle: the epoch starts where it was.
+         */
+        p->origin = r1 > r0 ? r1 - 1 : r0;
         ptm_probe_reset_from(p, r1);
     }
     ptm_eval_restart(core);
