@@ -16,6 +16,7 @@
 #include "ptm-core.h"
 #include "ptm-gen.h"
 #include "ptm-pattern.h"
+#include "ptm-ptc.h"
 #include "test-support.h"
 
 typedef struct Twin {
@@ -363,6 +364,88 @@ static void test_live_change(void)
     (void)m;
 }
 
+/* A live change as the device makes it: the model up to now first. */
+static char *twin_set_params(Twin *tw, const void *par)
+{
+    ptm_core_advance(tw->fast, tw->t);
+    ptm_core_advance(tw->ref, tw->t);
+    return ptm_gen_set_params(tw->gen, par,
+                              ptm_core_next_pcie_window(tw->fast, tw->t),
+                              tw->t);
+}
+
+/*
+ * Live changes of every parameter of the models that draw random numbers,
+ * the seed among them. First the case a fuzz input found: ptc's seed
+ * changed within a group of windows that share one jitter level, whose
+ * level was still the old seed's for whichever side asked first.
+ */
+static void test_live_change_seeded(void)
+{
+    static const char *const models[] = { "ptc", "random" };
+    PtmConfig cfg;
+    Twin tw;
+
+    ptm_config_default(&cfg);
+    twin_init(&tw, &cfg, make_gen(&cfg, "ptc", NULL));
+    {
+        PtmPtcParams par = *(const PtmPtcParams *)ptm_gen_params(tw.gen);
+
+        tw.t = 36;
+        twin_write(&tw, PTM_REG_COMMAND, PTM_CMD_SNAPSHOT | PTM_CMD_CLEAR, 4);
+        par.seed = 0;
+        g_assert_null(twin_set_params(&tw, &par));
+        for (unsigned i = 0; i < 3; i++) {
+            tw.t += 50000;
+            twin_write(&tw, PTM_REG_COMMAND, PTM_CMD_SNAPSHOT, 4);
+        }
+        twin_read_all(&tw);
+    }
+    twin_free(&tw);
+
+    for (unsigned k = 0; k < G_N_ELEMENTS(models); k++) {
+        const PtmGenModel *m = ptm_gen_model_find(models[k]);
+        GRand *r = g_rand_new_with_seed(11 + k);
+        const PtmParamDesc *seed = NULL;
+        void *par;
+
+        for (unsigned j = 0; j < m->nparams; j++) {
+            if (!strcmp(m->params[j].name, "seed")) {
+                seed = &m->params[j];
+            }
+        }
+        g_assert_nonnull(seed);
+        twin_init(&tw, &cfg, make_gen(&cfg, models[k], NULL));
+        par = g_memdup2(ptm_gen_params(tw.gen), m->params_size);
+        for (unsigned i = 0; i < 3 * 2 * m->nparams; i++) {
+            const PtmParamDesc *d = &m->params[i / 6 % m->nparams];
+            char *err;
+
+            /* short steps: changes land within one jitter group */
+            tw.t += g_rand_int_range(r, 0, 8000);
+            twin_random_access(&tw, r);
+            if (i % 3 != 2) {
+                continue;
+            }
+            ptm_param_set(d, par, d->min + (int64_t)(g_rand_double(r) *
+                                                     (d->max - d->min)));
+            if (i % 2) {
+                ptm_param_set(seed, par, g_rand_int(r));
+            }
+            err = twin_set_params(&tw, par);
+            if (err) {
+                /* values that do not fit together: back to those in force */
+                g_free(err);
+                memcpy(par, ptm_gen_params(tw.gen), m->params_size);
+            }
+        }
+        twin_read_all(&tw);
+        twin_free(&tw);
+        g_free(par);
+        g_rand_free(r);
+    }
+}
+
 /* Settings of the function change between accesses. */
 static void test_settings_change(void)
 {
@@ -587,6 +670,65 @@ static void test_long_unread(void)
     twin_free(&tw);
 }
 
+/*
+ * A state saved by the fast evaluation goes on in the reference one (and
+ * the other way round) exactly as the saver would have: saved states are
+ * settled. The soak benchmark checks QEMU's long runs this way.
+ */
+static void test_load_across(void)
+{
+    static const char *const models[] = { "ptc", "random", "pattern" };
+
+    for (unsigned k = 0; k < G_N_ELEMENTS(models); k++) {
+        GRand *r = g_rand_new_with_seed(500 + k);
+        PtmConfig cfg;
+        Twin tw, cross;
+        size_t len;
+        void *blob;
+
+        ptm_config_default(&cfg);
+        cfg.pcie_endpoints = 2;
+        twin_init(&tw, &cfg, make_gen(&cfg, models[k],
+                                      k == 2 ? first_pattern : NULL));
+        twin_run(&tw, r, 80, 1);
+        /* the fast one's state into a reference core, and back */
+        cross = tw;
+        cross.fast = ptm_core_new(&cfg);
+        cross.ref = ptm_core_new(&cfg);
+        ptm_core_set_reference(cross.ref, true);
+        ptm_core_set_source(cross.fast, &ptm_gen_source_ops, tw.gen);
+        ptm_core_set_source(cross.ref, &ptm_gen_source_ops, tw.gen);
+        blob = ptm_core_save(tw.fast, &len);
+        g_assert_null(ptm_core_load(cross.ref, blob, len));
+        g_free(blob);
+        blob = ptm_core_save(tw.ref, &len);
+        g_assert_null(ptm_core_load(cross.fast, blob, len));
+        g_free(blob);
+        for (unsigned i = 0; i < 120; i++) {
+            uint64_t step = random_step(r);
+
+            tw.t += step;
+            cross.t = tw.t;
+            if (i % 7 == 0) {
+                twin_write(&tw, PTM_REG_COMMAND, PTM_CMD_SNAPSHOT, 4);
+                twin_write(&cross, PTM_REG_COMMAND, PTM_CMD_SNAPSHOT, 4);
+            }
+            for (unsigned e = 0; e < ptm_core_layout(tw.fast)->entries; e++) {
+                uint64_t a = twin_read(&tw, PTM_CNT_BASE + 8 * e, 8);
+                uint64_t b = twin_read(&cross, PTM_CNT_BASE + 8 * e, 8);
+
+                g_assert_cmphex(a, ==, b);
+            }
+            g_assert_cmphex(twin_read(&tw, PTM_REG_STATUS, 4), ==,
+                            twin_read(&cross, PTM_REG_STATUS, 4));
+        }
+        ptm_core_free(cross.fast);
+        ptm_core_free(cross.ref);
+        twin_free(&tw);
+        g_rand_free(r);
+    }
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -599,8 +741,10 @@ int main(int argc, char **argv)
     }
     g_test_add_func("/eval/geometries", test_geometries);
     g_test_add_func("/eval/live-change", test_live_change);
+    g_test_add_func("/eval/live-change-seeded", test_live_change_seeded);
     g_test_add_func("/eval/settings-change", test_settings_change);
     g_test_add_func("/eval/long-unread", test_long_unread);
+    g_test_add_func("/eval/load-across", test_load_across);
     g_test_add_func("/eval/replay", test_replay);
     g_test_add_func("/eval/scenario", test_scenario);
     g_test_add_func("/eval/resets", test_resets);
