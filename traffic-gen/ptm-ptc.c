@@ -260,6 +260,7 @@ typedef struct Piece {
 typedef struct PtcCache {
     Decision decision[8];
     uint64_t level_group[PTM_MAX_ENDPOINTS];    /* jitter group + 1 */
+    uint32_t level_seed[PTM_MAX_ENDPOINTS];     /* the seed it came from */
     uint32_t level[PTM_MAX_ENDPOINTS];
     uint16_t index[64];                         /* plan slot + 1 by hash */
     PassCounts *pass[2];                        /* by domain, PLANS each */
@@ -405,12 +406,15 @@ static void decide(const PtmGen *gen, const PtmPtcParams *p,
     uint32_t level;
     Decision *dc;
 
-    if (c->level_group[e] != block / JITTER_BLOCKS + 1) {
+    /* a live change of the seed may come within a group: key on both */
+    if (c->level_group[e] != block / JITTER_BLOCKS + 1 ||
+        c->level_seed[e] != p->seed) {
         PtmRng r = { ptm_hash(p->seed, block / JITTER_BLOCKS + 5 * e,
                               0, 0x707463) };
 
         c->level[e] = ptm_rng_next(&r) % 8;
         c->level_group[e] = block / JITTER_BLOCKS + 1;
+        c->level_seed[e] = p->seed;
     }
     level = c->level[e];
     dc = &c->decision[level];
