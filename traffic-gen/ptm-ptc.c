@@ -63,6 +63,11 @@ static char *ptc_check(const void *params, const PtmGeometry *geo)
         return g_strdup_printf("ptc needs a drain period of at least %u "
                                "cycles", PTC_PERIOD);
     }
+    /* a schedule holds at most PTC_PERIOD cycles of either clock */
+    if (geo->dma_hz > geo->pcie_hz) {
+        return g_strdup("ptc needs a DMA clock no faster than the PCIe "
+                        "clock");
+    }
     if ((uint64_t)PTC_PERIOD * geo->dma_hz % geo->pcie_hz) {
         return g_strdup("ptc needs a DMA clock that is a whole fraction of "
                         "256 PCIe cycles (e.g. half of it)");
