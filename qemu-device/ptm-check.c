@@ -87,10 +87,21 @@ static char *check_probe(const PtmCore *core, const PtmProbe *p, unsigned i)
         prev = pos;
         last_vis = d->vis;
     }
+    /* reads and pops already made: in order, none after M */
+    prev = 0;
     for (unsigned k = 0; k < p->nrq; k++) {
-        if (p->rq[(p->rq_head + k) & p->ring_mask] > M + SLACK) {
-            FAIL("probe %u: a FIFO read after the evaluated time", i);
+        uint64_t f = p->rq[(p->rq_head + k) & p->ring_mask];
+
+        if (f > M + SLACK || f < prev) {
+            FAIL("probe %u: a FIFO read out of order or after the "
+                 "evaluated time", i);
         }
+        prev = f;
+    }
+    if (p->last_p[0] > M + SLACK || p->last_p[1] > p->last_p[0] ||
+        p->last_f[0] > M + SLACK || p->last_f[1] > p->last_f[0]) {
+        FAIL("probe %u: the last pops out of order or after the evaluated "
+             "time", i);
     }
     /* what crosses to the MI side, oldest first */
     if (p->nword > PTM_WORDS || p->nflag > PTM_FLAG_CHANGES) {
