@@ -388,11 +388,13 @@ static char *vcd_bind(Vcd *v, const Cand *c)
     Sig *sig;
     bool bad = false;
 
+/* the width only of indices known to be in range: others would overflow */
 #define RANGE(sl)                                                           \
     do {                                                                    \
         first = (sl)->b;                                                    \
         dir = (sl)->a >= (sl)->b ? 1 : -1;                                  \
-        bad |= (uint64_t)(((sl)->a - (sl)->b) * dir + 1) != c->size;        \
+        bad = bad ||                                                        \
+              (uint64_t)(((sl)->a - (sl)->b) * dir + 1) != c->size;         \
     } while (0)
 
     for (unsigned i = 0; i < c->nsel; i++) {
