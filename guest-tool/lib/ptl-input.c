@@ -619,7 +619,8 @@ ptl_err ptl_input_next(ptl_input *in, ptl_data **d, double *seconds,
                                  "(a document is a JSON object), found byte "
                                  "0x%02x", in->line, in->col, ch);
             }
-            if (scan_end(in, &end)) {
+            /* one read can bring a whole document above the limit */
+            if (scan_end(in, &end) && end <= PTL_INPUT_MAX_DOCUMENT) {
                 complete = true;
                 break;
             }

@@ -423,24 +423,93 @@ static bool grow(parser *ps, ptl_json *v, size_t *cap, bool keys)
     return false;
 }
 
-static bool parse_container(parser *ps, ptl_json *v, unsigned depth)
+/*
+ * The keys of one object, for the duplicate check: a search through all
+ * earlier keys is quadratic in the members, minutes for an object of a few
+ * MiB. Small objects are searched; from KEYSET_MIN members on, a hash
+ * table of indexes into the keys.
+ */
+#define KEYSET_MIN 16
+
+typedef struct keyset {
+    size_t *slot;               /* index + 1 into the keys, 0 = free */
+    size_t size;                /* a power of 2, 0 while searched */
+} keyset;
+
+static size_t key_hash(const char *s)
 {
-    bool object = *ps->p == '{';
+    uint64_t h = 14695981039346656037ull;      /* FNV-1a */
+
+    while (*s) {
+        h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+    }
+    return (size_t)h;
+}
+
+static void keyset_put(keyset *ks, char *const *keys, size_t i)
+{
+    size_t at = key_hash(keys[i]) & (ks->size - 1);
+
+    while (ks->slot[at]) {
+        at = (at + 1) & (ks->size - 1);
+    }
+    ks->slot[at] = i + 1;
+}
+
+/* Room for keys[0..n] at most half full; false when out of memory. */
+static bool keyset_grow(keyset *ks, char *const *keys, size_t n)
+{
+    size_t size = ks->size ? ks->size : 4 * KEYSET_MIN;
+
+    while (size < 2 * (n + 1)) {
+        size *= 2;
+    }
+    if (size == ks->size) {
+        return true;
+    }
+    free(ks->slot);
+    ks->slot = calloc(size, sizeof(*ks->slot));
+    ks->size = ks->slot ? size : 0;
+    if (!ks->slot) {
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        keyset_put(ks, keys, i);
+    }
+    return true;
+}
+
+/* The index of key among keys[0..n), or n when it is not there. */
+static size_t keyset_find(const keyset *ks, char *const *keys, size_t n,
+                          const char *key)
+{
+    size_t at;
+
+    if (!ks->size) {
+        for (size_t i = 0; i < n; i++) {
+            if (!strcmp(keys[i], key)) {
+                return i;
+            }
+        }
+        return n;
+    }
+    for (at = key_hash(key) & (ks->size - 1); ks->slot[at];
+         at = (at + 1) & (ks->size - 1)) {
+        if (!strcmp(keys[ks->slot[at] - 1], key)) {
+            return ks->slot[at] - 1;
+        }
+    }
+    return n;
+}
+
+static bool parse_members(parser *ps, ptl_json *v, unsigned depth,
+                          keyset *ks)
+{
+    bool object = v->type == PTL_JSON_OBJECT;
     char close = object ? '}' : ']';
     size_t cap = 0;
     char buf[16];
 
-    if (depth >= PTL_JSON_MAX_DEPTH) {
-        return fail_at(ps, ps->p, "nested deeper than %d levels",
-                       PTL_JSON_MAX_DEPTH);
-    }
-    v->type = object ? PTL_JSON_OBJECT : PTL_JSON_ARRAY;
-    ps->p++;
-    skip_ws(ps);
-    if (ps->p < ps->end && *ps->p == close) {
-        ps->p++;
-        return true;
-    }
     for (;;) {
         char *key = NULL;
 
@@ -449,6 +518,7 @@ static bool parse_container(parser *ps, ptl_json *v, unsigned depth)
         }
         if (object) {
             const char *at = ps->p;
+            size_t dup;
 
             if (ps->p >= ps->end || *ps->p != '"') {
                 return fail_at(ps, ps->p, "expected a key (a string), found "
@@ -458,12 +528,17 @@ static bool parse_container(parser *ps, ptl_json *v, unsigned depth)
             if (!key) {
                 return false;
             }
-            for (size_t i = 0; i < v->n; i++) {
-                if (!strcmp(v->keys[i], key)) {
-                    free(key);
-                    return fail_at(ps, at, "duplicate key \"%.64s\"",
-                                   v->keys[i]);
-                }
+            dup = keyset_find(ks, v->keys, v->n, key);
+            if (dup < v->n) {
+                free(key);
+                return fail_at(ps, at, "duplicate key \"%.64s\"",
+                               v->keys[dup]);
+            }
+            if (v->n + 1 >= KEYSET_MIN && !keyset_grow(ks, v->keys, v->n)) {
+                free(key);
+                ptl_set_error(ps->err, PTL_E_INTERNAL, "out of memory");
+                ps->failed = true;
+                return false;
             }
             skip_ws(ps);
             if (ps->p >= ps->end || *ps->p != ':') {
@@ -477,6 +552,9 @@ static bool parse_container(parser *ps, ptl_json *v, unsigned depth)
         memset(&v->items[v->n], 0, sizeof(v->items[v->n]));
         if (object) {
             v->keys[v->n] = key;
+            if (ks->size) {
+                keyset_put(ks, v->keys, v->n);
+            }
         }
         v->n++;
         if (!parse_value(ps, &v->items[v->n - 1], depth + 1)) {
@@ -495,6 +573,28 @@ static bool parse_container(parser *ps, ptl_json *v, unsigned depth)
         return fail_at(ps, ps->p, "expected ',' or '%c', found %s", close,
                        found(ps, ps->p, buf, sizeof(buf)));
     }
+}
+
+static bool parse_container(parser *ps, ptl_json *v, unsigned depth)
+{
+    char close = *ps->p == '{' ? '}' : ']';
+    keyset ks = { 0 };
+    bool ok;
+
+    if (depth >= PTL_JSON_MAX_DEPTH) {
+        return fail_at(ps, ps->p, "nested deeper than %d levels",
+                       PTL_JSON_MAX_DEPTH);
+    }
+    v->type = close == '}' ? PTL_JSON_OBJECT : PTL_JSON_ARRAY;
+    ps->p++;
+    skip_ws(ps);
+    if (ps->p < ps->end && *ps->p == close) {
+        ps->p++;
+        return true;
+    }
+    ok = parse_members(ps, v, depth, &ks);
+    free(ks.slot);
+    return ok;
 }
 
 /* A value at ps->p (whitespace skipped). */
