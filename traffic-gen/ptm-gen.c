@@ -506,6 +506,10 @@ char *ptm_gen_load(PtmGen *g, const void *buf, size_t len)
         if (!err && m->check) {
             err = m->check(params[i], &g->geo);
         }
+        /* versions take effect one after another */
+        if (!err && i && from[i] <= from[i - 1]) {
+            err = g_strdup("traffic state: versions out of order");
+        }
     }
     if (!err && len) {
         err = g_strdup("traffic state: trailing bytes");
