@@ -91,6 +91,17 @@ static void set_bit(uint64_t *w, unsigned b)
     w[b / 64] |= 1ull << (b % 64);
 }
 
+/* Set bits [from, to) of w, a word at a time. */
+static void set_bits(uint64_t *w, unsigned from, unsigned to)
+{
+    while (from < to) {
+        unsigned n = MIN(to - from, 64 - from % 64);
+
+        w[from / 64] |= (n == 64 ? ~0ull : (1ull << n) - 1) << (from % 64);
+        from += n;
+    }
+}
+
 /* Reference as written -> lower-case base name and up to two indices. */
 static bool parse_ref(const char *ref, char **base, Sel *sel, unsigned *nsel)
 {
@@ -356,9 +367,7 @@ static Sig *vcd_sig(Vcd *v, const Cand *c, uint32_t *index, char **err)
     s->nxt_v = s->cur_u + s->words;
     s->nxt_u = s->nxt_v + s->words;
     /* nothing dumped yet reads as x */
-    for (unsigned b = 0; b < s->size; b++) {
-        set_bit(s->cur_u, b);
-    }
+    set_bits(s->cur_u, 0, s->size);
     g_ptr_array_add(v->sigs, s);
     *index = v->sigs->len - 1;
     g_hash_table_insert(v->ids, g_strdup(c->id), GUINT_TO_POINTER(*index + 1));
@@ -784,11 +793,18 @@ static char *vcd_change(Vcd *v, Sig *s, const char *val, size_t len)
         return ptm_rd_error(v->rd.path, v->rd.line, "value '%.*s' does not fit "
                         "%u bits", (int)MIN(len, 80), val, s->size);
     }
-    /* a shorter value extends 0 and 1 with 0, x and z with themselves */
+    /*
+     * a shorter value extends 0 and 1 with 0, x and z with themselves: the
+     * extension a word at a time, as a short value of a wide signal must
+     * not cost a loop over its bits
+     */
     pad = logic_value(val[0]) == 2 ? 2 : 0;
     memset(s->nxt_v, 0, 2 * s->words * sizeof(uint64_t));
-    for (unsigned b = 0; b < s->size; b++) {
-        int x = b < len ? logic_value(val[len - 1 - b]) : pad;
+    if (pad) {
+        set_bits(s->nxt_u, len, s->size);
+    }
+    for (unsigned b = 0; b < len; b++) {
+        int x = logic_value(val[len - 1 - b]);
 
         if (x < 0) {
             return ptm_rd_error(v->rd.path, v->rd.line, "bad value '%.*s'",

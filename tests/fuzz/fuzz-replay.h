@@ -258,9 +258,11 @@ static inline void fz_play(const FzCard *c, const PtmReplayTrace *t,
 
                 fz_span(g, sh, 0, MIN(n, 800) + 40);
                 if (n > 800) {
-                    /* the end of the trace and what follows it */
+                    /* the end of the trace */
                     fz_span(g, sh, n - 30, 60);
                 }
+                /* after the end: idle, the last cycle held, or a turn */
+                fz_span(g, sh, n + 5, 20);
                 if (m == 2 && n) {
                     /* a later turn, from the middle of a run */
                     fz_span(g, sh, 3 * n + n / 2, MIN(n, 300) + 20);
@@ -288,9 +290,9 @@ static inline void fz_play(const FzCard *c, const PtmReplayTrace *t,
 
 /*
  * Load the file for a card; free the message if it does not load, else
- * play it (play: 0 not, 1 looped, 2 in every end mode).
+ * play it (play: 0 not, 1 looped, 2 in every end mode). Whether it loads.
  */
-static inline void fz_load(const FzCard *c, const char *path,
+static inline bool fz_load(const FzCard *c, const char *path,
                            const char *scope, unsigned play)
 {
     char *err = NULL;
@@ -299,13 +301,28 @@ static inline void fz_load(const FzCard *c, const char *path,
     if (!t) {
         FZ_CHECK(err && *err);
         g_free(err);
-        return;
+        return false;
     }
     FZ_CHECK(!err);
     if (play) {
         fz_play(c, t, path, scope, play == 2);
     }
     ptm_replay_unref(t);
+    return true;
+}
+
+/*
+ * A trace that loaded removed before it is first played: the generator
+ * plays idle (and says so) rather than fail. Removes the file.
+ */
+static inline void fz_gone(const FzCard *c, const char *path,
+                           const char *scope)
+{
+    PtmGen *g = fz_replay_gen(c, path, scope, "loop");
+
+    g_unlink(path);
+    fz_span(g, &c->sh[0], 0, 50);
+    ptm_gen_free(g);
 }
 
 /* First non-blank byte is '$': what the loader takes for a VCD. */

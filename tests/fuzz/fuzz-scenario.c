@@ -65,7 +65,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         ptm_gen_free(g);
     }
+    /* the file removed after the check: an idle link, and a warning */
+    g = scenario_gen(&cards[0], path, true);
     g_unlink(path);
+    if (g) {
+        fz_span(g, &cards[0].sh[0], 0, 50);
+        ptm_gen_free(g);
+    }
     g_free(path);
     return 0;
 }

@@ -25,8 +25,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ready = true;
     }
     path = fz_write(data, size, ".txt");
-    fz_load(&cards[0], path, "", 2);
     fz_load(&cards[1], path, "", 1);
+    if (fz_load(&cards[0], path, "", 2)) {
+        fz_gone(&cards[0], path, "");
+    }
     g_unlink(path);
     g_free(path);
     return 0;

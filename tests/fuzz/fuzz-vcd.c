@@ -28,8 +28,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     path = fz_write(data, size, ".vcd");
     /* a named scope, in the spelling the parameter allows (not played) */
     fz_load(&cards[0], path, "/TB/dut.", 0);
-    fz_load(&cards[0], path, "", 2);
     fz_load(&cards[1], path, "", 1);
+    if (fz_load(&cards[0], path, "", 2)) {
+        fz_gone(&cards[0], path, "");
+    }
     g_unlink(path);
     g_free(path);
     return 0;
