@@ -168,7 +168,7 @@ char *ptm_core_check(const PtmCore *core)
     for (unsigned k = 0; k < core->nchanges; k++) {
         const PtmSettingsChange *ch = &core->changes[k];
 
-        if (ch->endpoint >= core->cfg.pcie_endpoints || ch->mi <= M ||
+        if (ch->endpoint >= PTM_MAX_ENDPOINTS || ch->mi <= M ||
             ch->mi > max_mi || (k && ch->mi < core->changes[k - 1].mi)) {
             FAIL("settings change %u out of range", k);
         }
