@@ -91,21 +91,27 @@ static uint64_t now_ns(void)
 
 static void ndk_telemetry_schedule(NdkPcieTelemetryState *s);
 
-static uint64_t ndk_telemetry_read(void *opaque, hwaddr addr, unsigned size)
+/*
+ * QEMU hands an MMIO access that crosses from one region into the next to
+ * the region it starts in, whole. The card's MI bus decodes every byte by
+ * its own address: bytes outside the block read 0 and are not written,
+ * bytes inside reach the block, whichever side the access starts on. So
+ * both regions pass on the part [addr, addr + size) of the block's
+ * [0, PTM_BAR_SIZE) that an access covers, and only that.
+ */
+static uint64_t ndk_telemetry_block_read(NdkPcieTelemetryState *s,
+                                         hwaddr addr, unsigned size)
 {
-    NdkPcieTelemetryState *s = opaque;
     uint64_t val = ptm_core_read(s->core, now_ns(), addr, size);
 
     ndk_telemetry_schedule(s);
-
     trace_ptm_mmio_read(addr, size, val);
     return val;
 }
 
-static void ndk_telemetry_write(void *opaque, hwaddr addr, uint64_t val,
-                                unsigned size)
+static void ndk_telemetry_block_write(NdkPcieTelemetryState *s, hwaddr addr,
+                                      uint64_t val, unsigned size)
 {
-    NdkPcieTelemetryState *s = opaque;
     uint64_t t = now_ns();
 
     trace_ptm_mmio_write(addr, size, val);
@@ -117,6 +123,20 @@ static void ndk_telemetry_write(void *opaque, hwaddr addr, uint64_t val,
         trace_ptm_command(val & 0xF, ptm_core_mi_cycle(s->core, t),
                           ptm_core_busy_until(s->core));
     }
+}
+
+static uint64_t ndk_telemetry_read(void *opaque, hwaddr addr, unsigned size)
+{
+    /* the bytes past the block's end read 0 */
+    return ndk_telemetry_block_read(opaque, addr,
+                                    MIN(size, PTM_BAR_SIZE - addr));
+}
+
+static void ndk_telemetry_write(void *opaque, hwaddr addr, uint64_t val,
+                                unsigned size)
+{
+    ndk_telemetry_block_write(opaque, addr, val,
+                              MIN(size, PTM_BAR_SIZE - addr));
 }
 
 static const MemoryRegionOps ndk_telemetry_mmio_ops = {
@@ -135,18 +155,35 @@ static const MemoryRegionOps ndk_telemetry_mmio_ops = {
     },
 };
 
-/* BAR0 outside the block: nothing decodes there on the card's MI bus. */
+/*
+ * BAR0 outside the block: nothing decodes there on the card's MI bus. An
+ * access that runs on into the block reaches it with those bytes.
+ */
 static uint64_t ndk_telemetry_unused_read(void *opaque, hwaddr addr,
                                           unsigned size)
 {
+    NdkPcieTelemetryState *s = opaque;
+    hwaddr off = s->block_offset;
+
     trace_ptm_bar_unused(addr, size, 0);
+    if (addr < off && addr + size > off) {
+        return ndk_telemetry_block_read(s, 0, addr + size - off)
+               << 8 * (off - addr);
+    }
     return 0;
 }
 
 static void ndk_telemetry_unused_write(void *opaque, hwaddr addr,
                                        uint64_t val, unsigned size)
 {
+    NdkPcieTelemetryState *s = opaque;
+    hwaddr off = s->block_offset;
+
     trace_ptm_bar_unused(addr, size, 1);
+    if (addr < off && addr + size > off) {
+        ndk_telemetry_block_write(s, 0, val >> 8 * (off - addr),
+                                  addr + size - off);
+    }
 }
 
 static const MemoryRegionOps ndk_telemetry_unused_ops = {
