@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ptm-core.h"
 #include "ptm-gen.h"
@@ -43,7 +44,7 @@ typedef struct FzCard {
     PtmProbeShape sh[2 * PTM_MAX_ENDPOINTS];    /* 2 e + domain */
 } FzCard;
 
-static char *fz_dir;
+static const char *fz_dir;
 static unsigned long fz_serial;
 static PtmChunk *fz_chunk;
 
@@ -57,39 +58,28 @@ static inline void fz_log(const gchar *domain, GLogLevelFlags level,
     }
 }
 
-static inline void fz_cleanup(void)
-{
-    if (fz_dir) {
-        g_rmdir(fz_dir);
-    }
-}
-
-/* Once per process: the scratch directory, the log handler, the chunk. */
+/* Once per process: where inputs go, the log handler, the chunk. */
 static inline void fz_init(void)
 {
     if (fz_chunk) {
         return;
     }
     g_log_set_default_handler(fz_log, NULL);
-    fz_dir = g_strdup("/dev/shm/ptm-fuzz-XXXXXX");
-    if (!g_mkdtemp(fz_dir)) {
-        g_free(fz_dir);
-        fz_dir = g_build_filename(g_get_tmp_dir(), "ptm-fuzz-XXXXXX", NULL);
-        FZ_CHECK(g_mkdtemp(fz_dir));
-    }
-    atexit(fz_cleanup);
+    fz_dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : g_get_tmp_dir();
     fz_chunk = ptm_chunk_new();
 }
 
 /*
- * The input as a new file. A new name each time: the loaders keep what
- * they read by path (and size and mtime), which a rewrite in place within
- * one mtime tick would defeat.
+ * The input as a new file, removed by the caller; only a crash leaves it.
+ * A new name each time: the loaders keep what they read by path (and
+ * size and mtime), which a rewrite in place within one mtime tick would
+ * defeat.
  */
 static inline char *fz_write(const uint8_t *data, size_t size,
                              const char *suffix)
 {
-    char *path = g_strdup_printf("%s/in-%lu%s", fz_dir, ++fz_serial, suffix);
+    char *path = g_strdup_printf("%s/ptm-fuzz-%d-%lu%s", fz_dir,
+                                 (int)getpid(), ++fz_serial, suffix);
     FILE *f = fopen(path, "wb");
 
     FZ_CHECK(f);
