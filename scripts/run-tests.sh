@@ -9,7 +9,8 @@ REPO=$(cd "$(dirname "$0")/.." && pwd)
 "$REPO/scripts/setup.sh" || exit 1
 "$REPO/scripts/guest-kernel.sh" > /dev/null || exit 1
 printf '\n==> Running the tests\n'
-meson test -C "$REPO/build" --print-errorlogs "$@"
+# the sanitized QTest (suite sanitize) belongs to scripts/run-sanitized.sh
+meson test -C "$REPO/build" --no-suite sanitize --print-errorlogs "$@"
 rc=$?
 # One closing line over all TAP subtests: skipped ones are not passes.
 /usr/bin/python3 - "$REPO/build/meson-logs/testlog.json" <<'PY'
