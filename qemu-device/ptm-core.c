@@ -172,6 +172,12 @@ const PtmLayout *ptm_core_layout(const PtmCore *core)
     return &core->lay;
 }
 
+void ptm_core_probe_shape(const PtmCore *core, unsigned e, PtmDomain d,
+                          PtmProbeShape *sh)
+{
+    *sh = core->probe[2 * e + (d == PTM_DOMAIN_DMA)].sh;
+}
+
 void ptm_core_geometry(const PtmCore *core, PtmGeometry *geo)
 {
     const PtmConfig *c = &core->cfg;

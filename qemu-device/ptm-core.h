@@ -199,6 +199,9 @@ typedef struct PtmCore PtmCore;
 PtmCore *ptm_core_new(const PtmConfig *cfg);
 void ptm_core_free(PtmCore *core);
 const PtmLayout *ptm_core_layout(const PtmCore *core);
+/* The shape of endpoint e's probe of domain d, as sources are given it. */
+void ptm_core_probe_shape(const PtmCore *core, unsigned e, PtmDomain d,
+                          PtmProbeShape *sh);
 void ptm_core_geometry(const PtmCore *core, PtmGeometry *geo);
 
 /*

@@ -88,46 +88,6 @@ static inline char *fz_write(const uint8_t *data, size_t size,
     return path;
 }
 
-/* The probe as the core describes it to sources (see ptm-core.c). */
-static inline void fz_probe_shape(const PtmConfig *cfg, unsigned e,
-                                  PtmDomain d, PtmProbeShape *sh)
-{
-    PtmProbeInfo *pi = &sh->info;
-    unsigned ib = cfg->mfb_item_bytes;
-
-    memset(sh, 0, sizeof(*sh));
-    pi->endpoint = e;
-    pi->domain = d;
-    if (d == PTM_DOMAIN_PCIE) {
-        pi->buses = 2;
-        pi->regions = MAX(cfg->pcie_rq_mfb_regions, cfg->pcie_rc_mfb_regions);
-        pi->bus_regions[0] = cfg->pcie_rq_mfb_regions;
-        pi->bus_regions[1] = cfg->pcie_rc_mfb_regions;
-        pi->bus_items[0] = cfg->pcie_rq_mfb_region_bytes / ib;
-        pi->bus_items[1] = cfg->pcie_rc_mfb_region_bytes / ib;
-        pi->hz = cfg->pcie_clk_hz;
-        sh->channels = 1 + 2 * (6 + pi->regions) + 14;
-        sh->brakes = 14;
-        sh->eof_pos_mask = (1u << cfg->pcie_eof_pos_width) - 1;
-    } else {
-        pi->buses = 2 * cfg->dma_ports;
-        pi->regions = MAX(cfg->dma_up_mfb_regions, cfg->dma_down_mfb_regions);
-        for (unsigned b = 0; b < pi->buses; b++) {
-            bool up = !(b & 1);
-
-            pi->bus_regions[b] = up ? cfg->dma_up_mfb_regions
-                                    : cfg->dma_down_mfb_regions;
-            pi->bus_items[b] = (up ? cfg->dma_up_mfb_region_bytes
-                                   : cfg->dma_down_mfb_region_bytes) / ib;
-        }
-        pi->hz = cfg->dma_clk_hz;
-        sh->channels = 1 + pi->buses * (6 + pi->regions);
-        sh->eof_pos_mask = (1u << cfg->dma_eof_pos_width) - 1;
-    }
-    sh->tag_capacity = cfg->tag_capacity;
-    sh->stfifo_capacity = cfg->stfifo_capacity;
-}
-
 static inline void fz_card(FzCard *c, bool two)
 {
     PtmCore *core;
@@ -147,12 +107,27 @@ static inline void fz_card(FzCard *c, bool two)
     FZ_CHECK(!ptm_config_check(&c->cfg));
     core = ptm_core_new(&c->cfg);
     ptm_core_geometry(core, &c->geo);
-    ptm_core_free(core);
     for (unsigned e = 0; e < c->cfg.pcie_endpoints; e++) {
         for (unsigned d = 0; d < 2; d++) {
-            fz_probe_shape(&c->cfg, e, d, &c->sh[2 * e + d]);
+            ptm_core_probe_shape(core, e, d, &c->sh[2 * e + d]);
         }
     }
+    ptm_core_free(core);
+}
+
+/* Once per process: fz_init() and the two cards, default and two-endpoint. */
+static inline FzCard *fz_cards(void)
+{
+    static FzCard cards[2];
+    static bool ready;
+
+    fz_init();
+    if (!ready) {
+        fz_card(&cards[0], false);
+        fz_card(&cards[1], true);
+        ready = true;
+    }
+    return cards;
 }
 
 /*

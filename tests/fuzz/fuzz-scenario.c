@@ -34,17 +34,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* PCIe cycles; the DMA probe starts at half of each */
     static const uint64_t starts[] = { 0, 40000 - 300, 4000000 - 300,
                                        1000000000000000000ull };
-    static FzCard cards[2];
-    static bool ready;
+    FzCard *cards;
     char *path;
     PtmGen *g;
 
-    fz_init();
-    if (!ready) {
-        fz_card(&cards[0], false);
-        fz_card(&cards[1], true);
-        ready = true;
-    }
+    cards = fz_cards();
     path = fz_write(data, size, ".ini");
     g = scenario_gen(&cards[1], path, false);
     ptm_gen_free(g);

@@ -12,19 +12,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static FzCard cards[2];
-    static bool ready;
+    FzCard *cards;
     char *path;
 
     if (!fz_is_vcd(data, size)) {
         return 0;
     }
-    fz_init();
-    if (!ready) {
-        fz_card(&cards[0], false);
-        fz_card(&cards[1], true);
-        ready = true;
-    }
+    cards = fz_cards();
     path = fz_write(data, size, ".vcd");
     /* a named scope, in the spelling the parameter allows (not played) */
     fz_load(&cards[0], path, "/TB/dut.", 0);

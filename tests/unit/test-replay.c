@@ -48,40 +48,10 @@ static void card_geometry(const PtmConfig *cfg, PtmGeometry *geo)
 static void probe_shape(const PtmConfig *cfg, unsigned e, PtmDomain d,
                         PtmProbeShape *sh)
 {
-    PtmProbeInfo *pi = &sh->info;
-    unsigned ib = cfg->mfb_item_bytes;
+    PtmCore *core = ptm_core_new(cfg);
 
-    memset(sh, 0, sizeof(*sh));
-    pi->endpoint = e;
-    pi->domain = d;
-    if (d == PTM_DOMAIN_PCIE) {
-        pi->buses = 2;
-        pi->regions = MAX(cfg->pcie_rq_mfb_regions, cfg->pcie_rc_mfb_regions);
-        pi->bus_regions[0] = cfg->pcie_rq_mfb_regions;
-        pi->bus_regions[1] = cfg->pcie_rc_mfb_regions;
-        pi->bus_items[0] = cfg->pcie_rq_mfb_region_bytes / ib;
-        pi->bus_items[1] = cfg->pcie_rc_mfb_region_bytes / ib;
-        pi->hz = cfg->pcie_clk_hz;
-        sh->channels = 1 + 2 * (6 + pi->regions) + 14;
-        sh->brakes = 14;
-        sh->eof_pos_mask = (1u << cfg->pcie_eof_pos_width) - 1;
-    } else {
-        pi->buses = 2 * cfg->dma_ports;
-        pi->regions = MAX(cfg->dma_up_mfb_regions, cfg->dma_down_mfb_regions);
-        for (unsigned b = 0; b < pi->buses; b++) {
-            bool up = !(b & 1);
-
-            pi->bus_regions[b] = up ? cfg->dma_up_mfb_regions
-                                    : cfg->dma_down_mfb_regions;
-            pi->bus_items[b] = (up ? cfg->dma_up_mfb_region_bytes
-                                   : cfg->dma_down_mfb_region_bytes) / ib;
-        }
-        pi->hz = cfg->dma_clk_hz;
-        sh->channels = 1 + pi->buses * (6 + pi->regions);
-        sh->eof_pos_mask = (1u << cfg->dma_eof_pos_width) - 1;
-    }
-    sh->tag_capacity = cfg->tag_capacity;
-    sh->stfifo_capacity = cfg->stfifo_capacity;
+    ptm_core_probe_shape(core, e, d, sh);
+    ptm_core_free(core);
 }
 
 static PtmGen *replay_gen(const PtmGeometry *geo, const char *file,
