@@ -21,6 +21,8 @@ enum {
     OPT_BAR,
     OPT_OFFSET,
     OPT_INPUT,
+    OPT_LISTEN,
+    OPT_LIVE,
 };
 
 static const struct option long_opts[] = {
@@ -38,6 +40,8 @@ static const struct option long_opts[] = {
     { "offset", required_argument, NULL, OPT_OFFSET },
     { "list", no_argument, NULL, 'l' },
     { "input", required_argument, NULL, OPT_INPUT },
+    { "listen", required_argument, NULL, OPT_LISTEN },
+    { "live", no_argument, NULL, OPT_LIVE },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 },
@@ -80,6 +84,15 @@ void ptt_print_help(FILE *f)
 "      --csv             one row per bus and interval, after one header line\n"
 "      --prometheus      raw counters in the Prometheus text format (totals;\n"
 "                        with -w repeated every interval)\n"
+"      --live            one screen redrawn in place every interval, like\n"
+"                        top: a bar per bus and the BRAKE shares (q or\n"
+"                        Ctrl-C leaves); needs a terminal\n"
+"\n"
+"Exporter:\n"
+"      --listen [ADDR:]PORT  serve the counters of every block found (or of\n"
+"                        those -d, -i and -D select) to Prometheus at\n"
+"                        http://ADDR:PORT/metrics; ADDR defaults to\n"
+"                        127.0.0.1 (0.0.0.0 or [::] for every address)\n"
 "\n"
 "Saved readings:\n"
 "      --input FILE      render the readings saved in FILE (- for standard\n"
@@ -244,6 +257,15 @@ int ptt_parse_options(int argc, char **argv, ptt_opts *o, char *msg,
             }
             o->input = optarg;
             break;
+        case OPT_LISTEN:
+            if (!*optarg) {
+                return fail(msg, msg_len, "--listen: empty address");
+            }
+            o->listen = optarg;
+            break;
+        case OPT_LIVE:
+            o->live = true;
+            break;
         case 'h':
             o->help = true;
             break;
@@ -276,13 +298,28 @@ int ptt_parse_options(int argc, char **argv, ptt_opts *o, char *msg,
             : o->interval_given ? "-t" : o->watch ? "-w" : o->clear ? "-c"
             : o->bar >= 0 ? "--bar" : o->offset >= 0 ? "--offset"
             : o->list ? "--list" : o->id_filter ? "-D" : o->nadd_ids
-            ? "--add-id" : NULL;
+            ? "--add-id" : o->listen ? "--listen" : o->live ? "--live"
+            : NULL;
 
         if (other) {
             return fail(msg, msg_len, "%s does not go with --input (which "
                         "reads no card)", other);
         }
         return 0;
+    }
+    if (o->listen || o->live) {
+        const char *mode = o->listen ? "--listen" : "--live";
+        const char *other = o->listen && o->live ? "--live"
+            : o->watch ? "-w" : o->clear ? "-c" : o->list ? "--list"
+            : formats ? "an output format option"
+            : o->listen && o->interval_given ? "-t" : NULL;
+
+        if (other) {
+            return fail(msg, msg_len, "%s does not go with %s", other, mode);
+        }
+        if (o->live && o->interval == 0) {
+            return fail(msg, msg_len, "--live needs an interval above 0");
+        }
     }
     if (o->bar >= 0 && o->offset < 0) {
         return fail(msg, msg_len, "--bar needs --offset");

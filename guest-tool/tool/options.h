@@ -29,6 +29,8 @@ typedef struct ptt_opts {
     int bar;                    /* -1: from the device tree */
     int64_t offset;             /* -1: from the device tree */
     const char *input;          /* --input: saved readings, "-" stdin */
+    const char *listen;         /* --listen [ADDR:]PORT: the exporter */
+    bool live;                  /* --live: the screen redrawn in place */
     bool index_given, interval_given;
 } ptt_opts;
 

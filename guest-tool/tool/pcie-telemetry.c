@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "pcie-telemetry.h"
+#include "exporter.h"
+#include "live.h"
 #include "options.h"
 #include "wait.h"
 
@@ -418,6 +420,12 @@ int main(int argc, char **argv)
     }
     if (o.list) {
         return do_list(&fo);
+    }
+    if (o.listen) {
+        return ptt_exporter(&o, &fo);
+    }
+    if (o.live) {
+        return ptt_live(&o, &fo);
     }
 
     if (ptl_open(&fo, o.index, &r.h, &e) != PTL_OK) {
