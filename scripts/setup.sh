@@ -31,10 +31,17 @@ QEMU_SERIES=10.0
 QEMU_CONFIG=(--python=/usr/bin/python3 --target-list=x86_64-softmmu
     --without-default-features --disable-fdt --disable-install-blobs
     --disable-docs --disable-tools --disable-user --disable-werror)
+# User networking for the guest tests that reach a guest's exporter from
+# the host (not in the sanitized QEMU, whose slot stays as it was).
+QEMU_NET_CONFIG=(--enable-slirp)
 PACKAGES=(build-essential ninja-build python3-venv python3-pip python3-setuptools pkg-config
     libglib2.0-dev zlib1g-dev dpkg-dev seabios libpci-dev pciutils
     busybox-static libfdt-dev liblzma-dev cpio xz-utils qemu-system-data ghdl
-    groff-base man-db python3 clang libclang-rt-dev llvm)
+    groff-base man-db python3 clang libclang-rt-dev llvm libslirp-dev)
+# Without their recommends (Prometheus would bring its node exporter):
+# prometheus (server and promtool) for the exporter's guest test and the
+# rules' tests, systemd for systemd-analyze verify of the exporter's unit.
+PACKAGES_NO_RECOMMENDS=(prometheus systemd)
 JOBS=${JOBS:-$(nproc)}
 
 step() { printf '\n==> %s\n' "$*"; }
@@ -78,18 +85,22 @@ SRC
 
 install_packages() {
     [ "${NDK_TELEMETRY_NO_APT:-0}" = 1 ] && return 0
-    local missing=()
+    local missing=() missing_nr=()
     for p in "${PACKAGES[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
             missing+=("$p")
     done
-    if [ ${#missing[@]} -eq 0 ] && meson_ok; then
+    for p in "${PACKAGES_NO_RECOMMENDS[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+            missing_nr+=("$p")
+    done
+    if [ ${#missing[@]} -eq 0 ] && [ ${#missing_nr[@]} -eq 0 ] && meson_ok; then
         return 0
     fi
     [ "$(id -u)" = 0 ] || die "packages are missing and this is not root" \
         "run as root, or install: ${missing[*]} and meson >= 1.5 from bookworm-backports"
     ensure_apt_sources
-    step "Installing Debian packages: ${missing[*]} ${missing:+and }meson (>= 1.5)"
+    step "Installing Debian packages: ${missing[*]} ${missing_nr[*]} and meson (>= 1.5)"
     export DEBIAN_FRONTEND=noninteractive
     meson_ok || apt-get install -y -q --no-upgrade -t bookworm-backports meson ||
         die "could not install meson from bookworm-backports" \
@@ -97,6 +108,20 @@ install_packages() {
     if [ ${#missing[@]} -gt 0 ]; then
         apt-get install -y -q --no-upgrade "${missing[@]}" ||
             die "apt-get install failed" "install by hand: ${missing[*]}"
+    fi
+    if [ ${#missing_nr[@]} -gt 0 ]; then
+        # a policy-rc.d of its own, unless the machine has one: no daemon
+        # of these packages starts on install
+        local prc=""
+        if [ ! -e /usr/sbin/policy-rc.d ]; then
+            prc=/usr/sbin/policy-rc.d
+            printf '#!/bin/sh\nexit 101\n' > "$prc"
+            chmod 755 "$prc"
+        fi
+        apt-get install -y -q --no-upgrade --no-install-recommends \
+            "${missing_nr[@]}" || { [ -z "$prc" ] || rm -f "$prc"
+            die "apt-get install failed" "install by hand: ${missing_nr[*]}"; }
+        [ -z "$prc" ] || rm -f "$prc"
     fi
 }
 
@@ -224,7 +249,7 @@ main() {
     install_packages
     fetch_qemu_source
 
-    build_qemu "the" "${QEMU_CONFIG[@]}"
+    build_qemu "the" "${QEMU_CONFIG[@]}" "${QEMU_NET_CONFIG[@]}"
     local bld=$QEMU_BLD
     step "Building the QEMU-free parts (meson, build/)"
     meson_build "$REPO/build"
