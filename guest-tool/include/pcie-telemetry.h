@@ -232,6 +232,55 @@ int ptl_format_csv(FILE *f, const ptl_data *d, double seconds,
 int ptl_format_prometheus(FILE *f, const ptl_data *d, const char *device,
                           unsigned index);
 
+/* One block of an exposition of several. */
+typedef struct ptl_prom_block {
+    const char *device;         /* label device */
+    unsigned index;             /* label index (UINT_MAX: "") */
+    const ptl_data *data;       /* NULL: not read in this scrape */
+    double scrape_seconds;      /* what its snapshot and read-out took */
+} ptl_prom_block;
+
+/*
+ * The exposition of n blocks, each metric family once with the samples of
+ * every block that has data. exporter adds, for every block, the gauges
+ * ndk_pcie_telemetry_up (0 for a block without data) and
+ * ndk_pcie_telemetry_scrape_duration_seconds.
+ */
+int ptl_format_prometheus_blocks(FILE *f, const ptl_prom_block *blocks,
+                                 unsigned n, bool exporter);
+
+/*
+ * Counters narrower than 64 bits extended to 64 across wrap-arounds, so
+ * that an exporter's counters only go back when the block's counters are
+ * cleared. Exact as long as no counter advances by 2^CNT_WIDTH or more
+ * between two readings (ptl_counter_ext_max_seconds). A clear is told
+ * from a wrap-around by the cycle counters: after a clear they stand
+ * near 0, after a wrap-around where their clock rate, measured over the
+ * readings before, puts them.
+ */
+typedef struct ptl_counter_ext ptl_counter_ext;
+
+typedef enum ptl_ext_result {
+    PTL_EXT_FIRST,              /* the first reading: counters as read */
+    PTL_EXT_CONTINUED,          /* extended from the previous reading */
+    PTL_EXT_RESTARTED,          /* the counters were cleared: as read */
+} ptl_ext_result;
+
+ptl_counter_ext *ptl_counter_ext_new(const ptl_layout *lay);
+void ptl_counter_ext_free(ptl_counter_ext *x);
+/* Replaces r's counters (of the existing endpoints) by their extension. */
+ptl_ext_result ptl_counter_ext_update(ptl_counter_ext *x, ptl_reading *r);
+/* Start again: the next reading is a first one. */
+void ptl_counter_ext_forget(ptl_counter_ext *x);
+/*
+ * The longest time between two readings that keeps the extension exact
+ * at these clock frequencies: (2^CNT_WIDTH - 1) / (k x f), k the most a
+ * counter of that clock advances per cycle (1 for cycles, words, stalls;
+ * the regions for SOFs and MVB items; the items of a word for items).
+ */
+double ptl_counter_ext_max_seconds(const ptl_layout *lay, double pcie_hz,
+                                   double dma_hz);
+
 /* ---------------------------------------------------------------------
  * Saved readings: a strict JSON parser and the documents that -j (and the
  * reference reader's -j) write, {"seconds": S or null, "data": {...}},

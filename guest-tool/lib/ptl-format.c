@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Output formats: the reference reader's text report and JSON, CSV rows
- * and the Prometheus text exposition.
+ * Output formats: the reference reader's text report and JSON, and CSV
+ * rows (the Prometheus exposition is in ptl-prometheus.c).
  *
  * The text report is the reference's format_report byte for byte: its
  * tables as Python's tabulate 0.8.9 lays them out, its figures computed
@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "pcie-telemetry.h"
+#include "ptl-names.h"
 
 
 /* ------------------------------------------------------------ strings */
@@ -110,18 +111,18 @@ static const char *const reason_name[] = {
     "no completion header entry", "MFB stalled towards DMA",
     "MVB stalled towards DMA",
 };
-static const char *const reason_slug[] = {
+const char *const ptl_reason_slug[PTL_NAMED_REASONS] = {
     "no_free_pcie_tag", "pcie_tag_not_ready", "no_room_for_completions",
     "no_completion_header_entry", "mfb_stalled_towards_dma",
     "mvb_stalled_towards_dma",
 };
-#define NAMED_REASONS 6
+#define NAMED_REASONS PTL_NAMED_REASONS
 /* The reasons of the UP stream (0-3), of the DOWN stream (4-5). */
 #define UP_REASONS    4
 
 static const char *const band4_name[] = { "none", "<=1/8", "<=1/2", "rest" };
 
-static const char *const kind_name[] = { "RQ", "RC", "UP", "DOWN" };
+const char *const ptl_kind_name[4] = { "RQ", "RC", "UP", "DOWN" };
 
 /* ------------------------------------------------------------- tables */
 
@@ -906,7 +907,7 @@ int ptl_format_csv(FILE *f, const ptl_data *d, double seconds,
             }
             fprintf(f, ",%u,", ep->index);
             csv_field(f, bus->name, false);
-            fprintf(f, "%s,", kind_name[bus->kind]);
+            fprintf(f, "%s,", ptl_kind_name[bus->kind]);
             if (bus->kind == PTL_BUS_UP || bus->kind == PTL_BUS_DOWN) {
                 fprintf(f, "%u", bus->port);
             }
@@ -945,222 +946,5 @@ int ptl_format_csv(FILE *f, const ptl_data *d, double seconds,
             free(rp);
         }
     }
-    return finish(f, false);
-}
-
-/* --------------------------------------------------------- Prometheus */
-
-#define PROM_PREFIX "ndk_pcie_telemetry_"
-
-/* A label value escaped as the text format wants: \\, \" and \n. */
-static void prom_escape(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        if (*s == '\\') {
-            fputs("\\\\", f);
-        } else if (*s == '"') {
-            fputs("\\\"", f);
-        } else if (*s == '\n') {
-            fputs("\\n", f);
-        } else {
-            fputc(*s, f);
-        }
-    }
-}
-
-typedef struct prom {
-    FILE *f;
-    const char *device;
-    unsigned index;
-} prom;
-
-static void prom_family(prom *p, const char *name, const char *type,
-                        const char *help)
-{
-    fprintf(p->f, "# HELP " PROM_PREFIX "%s %s\n", name, help);
-    fprintf(p->f, "# TYPE " PROM_PREFIX "%s %s\n", name, type);
-}
-
-/* name{device,index[,endpoint][,extra]} value; extra is preformatted */
-static void prom_sample(prom *p, const char *name, int endpoint,
-                        const char *extra, uint64_t v)
-{
-    fprintf(p->f, PROM_PREFIX "%s{device=\"", name);
-    prom_escape(p->f, p->device ? p->device : "");
-    if (p->index == UINT_MAX) {
-        fprintf(p->f, "\",index=\"\"");
-    } else {
-        fprintf(p->f, "\",index=\"%u\"", p->index);
-    }
-    if (endpoint >= 0) {
-        fprintf(p->f, ",endpoint=\"%d\"", endpoint);
-    }
-    fprintf(p->f, "%s%s} %llu\n", extra ? "," : "", extra ? extra : "",
-            (unsigned long long)v);
-}
-
-/* bus="RQ" or bus="UP",port="0" */
-static void bus_labels(const ptl_bus *bus, char *buf, size_t len)
-{
-    if (bus->kind == PTL_BUS_UP || bus->kind == PTL_BUS_DOWN) {
-        snprintf(buf, len, "bus=\"%s\",port=\"%u\"", kind_name[bus->kind],
-                 bus->port);
-    } else {
-        snprintf(buf, len, "bus=\"%s\"", kind_name[bus->kind]);
-    }
-}
-
-enum { BF_WORDS, BF_STALL, BF_SOF, BF_MVB, BF_MVB_STALL, BF_ITEMS, BF_N };
-
-static uint64_t bus_field(const ptl_bus *bus, unsigned k)
-{
-    switch (k) {
-    case BF_WORDS:
-        return bus->words;
-    case BF_STALL:
-        return bus->backpressure;
-    case BF_SOF:
-        return bus->transactions;
-    case BF_MVB:
-        return bus->mvb;
-    case BF_MVB_STALL:
-        return bus->mvb_backpressure;
-    default:
-        return bus->items;
-    }
-}
-
-int ptl_format_prometheus(FILE *f, const ptl_data *d, const char *device,
-                          unsigned index)
-{
-    static const struct {
-        const char *name, *help;
-    } bus_fam[BF_N] = {
-        { "words_total", "Cycles in which the bus moved a word" },
-        { "backpressure_total", "Cycles in which the bus was stalled by its "
-          "consumer (SRC_RDY without DST_RDY)" },
-        { "transactions_total", "Frames started (SOF) on the bus" },
-        { "mvb_items_total", "MVB items transferred on the bus" },
-        { "mvb_backpressure_total", "Cycles in which the bus's MVB was "
-          "stalled" },
-        { "items_total", "MFB items transferred on the bus" },
-    };
-    static const struct {
-        const char *name, *help;
-    } gauge_fam[] = {
-        { "link_up", "PCIe link up (1) or down (0)" },
-        { "mps_bytes", "Max payload size in bytes" },
-        { "mrrs_bytes", "Max read request size in bytes" },
-        { "rcb_bytes", "Read completion boundary in bytes" },
-        { "ext_tag", "Extended (8-bit) tags enabled" },
-        { "tag_10b", "10-bit tags enabled" },
-        { "tags_free", "Free PTC tags now" },
-        { "tags_free_min", "Lowest free PTC tags since the last reset of "
-          "the lowest values" },
-        { "stfifo_free", "Free PTC storage FIFO words now" },
-        { "stfifo_free_min", "Lowest free PTC storage FIFO words since the "
-          "last reset of the lowest values" },
-    };
-    prom p = { .f = f, .device = device, .index = index };
-    char lab[160];
-
-    prom_family(&p, "cycles_total", "counter",
-                "Elapsed cycles of the probe's clock");
-    for (unsigned e = 0; e < d->nendpoints; e++) {
-        const ptl_endpoint *ep = &d->endpoints[e];
-
-        prom_sample(&p, "cycles_total", ep->index, "clock=\"pcie\"",
-                    ep->pcie_cycles);
-        prom_sample(&p, "cycles_total", ep->index, "clock=\"dma\"",
-                    ep->dma_cycles);
-    }
-    for (unsigned k = 0; k < BF_N; k++) {
-        prom_family(&p, bus_fam[k].name, "counter", bus_fam[k].help);
-        for (unsigned e = 0; e < d->nendpoints; e++) {
-            const ptl_endpoint *ep = &d->endpoints[e];
-
-            for (unsigned b = 0; b < ep->nbuses; b++) {
-                bus_labels(&ep->buses[b], lab, sizeof(lab));
-                prom_sample(&p, bus_fam[k].name, ep->index, lab,
-                            bus_field(&ep->buses[b], k));
-            }
-        }
-    }
-    prom_family(&p, "region_cycles_total", "counter",
-                "Cycles in which a region of the bus carried data");
-    for (unsigned e = 0; e < d->nendpoints; e++) {
-        const ptl_endpoint *ep = &d->endpoints[e];
-
-        for (unsigned b = 0; b < ep->nbuses; b++) {
-            const ptl_bus *bus = &ep->buses[b];
-            char bl[64];
-
-            bus_labels(bus, bl, sizeof(bl));
-            for (unsigned r = 0; r < bus->nregions; r++) {
-                snprintf(lab, sizeof(lab), "%s,region=\"%u\"", bl, r);
-                prom_sample(&p, "region_cycles_total", ep->index, lab,
-                            bus->regions[r]);
-            }
-        }
-    }
-    prom_family(&p, "brake_cycles_total", "counter",
-                "Cycles in which a BRAKE reason stopped the PCIe transfer");
-    for (unsigned e = 0; e < d->nendpoints; e++) {
-        const ptl_endpoint *ep = &d->endpoints[e];
-
-        for (unsigned k = 0; k < ep->nbrakes; k++) {
-            if (k < NAMED_REASONS) {
-                snprintf(lab, sizeof(lab), "reason=\"%s\"", reason_slug[k]);
-            } else {
-                snprintf(lab, sizeof(lab), "reason=\"%u\"", k);
-            }
-            prom_sample(&p, "brake_cycles_total", ep->index, lab,
-                        ep->brakes[k]);
-        }
-    }
-    prom_family(&p, "hist_cycles_total", "counter",
-                "PCIe cycles spent in a band of free PTC tags or storage "
-                "FIFO words (band 0 none free ... highest band plenty)");
-    for (unsigned e = 0; e < d->nendpoints; e++) {
-        const ptl_endpoint *ep = &d->endpoints[e];
-
-        for (unsigned h = 0; h < ep->nhists; h++) {
-            for (unsigned k = 0; k < ep->nbands; k++) {
-                if (h < 2) {
-                    snprintf(lab, sizeof(lab), "hist=\"%s\",band=\"%u\"",
-                             h ? "stfifo" : "tags", k);
-                } else {
-                    snprintf(lab, sizeof(lab), "hist=\"%u\",band=\"%u\"", h,
-                             k);
-                }
-                prom_sample(&p, "hist_cycles_total", ep->index, lab,
-                            ep->hists[h * ep->nbands + k]);
-            }
-        }
-    }
-    for (unsigned g = 0; g < sizeof(gauge_fam) / sizeof(gauge_fam[0]); g++) {
-        prom_family(&p, gauge_fam[g].name, "gauge", gauge_fam[g].help);
-        for (unsigned e = 0; e < d->nendpoints; e++) {
-            const ptl_endpoint *ep = &d->endpoints[e];
-            const uint64_t v[] = {
-                ep->link_up, ep->mps, ep->mrrs, ep->rcb, ep->ext_tag,
-                ep->tag_10b, ep->tags_free, ep->tags_free_min,
-                ep->stfifo_free, ep->stfifo_free_min,
-            };
-
-            prom_sample(&p, gauge_fam[g].name, ep->index, NULL, v[g]);
-        }
-    }
-    /* block-wide: no endpoint label */
-    prom_family(&p, "item_bytes", "gauge", "Bytes of one MFB item");
-    prom_sample(&p, "item_bytes", -1, NULL, d->config.item_bytes);
-    prom_family(&p, "lost_deltas", "gauge",
-                "A delta was lost since the flags were last cleared: the "
-                "counters are not exact");
-    prom_sample(&p, "lost_deltas", -1, NULL, d->lost_deltas);
-    prom_family(&p, "readout_overrun", "gauge",
-                "A read-out overrun happened since the flags were last "
-                "cleared: the counters are not exact");
-    prom_sample(&p, "readout_overrun", -1, NULL, d->readout_overrun);
     return finish(f, false);
 }
