@@ -102,6 +102,41 @@ static void test_prometheus(void)
     g_assert_cmpfloat(o.interval, ==, 5);
 }
 
+/* --listen and --live: what selects blocks goes with them, no measuring
+ * or output option does; --live takes -t as its refresh interval. */
+static void test_listen_live(void)
+{
+    static const char *const bad[] = {
+        "--listen 9441 -w", "--listen 9441 -c", "--listen 9441 -l",
+        "--listen 9441 -j", "--listen 9441 --prometheus",
+        "--listen 9441 -t 5", "--listen 9441 --live", "--listen ''",
+        "--listen", "--listen 9441 --input x.json",
+        "--live -w", "--live -c", "--live --csv", "--live -t 0",
+        "--live -l", "--live --input x.json",
+    };
+    ptt_opts o;
+    char msg[256];
+
+    g_assert_cmpint(parse(&o, msg, "--listen 0.0.0.0:9441 -d 01:00.0 -i 1 "
+                          "-D 18ec:c000"), ==, 0);
+    g_assert_cmpstr(o.listen, ==, "0.0.0.0:9441");
+    g_assert_cmpstr(o.device, ==, "01:00.0");
+    g_assert_true(o.index_given);
+    g_assert_cmpint(parse(&o, msg, "--listen 9441 --offset 0x8000"), ==, 0);
+    g_assert_cmpint(parse(&o, msg, "--live -t 0.5 -d 01:00.0"), ==, 0);
+    g_assert_true(o.live);
+    g_assert_cmpfloat(o.interval, ==, 0.5);
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        msg[0] = '\0';
+        if (parse(&o, msg, bad[i]) != 2) {
+            g_error("'%s' was accepted", bad[i]);
+        }
+        g_assert_cmpuint(strlen(msg), >, 0);
+    }
+    g_assert_cmpint(parse(&o, msg, "--listen 9441 -w"), ==, 2);
+    g_assert_cmpstr(msg, ==, "-w does not go with --listen");
+}
+
 /* --input reads no card: the options that select or measure one are
  * refused with it, the output formats go with it. */
 static void test_input(void)
@@ -267,6 +302,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ptl-options/prometheus", test_prometheus);
     g_test_add_func("/ptl-options/refused", test_refused);
     g_test_add_func("/ptl-options/input", test_input);
+    g_test_add_func("/ptl-options/listen-live", test_listen_live);
     g_test_add_func("/ptl-tool/sleep/deadline", test_sleep_deadline);
     g_test_add_func("/ptl-tool/sleep/pending-stop", test_sleep_pending_stop);
     g_test_add_func("/ptl-tool/sleep/interrupted", test_sleep_interrupted);
