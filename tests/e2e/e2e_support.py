@@ -2,15 +2,24 @@
 #
 # What the guest tests of pcie-telemetry share: where the repository and
 # the build are, the guest's initramfs with the tool, the tool's JSON
-# output as documents, and the TAP report of the checks.
+# output as documents, the TAP report of the checks, and a guest in the
+# background with a network to the host (GuestProcess).
 import json
 import os
 import re
+import shutil
+import signal
+import socket
 import subprocess
+import tempfile
+import threading
+import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 BUILD = os.environ.get('PTM_BUILD_DIR', os.path.join(REPO, 'build'))
+# the QEMU that scripts/guest-run.sh boots
+QEMU = os.environ.get('QEMU', os.path.join(REPO, 'build/qemu-system-x86_64'))
 
 tests = []
 
@@ -19,14 +28,227 @@ def check(desc, ok, detail=''):
     tests.append((desc, bool(ok), detail))
 
 
-def tool_initrd(path, main_script):
-    """An initramfs at path: busybox, the tool with its libraries, and
-    main_script (relative to the repository) as the guest's main."""
-    files = subprocess.run([os.path.join(REPO, 'scripts/guest-tool-files.sh'),
-                            BUILD], check=True, capture_output=True,
-                           text=True).stdout.split()
+def guest_initrd(path, main_script, files=()):
+    """An initramfs at path: busybox, main_script (relative to the
+    repository) as the guest's main and the FILE:PATH pairs of files."""
     subprocess.run([os.path.join(REPO, 'scripts/guest-initramfs.sh'), path,
-                    os.path.join(REPO, main_script)] + files, check=True)
+                    os.path.join(REPO, main_script)] + list(files),
+                   check=True)
+
+
+def tool_initrd(path, main_script, files=()):
+    """An initramfs at path: busybox, the tool with its libraries, and
+    main_script (relative to the repository) as the guest's main, plus the
+    FILE:PATH pairs of files (e.g. net_files())."""
+    tool = subprocess.run([os.path.join(REPO, 'scripts/guest-tool-files.sh'),
+                           BUILD], check=True, capture_output=True,
+                          text=True).stdout.split()
+    guest_initrd(path, main_script, tool + list(files))
+
+
+def net_files():
+    """The FILE:PATH pairs that give a guest its network: the kernel's
+    virtio-net modules as /lib/modules/net/NN-name.ko in load order and
+    guest/net-up.sh as /net-up.sh, which loads them and brings up eth0 at
+    10.0.2.15/24 (run it as "sh /net-up.sh" in the guest's main)."""
+    mods = subprocess.run([os.path.join(REPO, 'scripts/guest-kernel.sh'),
+                           '--net-modules'], check=True,
+                          stdout=subprocess.PIPE, text=True).stdout.split()
+    return (['%s:/lib/modules/net/%02d-%s' % (m, i, os.path.basename(m))
+             for i, m in enumerate(mods, 1)] +
+            [os.path.join(REPO, 'guest/net-up.sh') + ':/net-up.sh'])
+
+
+def user_net_missing():
+    """Why QEMU cannot give a guest the user network (-netdev user, built
+    with libslirp), or None if it can. None too if QEMU does not run at
+    all: the test is then to fail, not to be skipped."""
+    try:
+        p = subprocess.run([QEMU, '-netdev', 'help'], capture_output=True,
+                           text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if p.returncode != 0 or re.search(r'^user$', p.stdout, re.M):
+        return None
+    return ('%s has no user network (-netdev user): QEMU was built without '
+            'libslirp; rerun scripts/setup.sh' % os.path.realpath(QEMU))
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that nothing listens on just now."""
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+def session_pids(sid):
+    """The processes of session sid (Linux /proc)."""
+    pids = []
+    for d in os.listdir('/proc'):
+        if not d.isdigit():
+            continue
+        try:
+            with open('/proc/%s/stat' % d) as f:
+                st = f.read()
+        except OSError:
+            continue
+        # pid (comm) state ppid pgrp session ...; comm may hold spaces;
+        # a zombie has let go of all it held
+        f = st[st.rindex(')') + 2:].split()
+        if int(f[3]) == sid and f[0] != 'Z':
+            pids.append(int(d))
+    return pids
+
+
+class GuestProcess:
+    """
+    A guest booted by scripts/guest-run.sh in the background, its console
+    read line by line as it comes.
+
+    initrd     the initramfs (guest_initrd(), tool_initrd())
+    qemu_args  further QEMU arguments (cards, traffic sources)
+    forwards   guest TCP ports to reach from the host: each gets a free
+               port on 127.0.0.1 (ports, url()); with net=True (the
+               default, implied by forwards) the guest has a virtio-net card
+               on QEMU's user network, which net_files()' /net-up.sh brings
+               up. restrict=True keeps the guest from reaching the host or
+               anything beyond; the forwards work either way.
+    control    a second serial port (the guest's /dev/ttyS1) on which
+               send() writes lines for the guest to read, e.g. its cue to
+               end ("read -t 60 cmd < /dev/ttyS1")
+    timeout    seconds before guest-run.sh ends QEMU; the process group is
+               killed 10 s later if it is still there
+
+    Use it as a context manager, or call stop(): either ends the guest if
+    it is still running.
+    """
+
+    def __init__(self, initrd, qemu_args=(), forwards=(), net=None,
+                 restrict=True, control=True, timeout=120):
+        self.tmp = tempfile.mkdtemp(prefix='guest-')
+        self.ports = {g: free_port() for g in forwards}
+        args = list(qemu_args)
+        if net or (net is None and forwards):
+            fwd = ''.join(',hostfwd=tcp:127.0.0.1:%d-:%d' % (h, g)
+                          for g, h in self.ports.items())
+            args += ['-netdev', 'user,id=n0%s%s'
+                     % (',restrict=on' if restrict else '', fwd),
+                     # no option ROM: the guest boots through PVH, not PXE
+                     '-device', 'virtio-net-pci,netdev=n0,romfile=']
+        self.control = None
+        self._ctl = None
+        if control:
+            self.control = os.path.join(self.tmp, 'control')
+            args += ['-chardev', 'socket,id=ctl,path=%s,server=on,wait=off'
+                     % self.control, '-serial', 'chardev:ctl']
+        self.lines, self.times = [], []
+        self._cond = threading.Condition()
+        self.t0 = time.monotonic()
+        env = dict(os.environ, GUEST_TIMEOUT=str(timeout))
+        self.proc = subprocess.Popen(
+            [os.path.join(REPO, 'scripts/guest-run.sh'), initrd] + args,
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True, errors='replace', env=env,
+            start_new_session=True)
+        self._killer = threading.Timer(timeout + 10, self._kill)
+        self._killer.daemon = True
+        self._killer.start()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            with self._cond:
+                self.lines.append(line.rstrip('\r\n'))
+                self.times.append(time.monotonic() - self.t0)
+                self._cond.notify_all()
+        self.proc.wait()
+        with self._cond:
+            self._cond.notify_all()
+
+    def _kill(self):
+        """SIGKILL to every process of the guest's session: guest-run.sh,
+        tee, and QEMU under timeout(1), which puts itself and QEMU in a
+        process group of their own."""
+        for pid in session_pids(self.proc.pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    @property
+    def console(self):
+        with self._cond:
+            return '\n'.join(self.lines)
+
+    def running(self):
+        return self.proc.poll() is None
+
+    def wait_for(self, marker, timeout):
+        """The match of the first console line that the regular expression
+        marker matches (re.search), waiting up to timeout seconds for it;
+        None if it does not come in time or the guest ends without it.
+        self.seen is the seconds since the start at which the line came."""
+        pat = re.compile(marker)
+        end = time.monotonic() + timeout
+        i = 0
+        with self._cond:
+            while True:
+                for i in range(i, len(self.lines)):
+                    m = pat.search(self.lines[i])
+                    if m:
+                        self.seen = self.times[i]
+                        return m
+                i = len(self.lines)
+                left = end - time.monotonic()
+                if left <= 0 or (not self._reader.is_alive()):
+                    return None
+                self._cond.wait(min(left, 1))
+
+    def url(self, port, path='/'):
+        """http://127.0.0.1:<host port>path for the guest's TCP port."""
+        return 'http://127.0.0.1:%d%s' % (self.ports[port], path)
+
+    def send(self, line):
+        """Write line and a newline to the guest's /dev/ttyS1."""
+        if self._ctl is None:
+            self._ctl = socket.socket(socket.AF_UNIX)
+            self._ctl.settimeout(10)
+            self._ctl.connect(self.control)
+        self._ctl.sendall((line + '\n').encode())
+
+    def wait(self, timeout):
+        """The exit status of scripts/guest-run.sh (0: the guest's main
+        ended with 0), waiting up to timeout seconds; None if still up."""
+        try:
+            rc = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+        self._reader.join(5)
+        return rc
+
+    def stop(self, grace=0):
+        """End the guest (after grace seconds for it to end by itself) and
+        return the exit status of scripts/guest-run.sh."""
+        if self.wait(grace) is None or session_pids(self.proc.pid):
+            self._kill()
+            self.proc.wait()
+            self._reader.join(5)
+            end = time.monotonic() + 5
+            while session_pids(self.proc.pid) and time.monotonic() < end:
+                time.sleep(0.05)
+        self._killer.cancel()
+        if self._ctl is not None:
+            self._ctl.close()
+            self._ctl = None
+        shutil.rmtree(self.tmp, ignore_errors=True)
+        return self.proc.returncode
 
 
 def guest_steps(console):
