@@ -499,21 +499,23 @@ int ptt_http_serve(ptt_http *s, ptt_http_handler handler, void *opaque,
     during = old;
     sigdelset(&during, SIGINT);
     sigdelset(&during, SIGTERM);
-    while (!stop || !*stop) {
+    /* a timeout of 0 still makes one pass */
+    do {
         int64_t now = now_ms();
         int64_t wake = expire_clients(s, now, end);
         struct timespec ts, *tsp = NULL;
         bool listening = now >= s->accept_pause;
 
-        if (now >= end) {
+        if (stop && *stop) {
             break;
         }
         if (!listening && s->accept_pause < wake) {
             wake = s->accept_pause;
         }
         if (wake != INT64_MAX) {
-            ts.tv_sec = (wake - now) / 1000;
-            ts.tv_nsec = (wake - now) % 1000 * 1000000;
+            wake = wake > now ? wake - now : 0;
+            ts.tv_sec = wake / 1000;
+            ts.tv_nsec = wake % 1000 * 1000000;
             tsp = &ts;
         }
         s->pfd[0].fd = listening ? s->fd : -1;
@@ -561,17 +563,15 @@ int ptt_http_serve(ptt_http *s, ptt_http_handler handler, void *opaque,
             err = errno;
             break;
         }
-    }
+    } while (now_ms() < end);
     sigprocmask(SIG_SETMASK, &old, NULL);
     errno = err;
     return ret;
 }
 
-static bool fail(char *msg, size_t msg_len, bool *usage, bool is_usage,
-                 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-
-static bool fail(char *msg, size_t msg_len, bool *usage, bool is_usage,
-                 const char *fmt, ...)
+static bool __attribute__((format(printf, 5, 6)))
+fail(char *msg, size_t msg_len, bool *usage, bool is_usage, const char *fmt,
+     ...)
 {
     va_list ap;
 
@@ -675,24 +675,18 @@ static bool name_listener(ptt_http *s)
 {
     struct sockaddr_storage ss;
     socklen_t len = sizeof(ss);
-    char ip[INET6_ADDRSTRLEN];
+    char ip[INET6_ADDRSTRLEN], port[8];
+    bool v6;
 
-    if (getsockname(s->fd, (struct sockaddr *)&ss, &len) < 0) {
+    if (getsockname(s->fd, (struct sockaddr *)&ss, &len) < 0
+        || getnameinfo((struct sockaddr *)&ss, len, ip, sizeof(ip), port,
+                       sizeof(port), NI_NUMERICHOST | NI_NUMERICSERV)) {
         return false;
     }
-    if (ss.ss_family == AF_INET6) {
-        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
-
-        inet_ntop(AF_INET6, &a->sin6_addr, ip, sizeof(ip));
-        s->port = ntohs(a->sin6_port);
-        snprintf(s->address, sizeof(s->address), "[%s]:%u", ip, s->port);
-    } else {
-        struct sockaddr_in *a = (struct sockaddr_in *)&ss;
-
-        inet_ntop(AF_INET, &a->sin_addr, ip, sizeof(ip));
-        s->port = ntohs(a->sin_port);
-        snprintf(s->address, sizeof(s->address), "%s:%u", ip, s->port);
-    }
+    v6 = ss.ss_family == AF_INET6;
+    s->port = (unsigned)strtoul(port, NULL, 10);
+    snprintf(s->address, sizeof(s->address), "%s%s%s:%u", v6 ? "[" : "",
+             ip, v6 ? "]" : "", s->port);
     return true;
 }
 

@@ -427,7 +427,7 @@ static void test_too_large(void)
     g_autofree char *line = g_strnfill(9000, 'a');
     g_autofree char *long_line = g_strdup_printf("GET /%s HTTP/1.1\r\n\r\n",
                                                  line);
-    g_autofree char *endless = g_strnfill(200000, 'a');
+    g_autofree char *endless = g_strnfill(4 << 20, 'a');
     GString *many = g_string_new("GET /metrics HTTP/1.1\r\n");
     g_autoptr(reply) r = request(ts, fits);
     g_autoptr(reply) after = NULL;
