@@ -26,6 +26,7 @@ static int parse(ptt_opts *o, char *msg, const char *line)
         o->device = o->device ? g_intern_string(o->device) : NULL;
         o->id_filter = o->id_filter ? g_intern_string(o->id_filter) : NULL;
         o->input = o->input ? g_intern_string(o->input) : NULL;
+        o->listen = o->listen ? g_intern_string(o->listen) : NULL;
         for (unsigned i = 0; i < o->nadd_ids; i++) {
             o->add_ids[i] = g_intern_string(o->add_ids[i]);
         }
