@@ -7,6 +7,8 @@
 # With --shell the console is interactive instead (stdin, Ctrl-A X leaves,
 # "shell" on the kernel command line for the guest script to see), with no
 # time limit and no check of the end.
+# GUEST_APPEND, if set, is appended to the kernel command line (e.g.
+# iomem=relaxed).
 # usage: guest-run.sh [--shell] INITRAMFS.gz [QEMU ARGS ...]
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,7 +20,7 @@ fi
 initrd=$1
 shift
 kernel=$("$REPO/scripts/guest-kernel.sh")
-append="console=ttyS0 quiet panic=-1 mitigations=off"
+append="console=ttyS0 quiet panic=-1 mitigations=off${GUEST_APPEND:+ $GUEST_APPEND}"
 qemu=("${QEMU:-$REPO/build/qemu-system-x86_64}" ${FIRMWARE_DIR:+-L "$FIRMWARE_DIR"}
       -machine q35 -accel tcg -cpu max -smp 1 -m 256M -nodefaults
       -display none -no-reboot -kernel "$kernel" -initrd "$initrd")
