@@ -208,10 +208,13 @@ build_qemu() {
     local targets=(qemu-system-x86_64 tests/qtest/ndk-pcie-telemetry/ndk-pcie-telemetry-test)
     if ! ninja -C "$bld" -j "$JOBS" "${targets[@]}" > "$slot/build.log" 2>&1 &
     then :; fi
-    local pid=$!
+    local pid=$! ticks=0
+    # progress every 15 s, but a build with nothing to do (well under a
+    # second) is not kept waiting for it
     while kill -0 $pid 2>/dev/null; do
-        sleep 15
-        kill -0 $pid 2>/dev/null || break
+        sleep 0.2
+        ticks=$((ticks + 1))
+        [ $((ticks % 75)) = 0 ] && kill -0 $pid 2>/dev/null || continue
         grep -oE '^\[[0-9]+/[0-9]+\]' "$slot/build.log" | tail -1 | sed 's/^/    progress /' || true
     done
     wait $pid || { grep -B2 -A12 -m3 'error' "$slot/build.log" >&2 || tail -30 "$slot/build.log" >&2
