@@ -642,6 +642,25 @@ static void reg_write(PtmCore *core, uint64_t m, uint32_t addr, uint32_t v)
     }
 }
 
+/*
+ * Whether an access of the counter window reads the snapshot copy as it
+ * stands for good: only a sweep changes that copy, and every sweep asked
+ * for has run. Such a read leaves the evaluation where it is (it catches
+ * up at the next access that needs it, to the same result), so that the
+ * read-out of a card of many endpoints costs one catch-up, not one per
+ * counter.
+ */
+static bool reads_settled_snapshot(const PtmCore *core, uint64_t m,
+                                   uint32_t addr, unsigned size)
+{
+    uint32_t a = addr & (PTM_BAR_SIZE - 1);
+
+    return a >= PTM_CNT_BASE && a + size <= PTM_BAR_SIZE &&
+           core->read_sel == 0 && core->nsweep == 0 &&
+           (!core->sw_bits || m >= core->sw_q + sweep_len(core,
+                                                          core->sw_bits));
+}
+
 uint64_t ptm_core_read(PtmCore *core, uint64_t now_ns, uint32_t addr,
                        unsigned size)
 {
@@ -649,8 +668,10 @@ uint64_t ptm_core_read(PtmCore *core, uint64_t now_ns, uint32_t addr,
     uint64_t v = 0;
     uint32_t word = 0, word_addr = 1;   /* 1: no word read yet */
 
-    ptm_eval_advance(core, m);
     size = MIN(MAX(size, 1u), 8u);
+    if (!reads_settled_snapshot(core, m, addr, size)) {
+        ptm_eval_advance(core, m);
+    }
     /* the MI bus returns whole words; byte lanes pick the bytes asked for */
     for (unsigned i = 0; i < size; i++) {
         uint32_t a = addr + i;
