@@ -3,8 +3,8 @@
  * ndk-pcie-telemetry: a PCI(e) function whose BAR0 is CESNET's
  * PCIE_TELEMETRY_MI block, for developing and testing NDK software without
  * an FPGA. The block itself is modelled in ptm-core.c without QEMU; this
- * file is the glue: properties, BAR, PCIe capability, the NDK device-tree
- * VSEC, clock, reset, migration and trace events.
+ * file is the glue: properties, BAR, MSI and PCIe capabilities, the NDK
+ * device-tree VSEC, clock, reset, migration and trace events.
  *
  * docs/ndk-pcie-telemetry.md in the project describes the device.
  */
@@ -14,9 +14,11 @@
 #include "qemu/module.h"
 #include "qemu/range.h"
 #include "qemu/timer.h"
+#include "hw/pci/msi.h"
 #include "hw/pci/pci_device.h"
 #include "hw/pci/pcie.h"
 #include "hw/qdev-properties.h"
+#include "hw/qdev-properties-system.h"
 #include "migration/vmstate.h"
 #include "qom/object.h"
 #include "trace.h"
@@ -34,6 +36,14 @@ OBJECT_DECLARE_SIMPLE_TYPE(NdkPcieTelemetryState, NDK_PCIE_TELEMETRY)
  */
 #define NDK_TELEMETRY_VENDOR_ID 0x1234
 #define NDK_TELEMETRY_DEVICE_ID 0x0d7b
+
+/*
+ * MSI: one vector, 64-bit addresses, no per-vector masking, below the PCIe
+ * capability at 0x80. The nfb driver asks for one (pci_enable_msi); the
+ * block raises no interrupt.
+ */
+#define NDK_TELEMETRY_MSI_OFFSET 0x50
+#define NDK_TELEMETRY_PCIE_OFFSET 0x80
 
 /* Highest block-offset: BAR0 stays within 256 MiB. */
 #define NDK_TELEMETRY_MAX_BLOCK_OFFSET 0x0FFF0000u
@@ -82,6 +92,18 @@ struct NdkPcieTelemetryState {
     TelemetryTraffic *traffic;
     uint32_t block_offset;      /* bytes into BAR0 */
     bool devtree;               /* offer the device-tree VSEC */
+    bool msi;                   /* offer the MSI capability */
+    PCIExpLinkSpeed link_speed; /* Link Capabilities and Status */
+    PCIExpLinkWidth link_width;
+    /* the firmware's identity in the device tree (PtmFirmwareId) */
+    char *card_name;            /* NULL: by the PCI ID, set at realize */
+    char *project_name;
+    char *project_variant;
+    char *project_version;
+    uint32_t build_time;
+    char *build_tool;
+    char *build_author;
+    char *build_revision;
 };
 
 static uint64_t now_ns(void)
@@ -299,6 +321,41 @@ static void ndk_telemetry_config_write(PCIDevice *pdev, uint32_t addr,
     ndk_telemetry_sync_settings(NDK_PCIE_TELEMETRY(pdev));
 }
 
+/* The identity strings: printable ASCII of bounded length. */
+static bool ndk_telemetry_check_id(NdkPcieTelemetryState *s, Error **errp)
+{
+    const struct {
+        const char *name;
+        const char *value;
+    } props[] = {
+        { "card-name", s->card_name },
+        { "project-name", s->project_name },
+        { "project-variant", s->project_variant },
+        { "project-version", s->project_version },
+        { "build-tool", s->build_tool },
+        { "build-author", s->build_author },
+        { "build-revision", s->build_revision },
+    };
+
+    for (size_t i = 0; i < ARRAY_SIZE(props); i++) {
+        g_autofree char *why = NULL;
+
+        if (!props[i].value) {
+            continue;
+        }
+        why = ptm_devtree_check_string(props[i].value);
+        if (why) {
+            error_setg(errp, "%s: property '%s' %s; allowed: up to %d "
+                       "printable ASCII characters (0x20 to 0x7e), empty "
+                       "leaves it out of the device tree",
+                       TYPE_NDK_PCIE_TELEMETRY, props[i].name, why,
+                       PTM_FW_STRING_MAX);
+            return false;
+        }
+    }
+    return true;
+}
+
 static bool ndk_telemetry_check_props(NdkPcieTelemetryState *s, Error **errp)
 {
     g_autofree char *err = ptm_config_check(&s->cfg);
@@ -335,6 +392,9 @@ static bool ndk_telemetry_check_props(NdkPcieTelemetryState *s, Error **errp)
                    s->fpga_device ? s->fpga_device : "");
         return false;
     }
+    if (!ndk_telemetry_check_id(s, errp)) {
+        return false;
+    }
     if (s->block_offset % 0x1000 ||
         s->block_offset > NDK_TELEMETRY_MAX_BLOCK_OFFSET) {
         error_setg(errp, "%s: property 'block-offset' is 0x%x, allowed: a "
@@ -352,7 +412,7 @@ static int ndk_telemetry_init_pcie(NdkPcieTelemetryState *s, Error **errp)
     uint8_t *cap, *wmask;
     int pos;
 
-    pos = pcie_endpoint_cap_init(pdev, 0x80);
+    pos = pcie_endpoint_cap_init(pdev, NDK_TELEMETRY_PCIE_OFFSET);
     if (pos < 0) {
         error_setg(errp, "%s: cannot add the PCIe capability",
                    TYPE_NDK_PCIE_TELEMETRY);
@@ -382,7 +442,33 @@ static int ndk_telemetry_init_pcie(NdkPcieTelemetryState *s, Error **errp)
                                    EXP_DEVCTL2_10BIT_TAG_REQ);
     }
     pci_word_test_and_set_mask(wmask + PCI_EXP_LNKCTL, PCI_EXP_LNKCTL_RCB);
+    /*
+     * The link: QEMU trains none, so Link Status reports the card's
+     * maximum speed and width as if the slot offered both.
+     */
+    pcie_cap_fill_link_ep_usp(pdev, s->link_width, s->link_speed);
     return pos;
+}
+
+/*
+ * MSI for the driver's pci_enable_msi. It is part of configuration space
+ * (migrated, reset by the PCI core); the block never signals it.
+ */
+static bool ndk_telemetry_init_msi(NdkPcieTelemetryState *s, Error **errp)
+{
+    Error *err = NULL;
+
+    if (!s->msi) {
+        return true;
+    }
+    if (msi_init(PCI_DEVICE(s), NDK_TELEMETRY_MSI_OFFSET, 1, true, false,
+                 &err) < 0) {
+        error_setg(errp, "%s: property 'msi' is on, but %s; use msi=off",
+                   TYPE_NDK_PCIE_TELEMETRY, error_get_pretty(err));
+        error_free(err);
+        return false;
+    }
+    return true;
 }
 
 /*
@@ -397,9 +483,20 @@ static bool ndk_telemetry_init_devtree(NdkPcieTelemetryState *s,
     g_autofree char *err = NULL;
     uint8_t *cap;
 
-    s->devtree_xz = ptm_devtree_build(s->block_offset, PTM_VERSION,
-                                      s->cfg.pcie_endpoints,
-                                      &s->devtree_len, &err);
+    PtmFirmwareId id = {
+        .card_name = s->card_name,
+        .project_name = s->project_name,
+        .project_variant = s->project_variant,
+        .project_version = s->project_version,
+        .build_time = s->build_time,
+        .build_tool = s->build_tool,
+        .build_author = s->build_author,
+        .build_revision = s->build_revision,
+    };
+
+    s->devtree_xz = ptm_devtree_build_id(&id, s->block_offset, PTM_VERSION,
+                                         s->cfg.pcie_endpoints,
+                                         &s->devtree_len, &err);
     if (!s->devtree_xz) {
         error_setg(errp, "%s: %s", TYPE_NDK_PCIE_TELEMETRY, err);
         return false;
@@ -467,6 +564,11 @@ static void ndk_telemetry_realize(PCIDevice *pdev, Error **errp)
     }
     pci_config_set_vendor_id(conf, s->vendor_id);
     pci_config_set_device_id(conf, s->device_id);
+    if (!s->card_name) {
+        /* what the nfb driver calls a card of this ID (qom-get shows it) */
+        s->card_name = g_strdup(ptm_devtree_card_name(s->vendor_id,
+                                                      s->device_id));
+    }
 
     if (pci_bus_is_express(pci_get_bus(pdev))) {
         if (ndk_telemetry_init_pcie(s, errp) < 0) {
@@ -479,6 +581,12 @@ static void ndk_telemetry_realize(PCIDevice *pdev, Error **errp)
     /* the VSEC lives in extended config space, which only PCIe has */
     if (s->devtree && pci_is_express(pdev) &&
         !ndk_telemetry_init_devtree(s, errp)) {
+        return;
+    }
+
+    if (!ndk_telemetry_init_msi(s, errp)) {
+        g_free(s->devtree_xz);
+        s->devtree_xz = NULL;
         return;
     }
 
@@ -497,6 +605,7 @@ static void ndk_telemetry_realize(PCIDevice *pdev, Error **errp)
             s->core = NULL;
             g_free(s->devtree_xz);
             s->devtree_xz = NULL;
+            msi_uninit(pdev);
             return;
         }
         ptm_core_set_source(s->core, ops, opaque);
@@ -539,6 +648,7 @@ static void ndk_telemetry_exit(PCIDevice *pdev)
     s->state = NULL;
     g_free(s->devtree_xz);
     s->devtree_xz = NULL;
+    msi_uninit(pdev);
 }
 
 /* A device reset is the MI reset: the counter memory survives it. */
@@ -628,8 +738,12 @@ malformed:
 
 static const VMStateDescription vmstate_ndk_telemetry = {
     .name = TYPE_NDK_PCIE_TELEMETRY,
-    .version_id = 1,
-    .minimum_version_id = 1,
+    /*
+     * 2: configuration space gained MSI and the link's speed and width;
+     * a stream of version 1 is refused as such, not as a config mismatch
+     */
+    .version_id = 2,
+    .minimum_version_id = 2,
     .pre_save = ndk_telemetry_pre_save,
     .post_load = ndk_telemetry_post_load,
     .fields = (const VMStateField[]) {
@@ -693,6 +807,24 @@ static const Property ndk_telemetry_properties[] = {
     DEFINE_PROP_BOOL("tag-10bit", NdkPcieTelemetryState, tag_10bit, true),
     DEFINE_PROP_UINT32("block-offset", NdkPcieTelemetryState, block_offset, 0),
     DEFINE_PROP_BOOL("devtree", NdkPcieTelemetryState, devtree, true),
+    DEFINE_PROP_BOOL("msi", NdkPcieTelemetryState, msi, true),
+    /* the Gen3 x16 endpoint of NDK on the AMD Alveo U200 */
+    DEFINE_PROP_PCIE_LINK_SPEED("link-speed", NdkPcieTelemetryState,
+                                link_speed, PCIE_LINK_SPEED_8),
+    DEFINE_PROP_PCIE_LINK_WIDTH("link-width", NdkPcieTelemetryState,
+                                link_width, PCIE_LINK_WIDTH_16),
+    DEFINE_PROP_STRING("card-name", NdkPcieTelemetryState, card_name),
+    DEFINE_PROP_STRING("project-name", NdkPcieTelemetryState, project_name),
+    DEFINE_PROP_STRING("project-variant", NdkPcieTelemetryState,
+                       project_variant),
+    DEFINE_PROP_STRING("project-version", NdkPcieTelemetryState,
+                       project_version),
+    DEFINE_PROP_UINT32("build-time", NdkPcieTelemetryState, build_time,
+                       PTM_MODEL_BUILD_TIME),
+    DEFINE_PROP_STRING("build-tool", NdkPcieTelemetryState, build_tool),
+    DEFINE_PROP_STRING("build-author", NdkPcieTelemetryState, build_author),
+    DEFINE_PROP_STRING("build-revision", NdkPcieTelemetryState,
+                       build_revision),
     DEFINE_PROP_LINK("traffic", NdkPcieTelemetryState, traffic,
                      TYPE_TELEMETRY_TRAFFIC, TelemetryTraffic *),
 };
@@ -703,6 +835,10 @@ static void ndk_telemetry_instance_init(Object *obj)
 
     /* the string default of a qdev property cannot be static */
     s->fpga_device = g_strdup("AGILEX");
+    s->project_name = g_strdup(PTM_MODEL_PROJECT_NAME);
+    s->project_version = g_strdup(PTM_MODEL_VERSION);
+    s->build_tool = g_strdup("QEMU " QEMU_VERSION);
+    s->build_author = g_strdup(PTM_MODEL_BUILD_AUTHOR);
     /* 4 KiB of configuration space; realize drops it on a PCI bus */
     PCI_DEVICE(obj)->cap_present |= QEMU_PCI_CAP_EXPRESS;
 }
@@ -764,6 +900,39 @@ static void ndk_telemetry_class_init(ObjectClass *oc, void *data)
         "to 0x0fff0000 (BAR0 grows to the next power of two)");
     object_class_property_set_description(oc, "devtree",
         "offer the NDK device tree in a VSEC (PCIe bus only)");
+    object_class_property_set_description(oc, "msi",
+        "offer an MSI capability (1 vector, 64-bit) for the nfb driver's "
+        "pci_enable_msi; the block raises no interrupt");
+    object_class_property_set_description(oc, "link-speed",
+        "Link Capabilities and Status speed in GT/s: 2_5, 5, 8, 16, 32 or "
+        "64 (8 = PCIe Gen3)");
+    object_class_property_set_description(oc, "link-width",
+        "Link Capabilities and Status width in lanes: 1, 2, 4, 8, 12, 16 "
+        "or 32");
+    object_class_property_set_description(oc, "card-name",
+        "device tree /firmware card-name (default: the nfb driver's name "
+        "for the PCI ID, e.g. COMBO-GENERIC for 18ec:c000, otherwise "
+        PTM_MODEL_CARD_NAME "); empty leaves it out");
+    object_class_property_set_description(oc, "project-name",
+        "device tree /firmware project-name (default " PTM_MODEL_PROJECT_NAME
+        "); empty leaves it out");
+    object_class_property_set_description(oc, "project-variant",
+        "device tree /firmware project-variant (default empty: left out)");
+    object_class_property_set_description(oc, "project-version",
+        "device tree /firmware project-version (default " PTM_MODEL_VERSION
+        ", the model's version); empty leaves it out");
+    object_class_property_set_description(oc, "build-time",
+        "device tree /firmware build-time, seconds since 1970-01-01 UTC "
+        "(the default is 2026-12-02 12:42:14 UTC, when the model's version "
+        "was set)");
+    object_class_property_set_description(oc, "build-tool",
+        "device tree /firmware build-tool (default \"QEMU " QEMU_VERSION
+        "\"); empty leaves it out");
+    object_class_property_set_description(oc, "build-author",
+        "device tree /firmware build-author (default \""
+        PTM_MODEL_BUILD_AUTHOR "\"); empty leaves it out");
+    object_class_property_set_description(oc, "build-revision",
+        "device tree /firmware build-revision (default empty: left out)");
     object_class_property_set_description(oc, "traffic",
         "id of a telemetry-traffic-* object driving the signals "
         "(default: idle, link up)");

@@ -14,7 +14,10 @@
 
 #include "ptm-devtree.h"
 
-/* The tree is a few hundred bytes; this leaves plenty of room. */
+/*
+ * The tree is a few hundred bytes, about 1.3 KiB with the longest identity
+ * strings; this leaves plenty of room.
+ */
 #define PTM_DT_FDT_MAX  4096
 
 static int fdt_cells(void *fdt, const char *name, uint32_t a, uint32_t b,
@@ -25,8 +28,67 @@ static int fdt_cells(void *fdt, const char *name, uint32_t a, uint32_t b,
     return fdt_property(fdt, name, cells, n * sizeof(cells[0]));
 }
 
+/* The card names of nfb_ids (ndk-sw, drivers/kernel/drivers/nfb/pci.c) */
+static const struct {
+    uint16_t vendor_id, device_id;
+    const char *name;
+} nfb_card_names[] = {
+    { 0x1b26, 0xcb40, "NFB-40G" },
+    { 0x1b26, 0xcb80, "NFB-40G2" },
+    { 0x1b26, 0xc1c1, "NFB-100G" },
+    { 0x1b26, 0xc2c1, "NFB-100G2" },
+    { 0x1b26, 0xc250, "NFB-200G2QL" },
+    { 0x1c2c, 0xc240, "FB1CGG" },
+    { 0x1c2c, 0x00d0, "FB1CGG" },
+    { 0x1c2c, 0x00d1, "FB1CGG" },
+    { 0x1c2c, 0x00d2, "TIVOLI" },
+    { 0x1c2c, 0x00d3, "TIVOLI" },
+    { 0x18ec, 0xc000, "COMBO-GENERIC" },
+    { 0x18ec, 0xc400, "COMBO-400G1" },
+    { 0x1bad, 0xd001, "AGI-FH400G" },
+};
+
+const char *ptm_devtree_card_name(uint32_t vendor_id, uint32_t device_id)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(nfb_card_names); i++) {
+        if (nfb_card_names[i].vendor_id == vendor_id &&
+            nfb_card_names[i].device_id == device_id) {
+            return nfb_card_names[i].name;
+        }
+    }
+    return PTM_MODEL_CARD_NAME;
+}
+
+char *ptm_devtree_check_string(const char *s)
+{
+    size_t len = strlen(s);
+
+    if (len > PTM_FW_STRING_MAX) {
+        return g_strdup_printf("has %zu characters", len);
+    }
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = s[i];
+
+        if (c < 0x20 || c > 0x7e) {
+            return g_strdup_printf("has the byte 0x%02x at offset %zu", c,
+                                   i);
+        }
+    }
+    return NULL;
+}
+
+/* A string property unless it is NULL or empty; 0 or a libfdt error. */
+static int fdt_id_string(void *fdt, const char *name, const char *value)
+{
+    if (!value || !*value) {
+        return 0;
+    }
+    return fdt_property_string(fdt, name, value);
+}
+
 /* Writes the tree into buf; returns 0 or a libfdt error code. */
-static int build_fdt(void *buf, uint32_t block_offset, uint32_t version,
+static int build_fdt(void *buf, const PtmFirmwareId *id,
+                     uint32_t block_offset, uint32_t version,
                      uint32_t pcie_endpoints)
 {
     char node[64];
@@ -41,6 +103,17 @@ static int build_fdt(void *buf, uint32_t block_offset, uint32_t version,
     TRY(fdt_cells(buf, "#size-cells", 1, 0, 1));
 
     TRY(fdt_begin_node(buf, "firmware"));
+    if (id) {
+        /* in the order of ndk-fpga's trees; properties before subnodes */
+        TRY(fdt_id_string(buf, "card-name", id->card_name));
+        TRY(fdt_id_string(buf, "project-name", id->project_name));
+        TRY(fdt_id_string(buf, "project-variant", id->project_variant));
+        TRY(fdt_id_string(buf, "project-version", id->project_version));
+        TRY(fdt_cells(buf, "build-time", id->build_time, 0, 1));
+        TRY(fdt_id_string(buf, "build-tool", id->build_tool));
+        TRY(fdt_id_string(buf, "build-author", id->build_author));
+        TRY(fdt_id_string(buf, "build-revision", id->build_revision));
+    }
     TRY(fdt_begin_node(buf, "mi_bus0"));
     TRY(fdt_property_string(buf, "compatible", PTM_DT_BUS_COMPATIBLE));
     TRY(fdt_property_string(buf, "resource", PTM_DT_BUS_RESOURCE));
@@ -66,6 +139,14 @@ uint8_t *ptm_devtree_build(uint32_t block_offset, uint32_t version,
                            uint32_t pcie_endpoints, size_t *xz_len,
                            char **errmsg)
 {
+    return ptm_devtree_build_id(NULL, block_offset, version, pcie_endpoints,
+                                xz_len, errmsg);
+}
+
+uint8_t *ptm_devtree_build_id(const PtmFirmwareId *id, uint32_t block_offset,
+                              uint32_t version, uint32_t pcie_endpoints,
+                              size_t *xz_len, char **errmsg)
+{
     /* zeroed: bytes past the tree must not depend on the heap */
     g_autofree uint8_t *fdt = g_malloc0(PTM_DT_FDT_MAX);
     lzma_options_lzma opt;
@@ -76,7 +157,7 @@ uint8_t *ptm_devtree_build(uint32_t block_offset, uint32_t version,
     int r;
 
     *xz_len = 0;
-    r = build_fdt(fdt, block_offset, version, pcie_endpoints);
+    r = build_fdt(fdt, id, block_offset, version, pcie_endpoints);
     if (r < 0) {
         *errmsg = g_strdup_printf("cannot build the device tree: %s",
                                   fdt_strerror(r));

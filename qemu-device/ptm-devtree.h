@@ -34,11 +34,68 @@
 #define PTM_DT_XZ_DICT          (64u * 1024)
 
 /*
- * The XZ-compressed tree for a block at block_offset in BAR0 with the given
- * VERSION value and number of PCIe endpoints. Returns a g_malloc'd buffer
- * and its length in *xz_len, or NULL with a g_malloc'd message in *errmsg.
- * The same inputs give the same bytes (both ends of a migration agree).
+ * The firmware's identity: string properties of /firmware as NDK firmware
+ * sets them (ndk-fpga's DevTree.tcl) and nfb-info shows them. A NULL or
+ * empty string leaves the property out, as firmware built without it.
  */
+typedef struct PtmFirmwareId {
+    const char *card_name;
+    const char *project_name;
+    const char *project_variant;
+    const char *project_version;
+    uint32_t build_time;        /* seconds since 1970-01-01 00:00 UTC */
+    const char *build_tool;
+    const char *build_author;
+    const char *build_revision;
+} PtmFirmwareId;
+
+/* The identity strings hold at most this many characters. */
+#define PTM_FW_STRING_MAX       127
+
+/*
+ * This model's version: its meson project version (test-devtree checks
+ * that the two agree); the default project-version.
+ */
+#define PTM_MODEL_VERSION       "0.1.0"
+/*
+ * Default build-time: 2026-12-02 12:42:14 UTC, when version 0.1.0 was set;
+ * fixed, so that every run of a version shows the same tree.
+ */
+#define PTM_MODEL_BUILD_TIME    1796215334u
+#define PTM_MODEL_PROJECT_NAME  "ndk-pcie-telemetry"
+#define PTM_MODEL_BUILD_AUTHOR  "ndk-pcie-telemetry developers"
+/* card-name of a PCI ID the nfb driver does not name */
+#define PTM_MODEL_CARD_NAME     "QEMU-NDK-TELEMETRY"
+
+/*
+ * The card name the nfb driver gives the main function of a card with
+ * this PCI ID (nfb_ids in drivers/kernel/drivers/nfb/pci.c of ndk-sw,
+ * e.g. COMBO-GENERIC for 18ec:c000), and PTM_MODEL_CARD_NAME for any
+ * other ID. With the same card-name in the tree nfb-info shows what it
+ * shows for a tree without one, where the driver adds its own name.
+ */
+const char *ptm_devtree_card_name(uint32_t vendor_id, uint32_t device_id);
+
+/*
+ * NULL if s may be an identity string (at most PTM_FW_STRING_MAX
+ * characters, each printable ASCII, 0x20 to 0x7e), otherwise a g_malloc'd
+ * reason it may not: "has 128 characters", "has the byte 0x0a at
+ * offset 3".
+ */
+char *ptm_devtree_check_string(const char *s);
+
+/*
+ * The XZ-compressed tree for a block at block_offset in BAR0 with the given
+ * VERSION value and number of PCIe endpoints, and the firmware identity id
+ * on /firmware (none for NULL). Returns a g_malloc'd buffer and its length
+ * in *xz_len, or NULL with a g_malloc'd message in *errmsg. The same
+ * inputs give the same bytes (both ends of a migration agree).
+ */
+uint8_t *ptm_devtree_build_id(const PtmFirmwareId *id, uint32_t block_offset,
+                              uint32_t version, uint32_t pcie_endpoints,
+                              size_t *xz_len, char **errmsg);
+
+/* As ptm_devtree_build_id without a firmware identity. */
 uint8_t *ptm_devtree_build(uint32_t block_offset, uint32_t version,
                            uint32_t pcie_endpoints, size_t *xz_len,
                            char **errmsg);
