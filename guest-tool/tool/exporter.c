@@ -91,7 +91,11 @@ static void block_close(exp_block *b)
 
 static ptl_err block_open(exp_block *b, ptl_error *e)
 {
-    ptl_err rc = ptl_open(&b->fo, b->index, &b->h, e);
+    ptl_err rc;
+
+    /* the array of blocks may have moved since add_block (realloc) */
+    b->fo.device = b->device;
+    rc = ptl_open(&b->fo, b->index, &b->h, e);
 
     if (rc != PTL_OK) {
         b->h = NULL;
