@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The card's NDK device tree: decompressed with liblzma and walked with
- * libfdt, every node and property the NDK software relies on, the XZ
- * container the kernel's decoder accepts (LZMA2 only, CRC32, dictionary of
- * at most 1 MiB), the word order of the VSEC data register.
+ * libfdt, every node and property the NDK software relies on, the
+ * firmware's identity on /firmware as nfb-info reads it, the XZ container
+ * the kernel's decoder accepts (LZMA2 only, CRC32, dictionary of at most
+ * 1 MiB), the word order of the VSEC data register.
  */
 #include <glib.h>
 #include <string.h>
@@ -19,14 +20,15 @@ typedef struct Tree {
     size_t fdt_len;
 } Tree;
 
-static Tree *build(uint32_t off, uint32_t ver, uint32_t eps)
+static Tree *build_id(const PtmFirmwareId *id, uint32_t off, uint32_t ver,
+                      uint32_t eps)
 {
     Tree *t = g_new0(Tree, 1);
     uint64_t memlimit = UINT64_MAX;
     size_t in_pos = 0;
     char *err = NULL;
 
-    t->xz = ptm_devtree_build(off, ver, eps, &t->xz_len, &err);
+    t->xz = ptm_devtree_build_id(id, off, ver, eps, &t->xz_len, &err);
     g_assert_null(err);
     g_assert_nonnull(t->xz);
     g_assert_cmpuint(t->xz_len, >, 12 + 12);
@@ -37,6 +39,11 @@ static Tree *build(uint32_t off, uint32_t ver, uint32_t eps)
     /* one stream, nothing after it */
     g_assert_cmpuint(in_pos, ==, t->xz_len);
     return t;
+}
+
+static Tree *build(uint32_t off, uint32_t ver, uint32_t eps)
+{
+    return build_id(NULL, off, ver, eps);
 }
 
 static void tree_free(Tree *t)
@@ -257,6 +264,232 @@ static void test_words(void)
     tree_free(t);
 }
 
+/* ------------------------------------------------------------------ */
+/* The firmware's identity on /firmware                                 */
+
+/* The /firmware properties that are not nodes, by name, in tree order. */
+static GPtrArray *firmware_props(const void *fdt)
+{
+    GPtrArray *names = g_ptr_array_new();
+    int fw = fdt_path_offset(fdt, "/firmware"), p;
+
+    g_assert_cmpint(fw, >=, 0);
+    fdt_for_each_property_offset(p, fdt, fw) {
+        const char *name = NULL;
+
+        g_assert_nonnull(fdt_getprop_by_offset(fdt, p, &name, NULL));
+        g_ptr_array_add(names, (gpointer)name);
+    }
+    return names;
+}
+
+static void check_names(GPtrArray *got, const char *const *want)
+{
+    unsigned n = 0;
+
+    while (want[n]) {
+        g_assert_cmpuint(n, <, got->len);
+        g_assert_cmpstr(g_ptr_array_index(got, n), ==, want[n]);
+        n++;
+    }
+    g_assert_cmpuint(got->len, ==, n);
+}
+
+/*
+ * Every property as nfb-info reads it (tools/info/info.c of ndk-sw):
+ * strings with their NUL, build-time one 32-bit big-endian cell; the
+ * telemetry node's tree is unchanged by the identity.
+ */
+static void test_firmware_id(void)
+{
+    static const char *const all[] = {
+        "card-name", "project-name", "project-variant", "project-version",
+        "build-time", "build-tool", "build-author", "build-revision", NULL,
+    };
+    const PtmFirmwareId id = {
+        .card_name = "QEMU-NDK-TELEMETRY",
+        .project_name = "ndk-pcie-telemetry",
+        .project_variant = "2EP",
+        .project_version = "0.1.0",
+        .build_time = 0xDEADBEEF,
+        .build_tool = "QEMU 10.0.13",
+        .build_author = "someone@example.org",
+        .build_revision = "8462f87",
+    };
+    Tree *t = build_id(&id, 0x20000, 0x00020000, 2);
+    const void *fdt = t->fdt;
+    int fw = fdt_path_offset(fdt, "/firmware");
+    g_autoptr(GPtrArray) names = firmware_props(fdt);
+    const uint8_t *cell;
+    int len = -1, tel;
+
+    check_names(names, all);
+    check_string(fdt, fw, "card-name", "QEMU-NDK-TELEMETRY");
+    check_string(fdt, fw, "project-name", "ndk-pcie-telemetry");
+    check_string(fdt, fw, "project-variant", "2EP");
+    check_string(fdt, fw, "project-version", "0.1.0");
+    check_string(fdt, fw, "build-tool", "QEMU 10.0.13");
+    check_string(fdt, fw, "build-author", "someone@example.org");
+    check_string(fdt, fw, "build-revision", "8462f87");
+    /* big endian, as fdt32_to_cpu in nfb-info expects */
+    cell = fdt_getprop(fdt, fw, "build-time", &len);
+    g_assert_nonnull(cell);
+    g_assert_cmpint(len, ==, 4);
+    g_assert_cmphex(cell[0], ==, 0xDE);
+    g_assert_cmphex(cell[1], ==, 0xAD);
+    g_assert_cmphex(cell[2], ==, 0xBE);
+    g_assert_cmphex(cell[3], ==, 0xEF);
+    /* the MI bus and the block are where they were */
+    tel = fdt_path_offset(fdt, "/firmware/mi_bus0/pcie_telemetry@20000");
+    g_assert_cmpint(tel, >=, 0);
+    g_assert_cmpint(fdt_first_subnode(fdt, fw), ==,
+                    fdt_path_offset(fdt, "/firmware/mi_bus0"));
+    g_assert_cmpint(fdt_next_subnode(fdt, fdt_first_subnode(fdt, fw)), <, 0);
+    g_assert_cmpuint(prop_u32(fdt, tel, "pcie-endpoints"), ==, 2);
+    tree_free(t);
+}
+
+/* NULL and empty strings are left out; build-time stays. */
+static void test_firmware_id_absent(void)
+{
+    static const char *const some[] = {
+        "card-name", "project-version", "build-time", NULL,
+    };
+    static const char *const time_only[] = { "build-time", NULL };
+    static const char *const none[] = { NULL };
+    const PtmFirmwareId id = {
+        .card_name = "COMBO-GENERIC",
+        .project_name = "",
+        .project_version = "1.2",
+    };
+    const PtmFirmwareId empty = { .build_time = 0 };
+    Tree *t = build_id(&id, 0, 0x00020000, 1);
+    Tree *e = build_id(&empty, 0, 0x00020000, 1);
+    Tree *n = build(0, 0x00020000, 1);
+    g_autoptr(GPtrArray) ids = firmware_props(t->fdt);
+    g_autoptr(GPtrArray) eids = firmware_props(e->fdt);
+    g_autoptr(GPtrArray) nids = firmware_props(n->fdt);
+
+    check_names(ids, some);
+    check_string(t->fdt, fdt_path_offset(t->fdt, "/firmware"), "card-name",
+                 "COMBO-GENERIC");
+    g_assert_cmpuint(prop_u32(t->fdt, fdt_path_offset(t->fdt, "/firmware"),
+                              "build-time"), ==, 0);
+    check_names(eids, time_only);
+    /* without an identity: /firmware holds only its bus, as before */
+    check_names(nids, none);
+    tree_free(t);
+    tree_free(e);
+    tree_free(n);
+}
+
+/* Strings of PTM_FW_STRING_MAX characters fit in the tree. */
+static void test_firmware_id_longest(void)
+{
+    g_autofree char *s = g_strnfill(PTM_FW_STRING_MAX, '~');
+    const PtmFirmwareId id = {
+        .card_name = s, .project_name = s, .project_variant = s,
+        .project_version = s, .build_time = UINT32_MAX, .build_tool = s,
+        .build_author = s, .build_revision = s,
+    };
+    Tree *t = build_id(&id, 0x0FFF0000, 0x00020000, 16);
+    int fw = fdt_path_offset(t->fdt, "/firmware");
+
+    check_string(t->fdt, fw, "card-name", s);
+    check_string(t->fdt, fw, "build-revision", s);
+    g_assert_cmphex(prop_u32(t->fdt, fw, "build-time"), ==, UINT32_MAX);
+    g_assert_cmpint(fdt_path_offset(t->fdt, "/firmware/mi_bus0/"
+                                    "pcie_telemetry@fff0000"), >=, 0);
+    tree_free(t);
+}
+
+/* Another identity gives other bytes (a migration's ends must agree). */
+static void test_firmware_id_deterministic(void)
+{
+    PtmFirmwareId id = { .card_name = "A", .build_time = 1 };
+    size_t la, lb, lc, ld;
+    char *err = NULL;
+    g_autofree uint8_t *a = ptm_devtree_build_id(&id, 0, 0x20000, 1, &la,
+                                                 &err);
+    g_autofree uint8_t *b = ptm_devtree_build_id(&id, 0, 0x20000, 1, &lb,
+                                                 &err);
+    g_autofree uint8_t *c = NULL, *d = NULL;
+
+    id.build_time = 2;
+    c = ptm_devtree_build_id(&id, 0, 0x20000, 1, &lc, &err);
+    id.build_time = 1;
+    id.card_name = "B";
+    d = ptm_devtree_build_id(&id, 0, 0x20000, 1, &ld, &err);
+    g_assert_null(err);
+    g_assert_cmpmem(a, la, b, lb);
+    g_assert_false(la == lc && !memcmp(a, c, la));
+    g_assert_false(la == ld && !memcmp(a, d, la));
+}
+
+/* The names of nfb_ids in ndk-sw's drivers/kernel/drivers/nfb/pci.c */
+static void test_card_names(void)
+{
+    g_assert_cmpstr(ptm_devtree_card_name(0x18ec, 0xc000), ==,
+                    "COMBO-GENERIC");
+    g_assert_cmpstr(ptm_devtree_card_name(0x18ec, 0xc400), ==,
+                    "COMBO-400G1");
+    g_assert_cmpstr(ptm_devtree_card_name(0x1b26, 0xcb40), ==, "NFB-40G");
+    g_assert_cmpstr(ptm_devtree_card_name(0x1b26, 0xcb80), ==, "NFB-40G2");
+    g_assert_cmpstr(ptm_devtree_card_name(0x1b26, 0xc1c1), ==, "NFB-100G");
+    g_assert_cmpstr(ptm_devtree_card_name(0x1b26, 0xc2c1), ==,
+                    "NFB-100G2");
+    g_assert_cmpstr(ptm_devtree_card_name(0x1b26, 0xc250), ==,
+                    "NFB-200G2QL");
+    g_assert_cmpstr(ptm_devtree_card_name(0x1c2c, 0xc240), ==, "FB1CGG");
+    g_assert_cmpstr(ptm_devtree_card_name(0x1c2c, 0x00d0), ==, "FB1CGG");
+    g_assert_cmpstr(ptm_devtree_card_name(0x1c2c, 0x00d1), ==, "FB1CGG");
+    g_assert_cmpstr(ptm_devtree_card_name(0x1c2c, 0x00d2), ==, "TIVOLI");
+    g_assert_cmpstr(ptm_devtree_card_name(0x1c2c, 0x00d3), ==, "TIVOLI");
+    g_assert_cmpstr(ptm_devtree_card_name(0x1bad, 0xd001), ==,
+                    "AGI-FH400G");
+    /* the model's own ID, a second function (no name), a swapped pair */
+    g_assert_cmpstr(ptm_devtree_card_name(0x1234, 0x0d7b), ==,
+                    "QEMU-NDK-TELEMETRY");
+    g_assert_cmpstr(ptm_devtree_card_name(0x1b26, 0xc1c0), ==,
+                    "QEMU-NDK-TELEMETRY");
+    g_assert_cmpstr(ptm_devtree_card_name(0xc000, 0x18ec), ==,
+                    "QEMU-NDK-TELEMETRY");
+}
+
+static void check_refused(const char *s, const char *why)
+{
+    g_autofree char *got = ptm_devtree_check_string(s);
+
+    g_assert_cmpstr(got, ==, why);
+}
+
+/* Printable ASCII, 0x20 to 0x7e, at most 127 characters. */
+static void test_check_string(void)
+{
+    g_autofree char *longest = g_strnfill(PTM_FW_STRING_MAX, 'x');
+    g_autofree char *too_long = g_strnfill(PTM_FW_STRING_MAX + 1, 'x');
+    char all[0x7f - 0x20 + 1];
+
+    for (int c = 0x20; c < 0x7f; c++) {
+        all[c - 0x20] = c;
+    }
+    all[0x7f - 0x20] = 0;
+    g_assert_null(ptm_devtree_check_string(""));
+    g_assert_null(ptm_devtree_check_string(all));
+    g_assert_null(ptm_devtree_check_string(longest));
+    check_refused(too_long, "has 128 characters");
+    check_refused("a\nb", "has the byte 0x0a at offset 1");
+    check_refused("\x1f", "has the byte 0x1f at offset 0");
+    check_refused("abc\x7f", "has the byte 0x7f at offset 3");
+    check_refused("caf\xc3\xa9", "has the byte 0xc3 at offset 3");
+}
+
+/* The model's version is the project's (meson.build). */
+static void test_model_version(void)
+{
+    g_assert_cmpstr(PTM_MODEL_VERSION, ==, PTM_MESON_VERSION);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -264,5 +497,14 @@ int main(int argc, char **argv)
     g_test_add_func("/devtree/xz-container", test_xz_container);
     g_test_add_func("/devtree/deterministic", test_deterministic);
     g_test_add_func("/devtree/words", test_words);
+    g_test_add_func("/devtree/firmware-id", test_firmware_id);
+    g_test_add_func("/devtree/firmware-id-absent", test_firmware_id_absent);
+    g_test_add_func("/devtree/firmware-id-longest",
+                    test_firmware_id_longest);
+    g_test_add_func("/devtree/firmware-id-deterministic",
+                    test_firmware_id_deterministic);
+    g_test_add_func("/devtree/card-names", test_card_names);
+    g_test_add_func("/devtree/check-string", test_check_string);
+    g_test_add_func("/devtree/model-version", test_model_version);
     return g_test_run();
 }
