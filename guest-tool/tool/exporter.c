@@ -158,29 +158,39 @@ static void check_interval(exp_block *b, ptl_ext_result res)
 static bool block_scrape(exp_block *b, ptl_error *e)
 {
     volatile ptl_err rc = PTL_OK;
+    volatile bool locked = false;
     ptl_ext_result res;
 
     ptl_data_free(b->data);
     b->data = NULL;
-    if (!b->h && block_open(b, e) != PTL_OK) {
-        return false;
-    }
-    if (ptl_handle_lock(b->h, e) != PTL_OK) {
-        /* a lock held too long is no reason to drop the mapping */
-        return false;
-    }
     if (sigsetjmp(bar_fault, 1) == 0) {
         in_bar_access = 1;
-        rc = ptl_handle_read(b->h, b->rd, e);
+        /* opening reads MAGIC, VERSION and the layout from the BAR too */
+        if (!b->h) {
+            rc = block_open(b, e);
+        }
+        if (rc == PTL_OK) {
+            rc = ptl_handle_lock(b->h, e);
+            locked = rc == PTL_OK;
+        }
+        if (locked) {
+            rc = ptl_handle_read(b->h, b->rd, e);
+        }
         in_bar_access = 0;
     } else {
+        /* a fault inside ptl_open leaves its half-made handle behind */
         in_bar_access = 0;
         rc = ptl_set_error(e, PTL_E_GONE, "%s disappeared (bus error on "
                            "its BAR)", b->device);
     }
-    ptl_handle_unlock(b->h);
+    if (locked) {
+        ptl_handle_unlock(b->h);
+    }
     if (rc != PTL_OK) {
-        block_close(b);
+        /* a lock held too long is no reason to drop the mapping */
+        if (b->h && rc != PTL_E_BUSY) {
+            block_close(b);
+        }
         return false;
     }
     res = ptl_counter_ext_update(b->ext, b->rd);
