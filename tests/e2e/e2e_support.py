@@ -299,3 +299,48 @@ def report(consoles, notes=()):
             for ln in lines[-40:]:
                 print('# ' + ln)
     return 0 if passed else 1
+
+
+class Qmp:
+    """A QMP client on QEMU's Unix socket (-qmp unix:PATH,server=on,
+    wait=off): command() returns the reply, events are kept for
+    wait_event()."""
+
+    def __init__(self, path):
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.settimeout(10)
+        self.sock.connect(path)
+        self.f = self.sock.makefile('rw')
+        self.events = []
+        self.f.readline()                           # greeting
+        self.command('qmp_capabilities')
+
+    def command(self, name, **args):
+        self.f.write(json.dumps({'execute': name, 'arguments': args}) + '\n')
+        self.f.flush()
+        while True:
+            line = self.f.readline()
+            if not line:
+                return None
+            msg = json.loads(line)
+            if 'event' in msg:
+                self.events.append(msg)
+            if 'return' in msg or 'error' in msg:
+                return msg
+
+    def wait_event(self, name, seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            if any(e['event'] == name for e in self.events):
+                return True
+            self.sock.settimeout(max(0.01, end - time.monotonic()))
+            try:
+                line = self.f.readline()
+            except OSError:
+                return False
+            if not line:
+                return False
+            msg = json.loads(line)
+            if 'event' in msg:
+                self.events.append(msg)
+        return any(e['event'] == name for e in self.events)

@@ -14,18 +14,16 @@
 # only the library's presence check notices. The tool must end with exit 11
 # and one line naming the card, after at least one good report and none
 # made of the zeros. TAP output; bounded to a minute.
-import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 
-from e2e_support import REPO, check, json_docs, report, tool_initrd
+from e2e_support import Qmp, REPO, check, json_docs, report, tool_initrd
 
 CARD = '0000:01:00.0'
 # QEMU's own bound (guest-run.sh) and ours, a little later
@@ -36,47 +34,6 @@ VARIANTS = [
     ('acpi', []),
     ('pciehp', ['-global', 'ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off']),
 ]
-
-class Qmp:
-    def __init__(self, path):
-        self.sock = socket.socket(socket.AF_UNIX)
-        self.sock.settimeout(10)
-        self.sock.connect(path)
-        self.f = self.sock.makefile('rw')
-        self.events = []
-        self.f.readline()                           # greeting
-        self.command('qmp_capabilities')
-
-    def command(self, name, **args):
-        self.f.write(json.dumps({'execute': name, 'arguments': args}) + '\n')
-        self.f.flush()
-        while True:
-            line = self.f.readline()
-            if not line:
-                return None
-            msg = json.loads(line)
-            if 'event' in msg:
-                self.events.append(msg)
-            if 'return' in msg or 'error' in msg:
-                return msg
-
-    def wait_event(self, name, seconds):
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            if any(e['event'] == name for e in self.events):
-                return True
-            self.sock.settimeout(max(0.01, end - time.monotonic()))
-            try:
-                line = self.f.readline()
-            except OSError:
-                return False
-            if not line:
-                return False
-            msg = json.loads(line)
-            if 'event' in msg:
-                self.events.append(msg)
-        return any(e['event'] == name for e in self.events)
-
 
 def unplug(sock, res):
     """
