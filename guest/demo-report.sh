@@ -12,7 +12,8 @@ pcie-telemetry
 rc=$?
 if grep -qw shell /proc/cmdline; then
     echo
-    echo 'A shell in the guest: try pcie-telemetry -w, -j, --csv, --prometheus, -c.'
+    echo 'A shell in the guest: try pcie-telemetry -w, -j, --csv, --prometheus, -c,'
+    echo 'and lspci -vv -d 1234:0d7b for the card behind its root port.'
     echo 'Leave with exit (or Ctrl-A X).'
     setsid cttyhack sh -l
     exit 0

@@ -4,6 +4,8 @@
 # The main job: set everything up, boot a Linux guest with a virtual
 # ndk-pcie-telemetry card driven by the ptc generator (a model of the PCIe
 # transaction controller), and print what pcie-telemetry reports in it.
+# The card sits behind a PCIe root port, as on a real host (0000:01:00.0);
+# the guest has lspci too.
 #   scripts/demo.sh            report and power off
 #   scripts/demo.sh --shell    report, then a shell in the guest (exit or
 #                              Ctrl-A X leaves)
@@ -20,11 +22,13 @@ fi
 printf '\n==> Preparing the guest (Debian kernel, busybox and pcie-telemetry)\n'
 "$REPO/scripts/guest-kernel.sh" > /dev/null
 initrd="$REPO/build/demo-initramfs.gz"
-mapfile -t files < <("$REPO/scripts/guest-tool-files.sh" "$REPO/build")
+mapfile -t files < <("$REPO/scripts/guest-tool-files.sh" "$REPO/build"
+                     "$REPO/scripts/guest-lspci-files.sh")
 "$REPO/scripts/guest-initramfs.sh" "$initrd" "$REPO/guest/demo-report.sh" \
     "${files[@]}"
 card=(-object telemetry-traffic-ptc,id=traffic0
-      -device ndk-pcie-telemetry,traffic=traffic0)
+      -device pcie-root-port,id=rp0,chassis=1,slot=1
+      -device ndk-pcie-telemetry,bus=rp0,traffic=traffic0)
 if [ $shell = 0 ]; then
     printf '\n==> Booting the guest with the virtual card (about 5 s)\n'
     exec "$REPO/scripts/guest-run.sh" "$initrd" "${card[@]}" "$@"
