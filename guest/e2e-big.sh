@@ -3,9 +3,10 @@
 #
 # Guest side of tests/e2e/guest-big-cards.py: the big cards, read with
 # pcie-telemetry at their default drain periods where the accumulator
-# keeps up. Each run between markers, as guest/e2e-tool.sh prints them:
-#   00:03.0  2 endpoints, 2 DMA ports, 4 RQ regions, pattern traffic
-#   00:04.0  16 endpoints, 4 DMA ports, ptc traffic, DRAIN_PERIOD 16384
+# keeps up. Each run between markers, as guest/e2e-tool.sh prints them.
+# The cards, each behind a PCIe root port:
+#   01:00.0  2 endpoints, 2 DMA ports, 4 RQ regions, pattern traffic
+#   02:00.0  16 endpoints, 4 DMA ports, ptc traffic, DRAIN_PERIOD 16384
 T=pcie-telemetry
 step() {    # name, command...
     name=$1
@@ -15,6 +16,6 @@ step() {    # name, command...
     echo "=== RC $name $?"
 }
 step list $T --list
-step two-by-two $T -d 00:03.0 -t 0.5 -j
-step sixteen-by-four $T -d 00:04.0 -t 0.5 -j
+step two-by-two $T -d 01:00.0 -t 0.5 -j
+step sixteen-by-four $T -d 02:00.0 -t 0.5 -j
 exit 0

@@ -16,16 +16,20 @@ from e2e_support import (REPO, check, guest_steps, json_docs, report,
                           tool_initrd)
 
 DRAIN = 4096
+# Both cards sit behind PCIe root ports, as on a real host: buses 1 and 2.
 CARDS = [
-    # 00:03.0: RQ frames of 256 B are 64 items = 8 regions of 8 items, two
+    # 01:00.0: RQ frames of 256 B are 64 items = 8 regions of 8 items, two
     # words of four regions back to back
     '-object telemetry-traffic-pattern,id=t3,rq-frame-bytes=256,'
     'rc-frame-bytes=64,up-frame-bytes=128,up-gap=1,down-frame-bytes=512,'
     'brake=0x15,brake-duty=25,tags-free=20,stfifo-free=300,up-mvb-items=2',
-    '-device ndk-pcie-telemetry,addr=03.0,traffic=t3,pcie-endpoints=2,'
+    '-device pcie-root-port,id=rp3,chassis=1,slot=3,addr=03.0',
+    '-device ndk-pcie-telemetry,bus=rp3,traffic=t3,pcie-endpoints=2,'
     'dma-ports=2,pcie-rq-mfb-regions=4',
+    # 02:00.0
     '-object telemetry-traffic-ptc,id=t4',
-    '-device ndk-pcie-telemetry,addr=04.0,traffic=t4,pcie-endpoints=16,'
+    '-device pcie-root-port,id=rp4,chassis=1,slot=4,addr=04.0',
+    '-device ndk-pcie-telemetry,bus=rp4,traffic=t4,pcie-endpoints=16,'
     'dma-ports=4,drain-period=16384',
 ]
 
@@ -45,8 +49,8 @@ def main():
     steps = guest_steps(console)
 
     rc, out = steps.get('list', (None, ''))
-    check('--list shows both cards', rc == 0 and '0000:00:03.0' in out and
-          '0000:00:04.0' in out, out)
+    check('--list shows both cards', rc == 0 and '0000:01:00.0' in out and
+          '0000:02:00.0' in out, out)
 
     rc, out = steps.get('two-by-two', (None, ''))
     try:

@@ -38,10 +38,13 @@ PCIE_HZ, DMA_HZ = 400e6, 200e6
 # Default geometry: 2 regions of 32 B (8 items of 4 B) per word on every
 # bus; a frame starts in a new word, waits <bus>-stall cycles, moves its
 # words, then the bus idles <bus>-gap cycles: words per cycle is
-# words / (stall + words + gap).
+# words / (stall + words + gap). The first card sits behind a PCIe root
+# port (bus 1), as on a real host; the second on the root bus.
 CARDS = {
     # the pattern of guest-tool.py
-    '0000:00:03.0': dict(
+    '0000:01:00.0': dict(
+        place=['-device', 'pcie-root-port,id=rp3,chassis=1,slot=3,addr=03.0',
+               '-device', 'ndk-pcie-telemetry,bus=rp3'],
         args='rq-frame-bytes=256,rq-gap=4,rq-stall=2,'
              'rc-frame-bytes=100,rc-gap=1,'
              'up-frame-bytes=60,up-gap=2,up-stall=1,up-mvb-items=2,'
@@ -52,6 +55,7 @@ CARDS = {
         # DOWN 32 B = 1 region = 1 word, period 1
         wpc={'RQ': 4 / 10, 'RC': 2 / 3, 'UP': 1 / 4, 'DOWN': 1 / 1}),
     '0000:00:04.0': dict(
+        place=['-device', 'ndk-pcie-telemetry,addr=04.0'],
         args='rq-frame-bytes=128,rq-gap=2,rq-stall=0,'
              'rc-frame-bytes=64,rc-gap=3,rc-stall=0,'
              'up-frame-bytes=256,up-gap=0,up-stall=0,'
@@ -86,11 +90,9 @@ for fam in ['link_up', 'mps_bytes', 'mrrs_bytes', 'rcb_bytes', 'ext_tag',
 def qemu_args():
     args = []
     for i, (slot, c) in enumerate(sorted(CARDS.items())):
-        addr = slot.split(':')[2]
         args += ['-object', 'telemetry-traffic-pattern,id=t%d,%s'
-                 % (i, c['args']),
-                 '-device', 'ndk-pcie-telemetry,addr=%s,traffic=t%d'
-                 % (addr, i)]
+                 % (i, c['args'])]
+        args += c['place'][:-1] + [c['place'][-1] + ',traffic=t%d' % i]
     return args
 
 

@@ -16,7 +16,7 @@ import tempfile
 from e2e_support import (REPO, check, guest_steps, json_docs, report,
                           tool_initrd)
 
-# Card at 00:04.0: default geometry (2 regions of 32 B = 8 items of 4 B on
+# Card at 02:00.0: default geometry (2 regions of 32 B = 8 items of 4 B on
 # every bus, DRAIN_PERIOD 4096, 256 tags, 1024 FIFO words).
 PATTERN = ('rq-frame-bytes=256,rq-gap=4,rq-stall=2,'
            'rc-frame-bytes=100,rc-gap=1,'
@@ -45,21 +45,28 @@ DRAIN = 4096
 # deltas take, so the accumulator would be overloaded (lose deltas).
 DRAIN_WRAP = 32768
 
+# The first three cards sit behind PCIe root ports at 00:03.0, 00:04.0 and
+# 00:05.0, as on a real host: the firmware numbers their buses 1, 2 and 3
+# in that order, and the PCI bridge's bus 4.
 CARDS = [
-    # 00:03.0: 2 endpoints, 2 DMA ports, 4 RQ regions, block at 0x20000;
+    # 01:00.0: 2 endpoints, 2 DMA ports, 4 RQ regions, block at 0x20000;
     # RQ frames of 8 regions fill two words back to back
     '-object telemetry-traffic-pattern,id=t3,rq-frame-bytes=256,'
     'up-frame-bytes=100,up-gap=3,down-frame-bytes=64',
-    '-device ndk-pcie-telemetry,addr=03.0,traffic=t3,pcie-endpoints=2,'
+    '-device pcie-root-port,id=rp3,chassis=1,slot=3,addr=03.0',
+    '-device ndk-pcie-telemetry,bus=rp3,traffic=t3,pcie-endpoints=2,'
     'dma-ports=2,pcie-rq-mfb-regions=4,block-offset=0x20000',
     '-object telemetry-traffic-pattern,id=t4,' + PATTERN,
-    '-device ndk-pcie-telemetry,addr=04.0,traffic=t4',
-    # 00:05.0: 33-bit counters at 4 GHz wrap every 2.15 s
-    '-device ndk-pcie-telemetry,addr=05.0,cnt-width=33,'
+    '-device pcie-root-port,id=rp4,chassis=1,slot=4,addr=04.0',
+    '-device ndk-pcie-telemetry,bus=rp4,traffic=t4',
+    # 03:00.0: 33-bit counters at 4 GHz wrap every 2.15 s
+    '-device pcie-root-port,id=rp5,chassis=1,slot=5,addr=05.0',
+    '-device ndk-pcie-telemetry,bus=rp5,cnt-width=33,'
     'pcie-clk-freq=4000000000,dma-clk-freq=2000000000,drain-period=%d'
     % DRAIN_WRAP,
+    # 00:06.0: on the root bus, as some set-ups have it
     '-device ndk-pcie-telemetry,addr=06.0,devtree=off',
-    # 01:01.0: a conventional PCI bus has no extended configuration space
+    # 04:01.0: a conventional PCI bus has no extended configuration space
     '-device pcie-pci-bridge,id=pb,addr=07.0',
     '-device ndk-pcie-telemetry,bus=pb,addr=01.0',
 ]
@@ -133,8 +140,8 @@ def main():
     # --list: every card with a tree, its block and offset
     rc_, out = step('list')
     check('--list exits 0', rc_ == 0, out)
-    check('--list shows the block at 0x20000 of 00:03.0',
-          re.search(r'0000:00:03\.0.*\n(.*\n)*?.*0x20000', out), out)
+    check('--list shows the block at 0x20000 of 01:00.0',
+          re.search(r'0000:01:00\.0.*\n(.*\n)*?.*0x20000', out), out)
     check('--list names the card without a device tree',
           re.search(r'0000:00:06\.0', out), out)
     rc_, out = step('version')
@@ -230,7 +237,9 @@ def main():
     rc_, out = step('default-card')
     try:
         doc = json_docs(out)[0]
-        check('no -d: the first card (00:03.0, 2 endpoints) is read',
+        # 00:06.0 comes first on the bus but has no device tree
+        check('no -d: the first card with a block (01:00.0, 2 endpoints) '
+              'is read',
               rc_ == 0 and doc['data']['config']['pcie_endpoints'] == 2, out)
     except (ValueError, KeyError, IndexError) as e:
         check('no -d: JSON parses', False, '%r\n%s' % (e, out))
