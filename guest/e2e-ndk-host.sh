@@ -47,6 +47,7 @@ step cmdline cat /proc/cmdline
 step lspci lspci_ -nn
 step lspci-default lspci_ -vv -s 01:00.0
 step lspci-other lspci_ -vv -s 02:00.0
+step lspci-root-bus lspci_ -vv -s 00:06.0
 step list $T --list
 step insmod insmod /lib/modules/nfb_standin.ko
 step dmesg sh -c 'dmesg | grep -E "nfb"'

@@ -140,6 +140,14 @@ def check_lspci(steps):
             check('lspci -vv -s %s: %s %s x%d (%s)'
                   % (slot, reg, link[0], link[1],
                      '%s x%d' % got if got else 'none'), got == link, out)
+    # on the root bus of q35 the card is an integrated endpoint: no link
+    rc, out = step_of(steps, 'lspci-root-bus')
+    check('lspci -vv -s 00:06.0: on the root bus a Root Complex Integrated '
+          'Endpoint with MSI and no link registers',
+          rc == 0 and re.search(r'Express \(v2\) Root Complex Integrated '
+                                r'Endpoint', out) and
+          re.search(r'MSI: Enable- Count=1/1', out) and 'LnkCap' not in out,
+          out)
 
 
 def list_block(out, slot):
