@@ -5402,6 +5402,570 @@ static void test_storm(const void *data)
     rmdir(dir);
 }
 
+/* ------------------------------------------------------------------ */
+/* MSI: what the nfb driver's pci_enable_msi finds                     */
+
+#define MSI_CAP                 0x50
+#define PCIE_CAP                0x80
+/* guest RAM where a message of the card would land */
+#define MSI_TRAP                0x00200000u
+#define MSI_DATA                0x5A5Au
+
+/* The capability list as (position, ID) pairs; returns how many. */
+static unsigned cap_list(QPCIDevice *dev, uint8_t *pos, uint8_t *id,
+                         unsigned max)
+{
+    unsigned n = 0;
+    uint8_t p;
+
+    if (!(qpci_config_readw(dev, PCI_STATUS) & PCI_STATUS_CAP_LIST)) {
+        return 0;
+    }
+    p = qpci_config_readb(dev, PCI_CAPABILITY_LIST);
+    while (p && n < max) {
+        /* dword aligned, past the header */
+        g_assert_cmphex(p & 3, ==, 0);
+        g_assert_cmphex(p, >=, 0x40);
+        pos[n] = p;
+        id[n] = qpci_config_readb(dev, p);
+        n++;
+        p = qpci_config_readb(dev, p + 1);
+    }
+    g_assert_cmphex(p, ==, 0);
+    return n;
+}
+
+/*
+ * The capabilities in this order: (position, ID) pairs, ended by 0;
+ * every other one of pos and id.
+ */
+static void check_caps(QPCIDevice *dev, const uint8_t *want)
+{
+    uint8_t pos[16], id[16];
+    unsigned n = cap_list(dev, pos, id, 16), k;
+
+    for (k = 0; want[2 * k]; k++) {
+        g_assert_cmpuint(k, <, n);
+        g_assert_cmphex(pos[k], ==, want[2 * k]);
+        g_assert_cmphex(id[k], ==, want[2 * k + 1]);
+    }
+    g_assert_cmpuint(n, ==, k);
+}
+
+/*
+ * Message Control: 64-bit address capable (bit 7), one vector (Multiple
+ * Message Capable 0), no per-vector masking (bit 8), off; the address
+ * and data registers of the 64-bit layout.
+ */
+static void check_msi_cap(QPCIDevice *dev)
+{
+    uint16_t flags = qpci_config_readw(dev, MSI_CAP + PCI_MSI_FLAGS);
+
+    g_assert_cmphex(flags, ==, PCI_MSI_FLAGS_64BIT);
+    g_assert_cmphex(qpci_config_readl(dev, MSI_CAP + PCI_MSI_ADDRESS_LO),
+                    ==, 0);
+    g_assert_cmphex(qpci_config_readl(dev, MSI_CAP + PCI_MSI_ADDRESS_HI),
+                    ==, 0);
+    g_assert_cmphex(qpci_config_readw(dev, MSI_CAP + PCI_MSI_DATA_64), ==,
+                    0);
+    /* all ones: Enable and a Multiple Message Enable held at 1 vector */
+    qpci_config_writew(dev, MSI_CAP + PCI_MSI_FLAGS, 0xFFFF);
+    g_assert_cmphex(qpci_config_readw(dev, MSI_CAP + PCI_MSI_FLAGS), ==,
+                    PCI_MSI_FLAGS_64BIT | PCI_MSI_FLAGS_ENABLE);
+    qpci_config_writew(dev, MSI_CAP + PCI_MSI_FLAGS, 0);
+    g_assert_cmphex(qpci_config_readw(dev, MSI_CAP + PCI_MSI_FLAGS), ==,
+                    PCI_MSI_FLAGS_64BIT);
+    /* the address keeps bits 31..2 and all upper bits, the data 16 bits */
+    qpci_config_writel(dev, MSI_CAP + PCI_MSI_ADDRESS_LO, 0xFFFFFFFF);
+    qpci_config_writel(dev, MSI_CAP + PCI_MSI_ADDRESS_HI, 0xFFFFFFFF);
+    qpci_config_writew(dev, MSI_CAP + PCI_MSI_DATA_64, 0xFFFF);
+    g_assert_cmphex(qpci_config_readl(dev, MSI_CAP + PCI_MSI_ADDRESS_LO),
+                    ==, 0xFFFFFFFC);
+    g_assert_cmphex(qpci_config_readl(dev, MSI_CAP + PCI_MSI_ADDRESS_HI),
+                    ==, 0xFFFFFFFF);
+    g_assert_cmphex(qpci_config_readw(dev, MSI_CAP + PCI_MSI_DATA_64), ==,
+                    0xFFFF);
+    /* no pending or mask bits: the capability ends at the data word */
+    g_assert_cmphex(qpci_config_readw(dev, MSI_CAP + 0x0E), ==, 0);
+    /* and no INTx pin */
+    g_assert_cmphex(qpci_config_readb(dev, PCI_INTERRUPT_PIN), ==, 0);
+}
+
+/* Point the message at guest RAM and enable it. */
+static void msi_arm(QPCIDevice *dev)
+{
+    qpci_config_writel(dev, MSI_CAP + PCI_MSI_ADDRESS_LO, MSI_TRAP);
+    qpci_config_writel(dev, MSI_CAP + PCI_MSI_ADDRESS_HI, 0);
+    qpci_config_writew(dev, MSI_CAP + PCI_MSI_DATA_64, MSI_DATA);
+    qpci_config_writew(dev, MSI_CAP + PCI_MSI_FLAGS, PCI_MSI_FLAGS_ENABLE);
+}
+
+static void test_msi(void)
+{
+    static const uint8_t q35_caps[] = {
+        MSI_CAP, PCI_CAP_ID_MSI, PCIE_CAP, PCI_CAP_ID_EXP, 0,
+    };
+    static const uint8_t pc_caps[] = { MSI_CAP, PCI_CAP_ID_MSI, 0 };
+    static const uint8_t q35_off_caps[] = { PCIE_CAP, PCI_CAP_ID_EXP, 0 };
+    static const uint8_t none[] = { 0 };
+    uint64_t origin;
+    Ndk n;
+
+    /* q35: MSI, then the PCIe capability */
+    ndk_open(&n, "q35", "-device ndk-pcie-telemetry,addr=04.0");
+    check_caps(n.dev, q35_caps);
+    check_msi_cap(n.dev);
+    /* a system reset turns it off and clears address and data */
+    msi_arm(n.dev);
+    qtest_system_reset(n.qts);
+    g_assert_cmphex(qpci_config_readw(n.dev, MSI_CAP + PCI_MSI_FLAGS), ==,
+                    PCI_MSI_FLAGS_64BIT);
+    g_assert_cmphex(qpci_config_readl(n.dev, MSI_CAP + PCI_MSI_ADDRESS_LO),
+                    ==, 0);
+    g_assert_cmphex(qpci_config_readw(n.dev, MSI_CAP + PCI_MSI_DATA_64), ==,
+                    0);
+    ndk_close(&n);
+
+    /* a conventional PCI bus has MSI all the same */
+    ndk_open(&n, "pc", "-device ndk-pcie-telemetry,addr=04.0");
+    check_caps(n.dev, pc_caps);
+    check_msi_cap(n.dev);
+    ndk_close(&n);
+
+    /* msi=off: a card like NDK's UltraScale+ builds (no MSI) */
+    ndk_open(&n, "q35", "-device ndk-pcie-telemetry,addr=04.0,msi=off");
+    check_caps(n.dev, q35_off_caps);
+    g_assert_cmphex(qpci_config_readl(n.dev, MSI_CAP), ==, 0);
+    ndk_close(&n);
+    ndk_open(&n, "pc", "-device ndk-pcie-telemetry,addr=04.0,msi=off");
+    check_caps(n.dev, none);
+    ndk_close(&n);
+
+    /*
+     * The block raises no interrupt: with MSI enabled and bus mastering
+     * on, snapshots, a clear and a full pattern window later nothing has
+     * been written where a message would go.
+     */
+    ndk_open(&n, "q35", PATTERN_ARGS
+             "-device ndk-pcie-telemetry,addr=04.0,traffic=tp0");
+    g_assert_cmphex(qpci_config_readw(n.dev, PCI_COMMAND) &
+                    PCI_COMMAND_MASTER, ==, PCI_COMMAND_MASTER);
+    msi_arm(n.dev);
+    g_assert_cmphex(qtest_readl(n.qts, MSI_TRAP), ==, 0);
+    origin = first_cycle(n.t0, PCIE_HZ);
+    step_to(&n, word_ns(origin, 2));
+    snapshot(&n, DEF_ENTRIES);
+    wr(&n, REG_COMMAND, CMD_CLEAR | CMD_CLEAR_FLAGS | CMD_CLEAR_LOWEST);
+    step_to(&n, word_ns(origin, 4));
+    snapshot(&n, DEF_ENTRIES);
+    g_assert_cmpuint(cnt(&n, 0), >, 0);
+    g_assert_cmphex(qtest_readl(n.qts, MSI_TRAP), ==, 0);
+    g_assert_cmphex(qpci_config_readw(n.dev, MSI_CAP + PCI_MSI_FLAGS), ==,
+                    PCI_MSI_FLAGS_64BIT | PCI_MSI_FLAGS_ENABLE);
+    ndk_close(&n);
+}
+
+/* ------------------------------------------------------------------ */
+/* The link: Link Capabilities and Status                               */
+
+/* q35 with a root port at 00:03.0 whose secondary bus 1 holds the card */
+#define RP_DEVFN                QPCI_DEVFN(3, 0)
+#define RP_BUS                  1
+
+static uint64_t ecam_at(int bus, int devfn, uint32_t off)
+{
+    return ECAM_BASE + ((uint64_t)bus << 20 | devfn << 12 | off);
+}
+
+/*
+ * The nfb driver's set-up: the card behind a pcie-root-port (it refuses
+ * the root bus). No firmware runs under qtest: give the port its bus
+ * numbers, then reach the card through ECAM.
+ */
+static void rp_bus_up(Ndk *n)
+{
+    QPCIDevice *rp = qpci_device_find(n->bus, RP_DEVFN);
+
+    g_assert(rp);
+    qpci_config_writeb(rp, PCI_PRIMARY_BUS, 0);
+    qpci_config_writeb(rp, PCI_SECONDARY_BUS, RP_BUS);
+    qpci_config_writeb(rp, PCI_SUBORDINATE_BUS, RP_BUS);
+    g_free(rp);
+    ecam_enable(n);
+    g_assert_cmphex(qtest_readl(n->qts, ecam_at(RP_BUS, 0, PCI_VENDOR_ID)),
+                    ==, NDK_DEVICE_ID << 16 | NDK_VENDOR_ID);
+}
+
+static void rp_open(Ndk *n, const char *props)
+{
+    memset(n, 0, sizeof(*n));
+    n->qts = qtest_initf("-machine q35 -nodefaults "
+                         "-device pcie-root-port,id=rp0,chassis=1,slot=1,"
+                         "addr=03.0 -device ndk-pcie-telemetry,bus=rp0%s",
+                         props);
+    n->bus = qpci_new_pc(n->qts, NULL);
+    rp_bus_up(n);
+}
+
+/* The capability with this ID in the list, through ECAM; 0 if none. */
+static uint8_t ecam_find_cap(QTestState *qts, uint64_t cfg, uint8_t cap_id)
+{
+    uint8_t p = qtest_readb(qts, cfg + PCI_CAPABILITY_LIST);
+
+    for (int i = 0; p && i < 48; i++) {
+        if (qtest_readb(qts, cfg + p) == cap_id) {
+            return p;
+        }
+        p = qtest_readb(qts, cfg + p + 1);
+    }
+    return 0;
+}
+
+typedef struct LinkCase {
+    const char *props;
+    unsigned speed;     /* encoding of Link Capabilities/Status: 3 = 8 GT/s */
+    unsigned width;     /* lanes */
+} LinkCase;
+
+/*
+ * Link Capabilities (Max Link Speed 3..0, Maximum Link Width 9..4) and
+ * Link Status (Current Link Speed 3..0, Negotiated Link Width 9..4) say
+ * speed and width; Link Capabilities 2 lists every speed up to the
+ * maximum (bits 1 to speed), Target Link Speed starts at the maximum.
+ * Both are read-only.
+ */
+static void check_link(QTestState *qts, uint64_t cfg, unsigned type,
+                       const LinkCase *lc)
+{
+    uint8_t exp = ecam_find_cap(qts, cfg, PCI_CAP_ID_EXP);
+    uint32_t lnkcap, lnkcap2, vector = ((1u << lc->speed) - 1) << 1;
+    uint16_t lnksta, tls;
+
+    g_test_message("link '%s': speed %u, x%u", lc->props, lc->speed,
+                   lc->width);
+    g_assert_cmphex(exp, ==, PCIE_CAP);
+    g_assert_cmphex((qtest_readw(qts, cfg + exp + PCI_EXP_FLAGS) &
+                     PCI_EXP_FLAGS_TYPE) >> 4, ==, type);
+    lnkcap = qtest_readl(qts, cfg + exp + PCI_EXP_LNKCAP);
+    lnksta = qtest_readw(qts, cfg + exp + PCI_EXP_LNKSTA);
+    g_assert_cmphex(lnkcap & 0xF, ==, lc->speed);
+    g_assert_cmpuint((lnkcap >> 4) & 0x3F, ==, lc->width);
+    g_assert_cmphex(lnksta & 0xF, ==, lc->speed);
+    g_assert_cmpuint((lnksta >> 4) & 0x3F, ==, lc->width);
+
+    lnkcap2 = qtest_readl(qts, cfg + exp + PCI_EXP_LNKCAP2);
+    tls = qtest_readw(qts, cfg + exp + PCI_EXP_LNKCTL2) & 0xF;
+    if (lc->speed >= 3) {
+        g_assert_cmphex(lnkcap2 & 0xFE, ==, vector);
+        g_assert_cmphex(tls, ==, lc->speed);
+    } else {
+        /* 2.5 and 5 GT/s need not fill it in; if they do, rightly */
+        g_assert_true((lnkcap2 & 0xFE) == 0 || (lnkcap2 & 0xFE) == vector);
+        g_assert_true(tls == 0 || tls == lc->speed);
+    }
+
+    qtest_writel(qts, cfg + exp + PCI_EXP_LNKCAP, 0xFFFFFFFF);
+    qtest_writew(qts, cfg + exp + PCI_EXP_LNKSTA, 0xFFFF);
+    g_assert_cmphex(qtest_readl(qts, cfg + exp + PCI_EXP_LNKCAP), ==,
+                    lnkcap);
+    g_assert_cmphex(qtest_readw(qts, cfg + exp + PCI_EXP_LNKSTA), ==,
+                    lnksta);
+}
+
+static const LinkCase link_cases[] = {
+    { "", 3, 16 },                              /* 8 GT/s x16 */
+    { ",link-speed=2_5,link-width=1", 1, 1 },
+    { ",link-speed=5,link-width=2", 2, 2 },
+    { ",link-speed=8,link-width=8", 3, 8 },
+    { ",link-speed=16,link-width=4", 4, 4 },
+    { ",link-speed=32,link-width=12", 5, 12 },
+    { ",link-speed=64,link-width=32", 6, 32 },
+};
+
+/* Behind a root port the function is an Endpoint, as lspci shows it. */
+static void test_link_root_port(void)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(link_cases); i++) {
+        Ndk n;
+
+        rp_open(&n, link_cases[i].props);
+        check_link(n.qts, ecam_at(RP_BUS, 0, 0), PCI_EXP_TYPE_ENDPOINT,
+                   &link_cases[i]);
+        /* a system reset changes neither */
+        qtest_system_reset(n.qts);
+        rp_bus_up(&n);
+        check_link(n.qts, ecam_at(RP_BUS, 0, 0), PCI_EXP_TYPE_ENDPOINT,
+                   &link_cases[i]);
+        ndk_close(&n);
+    }
+}
+
+/*
+ * On q35's root bus the function is a Root Complex Integrated Endpoint
+ * (lspci shows no link for one); the registers hold the link all the same.
+ */
+static void test_link_root_bus(void)
+{
+    static const size_t cases[] = { 0, 4 };
+
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *args = g_strdup_printf(
+            "-device ndk-pcie-telemetry,addr=04.0%s",
+            link_cases[cases[i]].props);
+        Ndk n;
+
+        ndk_open(&n, "q35", args);
+        ecam_enable(&n);
+        check_link(n.qts, ecam_at(0, NDK_DEVFN, 0), PCI_EXP_TYPE_RC_END,
+                   &link_cases[cases[i]]);
+        ndk_close(&n);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Migration of MSI and the link                                        */
+
+#define ML_ARGS "-device ndk-pcie-telemetry,addr=04.0,link-speed=16," \
+                "link-width=4"
+
+/*
+ * Load the stream at uri into a QEMU started with args: true if it was
+ * taken, false if refused (the QEMU stays up to say so).
+ */
+static bool migrate_in_ok(const char *args, const char *uri)
+{
+    QTestState *qts = qtest_initf("-machine q35 -nodefaults %s "
+                                  "-incoming defer", args);
+    bool ok = false;
+
+    qtest_qmp_assert_success(qts, "{ 'execute': 'migrate-incoming', "
+                             "'arguments': { 'uri': %s, "
+                             "'exit-on-error': false } }", uri);
+    for (int i = 0; i < 10000; i++) {
+        QDict *rsp = qtest_qmp_assert_success_ref(qts, "{ 'execute': "
+                                                  "'query-migrate' }");
+        const char *st = qdict_haskey(rsp, "status") ?
+                         qdict_get_str(rsp, "status") : "none";
+        bool failed = !strcmp(st, "failed");
+
+        ok = !strcmp(st, "completed");
+        qobject_unref(rsp);
+        if (ok || failed) {
+            break;
+        }
+        g_usleep(1000);
+    }
+    qtest_quit(qts);
+    return ok;
+}
+
+/*
+ * MSI's address, data and enable are configuration space and arrive;
+ * a destination whose link differs is refused, as QEMU refuses any
+ * difference in read-only configuration space.
+ */
+static void test_msi_link_migration(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("ndk-ptm-msi-XXXXXX", NULL);
+    g_autofree char *file = g_build_filename(dir, "state.mig", NULL);
+    g_autofree char *uri = g_strdup_printf("file:%s", file);
+    const LinkCase lc = { "link-speed=16,link-width=4", 4, 4 };
+    int64_t t0, t1;
+    Ndk a, b;
+
+    g_assert(dir);
+    ndk_open(&a, "q35", ML_ARGS);
+    msi_arm(a.dev);
+    qpci_config_writel(a.dev, MSI_CAP + PCI_MSI_ADDRESS_HI, 0x12);
+    t0 = a.t0;
+    t1 = a.now + 1000;
+    step_to(&a, t1);
+    migrate_out(&a, uri);
+
+    migrate_in(&b, "q35", ML_ARGS, uri, t0, t1);
+    g_assert_cmphex(qpci_config_readw(b.dev, MSI_CAP + PCI_MSI_FLAGS), ==,
+                    PCI_MSI_FLAGS_64BIT | PCI_MSI_FLAGS_ENABLE);
+    g_assert_cmphex(qpci_config_readl(b.dev, MSI_CAP + PCI_MSI_ADDRESS_LO),
+                    ==, MSI_TRAP);
+    g_assert_cmphex(qpci_config_readl(b.dev, MSI_CAP + PCI_MSI_ADDRESS_HI),
+                    ==, 0x12);
+    g_assert_cmphex(qpci_config_readw(b.dev, MSI_CAP + PCI_MSI_DATA_64), ==,
+                    MSI_DATA);
+    ecam_enable(&b);
+    check_link(b.qts, ecam_at(0, NDK_DEVFN, 0), PCI_EXP_TYPE_RC_END, &lc);
+    g_assert_cmphex(rd(&b, REG_MAGIC), ==, MAGIC);
+    ndk_close(&b);
+
+    /* the same stream: taken as it was, refused with another link */
+    g_assert_true(migrate_in_ok(ML_ARGS, uri));
+    g_assert_false(migrate_in_ok("-device ndk-pcie-telemetry,addr=04.0,"
+                                 "link-speed=16,link-width=8", uri));
+    g_assert_false(migrate_in_ok("-device ndk-pcie-telemetry,addr=04.0,"
+                                 "link-speed=8,link-width=4", uri));
+    /* and without MSI */
+    g_assert_false(migrate_in_ok(ML_ARGS ",msi=off", uri));
+    unlink(file);
+    rmdir(dir);
+}
+
+/* ------------------------------------------------------------------ */
+/* The firmware's identity on /firmware of the device tree              */
+
+/* The card's tree, fetched through the VSEC and decompressed. */
+static uint8_t *fetch_fdt(Ndk *n)
+{
+    g_autoptr(GByteArray) xz = NULL;
+    uint8_t *fdt = g_malloc0(65536);
+    uint64_t memlimit = UINT64_MAX;
+    size_t in_pos = 0, out_pos = 0;
+
+    ecam_enable(n);
+    xz = vsec_fetch(n);
+    g_assert_cmpint(lzma_stream_buffer_decode(&memlimit, 0, NULL, xz->data,
+                                              &in_pos, xz->len, fdt,
+                                              &out_pos, 65536), ==, LZMA_OK);
+    g_assert_cmpint(fdt_check_header(fdt), ==, 0);
+    return fdt;
+}
+
+/* A string of /firmware as nfb-info reads it; NULL: not there. */
+static void check_fw_string(const void *fdt, const char *name,
+                            const char *want)
+{
+    int fw = fdt_path_offset(fdt, "/firmware"), len = -1;
+    const char *p;
+
+    g_assert_cmpint(fw, >=, 0);
+    p = fdt_getprop(fdt, fw, name, &len);
+    if (!want) {
+        g_assert_null(p);
+        g_assert_cmpint(len, ==, -FDT_ERR_NOTFOUND);
+        return;
+    }
+    g_assert_nonnull(p);
+    g_assert_cmpint(len, ==, (int)strlen(want) + 1);
+    g_assert_cmpstr(p, ==, want);
+}
+
+/* The defaults: the model's identity, the card named by its PCI ID. */
+#define FW_BUILD_TIME           1796215334u     /* 2026-12-02 12:42:14 UTC */
+
+static void check_fw_defaults(const void *fdt, const char *card_name)
+{
+    int fw = fdt_path_offset(fdt, "/firmware");
+
+    check_fw_string(fdt, "card-name", card_name);
+    check_fw_string(fdt, "project-name", "ndk-pcie-telemetry");
+    check_fw_string(fdt, "project-variant", NULL);
+    check_fw_string(fdt, "project-version", "0.1.0");
+    g_assert_cmpuint(fdt_u32(fdt, fw, "build-time"), ==, FW_BUILD_TIME);
+    check_fw_string(fdt, "build-tool", "QEMU " QEMU_VERSION);
+    check_fw_string(fdt, "build-author", "ndk-pcie-telemetry developers");
+    check_fw_string(fdt, "build-revision", NULL);
+}
+
+static void test_firmware_id(void)
+{
+    g_autofree uint8_t *fdt = NULL;
+    g_autofree char *name = NULL;
+    Ndk n;
+
+    ndk_open(&n, "q35", "-device ndk-pcie-telemetry,addr=04.0,id=ndk0");
+    fdt = fetch_fdt(&n);
+    check_fw_defaults(fdt, "QEMU-NDK-TELEMETRY");
+    /* the telemetry node is still where NDK software looks */
+    g_assert_cmpint(fdt_path_offset(fdt, "/firmware/mi_bus0/"
+                                    "pcie_telemetry@0"), >=, 0);
+    name = qom_get_str(n.qts, "/machine/peripheral/ndk0", "card-name");
+    g_assert_cmpstr(name, ==, "QEMU-NDK-TELEMETRY");
+    ndk_close(&n);
+    g_clear_pointer(&fdt, g_free);
+    g_clear_pointer(&name, g_free);
+
+    /* CESNET's generic NDK ID: the name the nfb driver gives it */
+    ndk_open_ids(&n, "q35", 0x18ec, 0xc000,
+                 "-device ndk-pcie-telemetry,addr=04.0,id=ndk0,"
+                 "vendor-id=0x18ec,device-id=0xc000");
+    fdt = fetch_fdt(&n);
+    check_fw_defaults(fdt, "COMBO-GENERIC");
+    name = qom_get_str(n.qts, "/machine/peripheral/ndk0", "card-name");
+    g_assert_cmpstr(name, ==, "COMBO-GENERIC");
+    ndk_close(&n);
+}
+
+/* Every property set, and empty ones left out. */
+static void test_firmware_id_set(void)
+{
+    g_autofree uint8_t *fdt = NULL;
+    int fw;
+    Ndk n;
+
+    ndk_open(&n, "q35", "-device 'ndk-pcie-telemetry,addr=04.0,"
+             "card-name=N6010,project-name=NDK_NIC,project-variant=100G2,"
+             "project-version=0.3.2,build-time=1685752222,"
+             "build-tool=Quartus Version 22.4.0 Build 94 SC Pro Edition,"
+             "build-author=no-reply@liberouter.org,build-revision=1a2b3c4'");
+    fdt = fetch_fdt(&n);
+    fw = fdt_path_offset(fdt, "/firmware");
+    check_fw_string(fdt, "card-name", "N6010");
+    check_fw_string(fdt, "project-name", "NDK_NIC");
+    check_fw_string(fdt, "project-variant", "100G2");
+    check_fw_string(fdt, "project-version", "0.3.2");
+    g_assert_cmpuint(fdt_u32(fdt, fw, "build-time"), ==, 1685752222);
+    check_fw_string(fdt, "build-tool",
+                    "Quartus Version 22.4.0 Build 94 SC Pro Edition");
+    check_fw_string(fdt, "build-author", "no-reply@liberouter.org");
+    check_fw_string(fdt, "build-revision", "1a2b3c4");
+    ndk_close(&n);
+    g_clear_pointer(&fdt, g_free);
+
+    /* empty: as firmware built without them (the driver names the card) */
+    ndk_open(&n, "q35", "-device ndk-pcie-telemetry,addr=04.0,card-name=,"
+             "project-name=,project-version=,build-tool=,build-author=,"
+             "build-time=0");
+    fdt = fetch_fdt(&n);
+    fw = fdt_path_offset(fdt, "/firmware");
+    check_fw_string(fdt, "card-name", NULL);
+    check_fw_string(fdt, "project-name", NULL);
+    check_fw_string(fdt, "project-version", NULL);
+    check_fw_string(fdt, "build-tool", NULL);
+    check_fw_string(fdt, "build-author", NULL);
+    g_assert_cmpuint(fdt_u32(fdt, fw, "build-time"), ==, 0);
+    ndk_close(&n);
+}
+
+/* Wrong values of the new properties stop QEMU and name the property. */
+static void test_bad_link_id(void)
+{
+    g_autofree char *too_long = g_strnfill(128, 'x');
+    g_autofree char *props = g_strdup_printf("card-name=%s", too_long);
+    g_autofree char *longest = g_strnfill(127, 'x');
+    Ndk n;
+
+    expect_refused("link-speed=7", "link-speed");
+    expect_refused("link-speed=2.5", "link-speed");
+    expect_refused("link-width=3", "link-width");
+    expect_refused("link-width=64", "link-width");
+    expect_refused(props, "card-name");
+    expect_refused("project-name=a\tb", "project-name");
+    expect_refused("project-variant=\x7f", "project-variant");
+    expect_refused("project-version=1.0\n", "project-version");
+    expect_refused("build-tool=caf\xc3\xa9", "build-tool");
+    expect_refused("build-author=\x01", "build-author");
+    expect_refused("build-revision=\x1b[0m", "build-revision");
+    expect_refused("build-time=4294967296", "build-time");
+    expect_refused("build-time=-1", "build-time");
+    expect_refused("msi=maybe", "msi");
+
+    /* the longest string is taken */
+    g_clear_pointer(&props, g_free);
+    props = g_strdup_printf("-device ndk-pcie-telemetry,addr=04.0,"
+                            "build-revision=%s", longest);
+    ndk_open(&n, "q35", props);
+    g_assert_cmphex(rd(&n, REG_MAGIC), ==, MAGIC);
+    ndk_close(&n);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -5476,6 +6040,18 @@ int main(int argc, char **argv)
                     test_scenario_phases);
     g_test_add_func("/ndk-pcie-telemetry/plugin/sample", test_plugin_sample);
     g_test_add_func("/ndk-pcie-telemetry/replay/vcd", test_replay_vcd);
+    g_test_add_func("/ndk-pcie-telemetry/msi/capability", test_msi);
+    g_test_add_func("/ndk-pcie-telemetry/link/root-port",
+                    test_link_root_port);
+    g_test_add_func("/ndk-pcie-telemetry/link/root-bus", test_link_root_bus);
+    g_test_add_func("/ndk-pcie-telemetry/migration/msi-link",
+                    test_msi_link_migration);
+    g_test_add_func("/ndk-pcie-telemetry/firmware-id/defaults",
+                    test_firmware_id);
+    g_test_add_func("/ndk-pcie-telemetry/firmware-id/set-and-empty",
+                    test_firmware_id_set);
+    g_test_add_func("/ndk-pcie-telemetry/properties/refused-link-id",
+                    test_bad_link_id);
     for (unsigned g = 0; g < GEN_COUNT; g++) {
         g_autofree char *path = g_strdup_printf(
             "/ndk-pcie-telemetry/random-access/%s", storm_gen_name[g]);
