@@ -5596,13 +5596,13 @@ static void rp_bus_up(Ndk *n)
                     ==, NDK_DEVICE_ID << 16 | NDK_VENDOR_ID);
 }
 
-static void rp_open(Ndk *n, const char *props)
+static void rp_open(Ndk *n, const char *port_props, const char *props)
 {
     memset(n, 0, sizeof(*n));
     n->qts = qtest_initf("-machine q35 -nodefaults "
                          "-device pcie-root-port,id=rp0,chassis=1,slot=1,"
-                         "addr=03.0 -device ndk-pcie-telemetry,bus=rp0%s",
-                         props);
+                         "addr=03.0%s -device ndk-pcie-telemetry,bus=rp0%s",
+                         port_props, props);
     n->bus = qpci_new_pc(n->qts, NULL);
     rp_bus_up(n);
 }
@@ -5682,15 +5682,37 @@ static const LinkCase link_cases[] = {
     { ",link-speed=64,link-width=32", 6, 32 },
 };
 
+/*
+ * The root port's Link Status: QEMU shows the card's, held to the port's
+ * own Link Capabilities. The kernel's pcie_bandwidth_available (what the
+ * nfb driver puts in the tree for nfb-info) takes the lower of the two.
+ */
+static void check_port_link(QTestState *qts, unsigned speed, unsigned width)
+{
+    uint64_t cfg = ecam_at(0, RP_DEVFN, 0);
+    uint8_t exp = ecam_find_cap(qts, cfg, PCI_CAP_ID_EXP);
+    uint16_t lnksta;
+
+    g_assert_cmphex(exp, !=, 0);
+    lnksta = qtest_readw(qts, cfg + exp + PCI_EXP_LNKSTA);
+    g_assert_cmphex(lnksta & 0xF, ==, speed);
+    g_assert_cmpuint((lnksta >> 4) & 0x3F, ==, width);
+}
+
 /* Behind a root port the function is an Endpoint, as lspci shows it. */
 static void test_link_root_port(void)
 {
-    for (size_t i = 0; i < G_N_ELEMENTS(link_cases); i++) {
-        Ndk n;
+    /* a Gen4 x16 card in a Gen3 x8 slot: the port shows 8 GT/s x8 */
+    const LinkCase gen4 = { ",link-speed=16", 4, 16 };
+    Ndk n;
 
-        rp_open(&n, link_cases[i].props);
+    for (size_t i = 0; i < G_N_ELEMENTS(link_cases); i++) {
+        rp_open(&n, "", link_cases[i].props);
         check_link(n.qts, ecam_at(RP_BUS, 0, 0), PCI_EXP_TYPE_ENDPOINT,
                    &link_cases[i]);
+        /* pcie-root-port's default x-speed=16, x-width=32 */
+        check_port_link(n.qts, MIN(link_cases[i].speed, 4),
+                        link_cases[i].width);
         /* a system reset changes neither */
         qtest_system_reset(n.qts);
         rp_bus_up(&n);
@@ -5698,6 +5720,11 @@ static void test_link_root_port(void)
                    &link_cases[i]);
         ndk_close(&n);
     }
+
+    rp_open(&n, ",x-speed=8,x-width=8", gen4.props);
+    check_link(n.qts, ecam_at(RP_BUS, 0, 0), PCI_EXP_TYPE_ENDPOINT, &gen4);
+    check_port_link(n.qts, 3, 8);
+    ndk_close(&n);
 }
 
 /*
