@@ -376,16 +376,77 @@ typedef struct ptl_node_info {
     unsigned pcie_endpoints;
 } ptl_node_info;
 
+/*
+ * The PCI Express link of a function, as lspci shows it: Link Status (what
+ * was negotiated) and Link Capabilities (the most the function can do).
+ * Speeds are the registers' codes: 1 = 2.5 GT/s, 2 = 5, 3 = 8, 4 = 16,
+ * 5 = 32, 6 = 64 GT/s.
+ */
+typedef struct ptl_link {
+    bool present;               /* a PCI Express capability with a link */
+    unsigned speed, width;      /* Link Status: speed code, lanes */
+    unsigned max_speed, max_width;  /* Link Capabilities */
+} ptl_link;
+
+/*
+ * The link from the PCI Express capability's PCI Express Capabilities
+ * (+0x02), Link Capabilities (+0x0C) and Link Status (+0x12) registers.
+ * Root complex integrated endpoints and event collectors have no link, and
+ * neither has a function whose registers read all ones.
+ */
+void ptl_link_decode(uint16_t flags, uint32_t lnkcap, uint16_t lnksta,
+                     ptl_link *link);
+/* "2.5 GT/s" ... "64 GT/s", or NULL for a code that is none of those. */
+const char *ptl_link_speed_text(unsigned speed);
+
+/*
+ * The identity of the firmware, as nfb-info shows it: properties of the
+ * device tree's /firmware node, and the serial number of /board (where
+ * the NDK driver puts it), else of /firmware. Each string is the first
+ * string of its property, control characters and bytes that are not UTF-8
+ * replaced by '?', cut to fit with "..." at the end; "" when the property
+ * is missing or empty.
+ */
+#define PTL_FIRMWARE_TEXT   128
+
+typedef struct ptl_firmware_info {
+    char card_name[PTL_FIRMWARE_TEXT];          /* card-name */
+    char project_name[PTL_FIRMWARE_TEXT];       /* project-name */
+    char project_variant[PTL_FIRMWARE_TEXT];    /* project-variant */
+    char project_version[PTL_FIRMWARE_TEXT];    /* project-version */
+    char build_tool[PTL_FIRMWARE_TEXT];         /* build-tool */
+    char build_author[PTL_FIRMWARE_TEXT];       /* build-author */
+    char build_revision[PTL_FIRMWARE_TEXT];     /* build-revision */
+    /* serial-number (32 bits) in decimal, or serial-number-string */
+    char serial_number[PTL_FIRMWARE_TEXT];
+    bool has_build_time;        /* build-time is there and 32 bits long */
+    uint32_t build_time;        /* seconds since 1970-01-01 00:00 UTC */
+} ptl_firmware_info;
+
 typedef struct ptl_card_info {
     char slot[16];              /* "0000:01:00.0" */
     char sysfs[PATH_MAX];       /* /sys/bus/pci/devices/0000:01:00.0 */
     uint16_t vendor, device;
+    ptl_link link;
     bool has_vsec;
     int endpoint;               /* from the VSEC, -1 if not given */
     unsigned nnodes;
     ptl_node_info *nodes;
+    ptl_firmware_info firmware; /* all empty without a readable tree */
     char tree_error[256];       /* why the tree could not be read, or "" */
 } ptl_card_info;
+
+/*
+ * What --list says about a card besides its blocks, each line after
+ * indent and ending in a newline: "link 8 GT/s x8 (max 16 GT/s x16)" (the
+ * maximum only when it differs), "card C, serial S, project P V (variant
+ * A)" and "built 2026-01-02 03:04:05 UTC by AUTHOR with TOOL, revision R"
+ * (the time in the local time zone), with only the parts that are there; a
+ * line without any is left out. Returns 0, or -1 with errno on a write
+ * error.
+ */
+int ptl_format_card_lines(FILE *f, const ptl_card_info *c,
+                          const char *indent);
 
 /* Every matching card (with or without a readable tree). */
 ptl_err ptl_list(const ptl_find_opts *o, ptl_card_info **cards, unsigned *n,
@@ -436,6 +497,11 @@ ptl_err ptl_devtree_decompress(const void *xz, size_t len, void **fdt,
                                size_t *fdt_len, ptl_error *err);
 ptl_err ptl_devtree_nodes(const void *fdt, size_t len, unsigned endpoint,
                           ptl_node_info **nodes, unsigned *n, ptl_error *err);
+/*
+ * The firmware's identity from a decompressed tree; all empty when the
+ * tree is not a flattened device tree or has none of the properties.
+ */
+void ptl_devtree_firmware(const void *fdt, size_t len, ptl_firmware_info *fw);
 
 /*
  * 32-bit accesses to a function's configuration space (offsets from its
@@ -453,12 +519,15 @@ typedef struct ptl_config_ops {
  * device-tree VSEC at cap: its endpoint register and tree length, the
  * tree's words (write the index, read the data register), decompressed,
  * then the nodes on its endpoint. *endpoint: from the VSEC, -1 if not
- * given or not read. Errors are what ptl_list shows as tree_error; a tree
- * without a node on this endpoint is PTL_E_NO_NODE (*n is then 0).
+ * given or not read. fw (may be NULL): the firmware's identity, filled
+ * once the tree is decompressed, whatever its nodes. Errors are what
+ * ptl_list shows as tree_error; a tree without a node on this endpoint is
+ * PTL_E_NO_NODE (*n is then 0).
  */
 ptl_err ptl_devtree_read(const ptl_config_ops *ops, void *opaque,
                          unsigned cap, const char *name, int *endpoint,
-                         ptl_node_info **nodes, unsigned *n, ptl_error *err);
+                         ptl_node_info **nodes, unsigned *n,
+                         ptl_firmware_info *fw, ptl_error *err);
 
 const char *ptl_version_string(void);
 

@@ -2,8 +2,8 @@
 /*
  * The NDK device tree: an XZ-compressed flattened device tree that the
  * firmware keeps behind a vendor-specific extended capability. This file
- * only decompresses and interprets it; reading it from the configuration
- * space is in ptl-find.c.
+ * only decompresses and interprets it (the telemetry nodes, the firmware's
+ * identity); reading it from the configuration space is in ptl-find.c.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -337,4 +337,174 @@ ptl_err ptl_devtree_nodes(const void *fdt, size_t len, unsigned endpoint,
     *nodes = list;
     *n = count;
     return PTL_OK;
+}
+
+/* ---------------------------------------------------------------------
+ * The firmware's identity. The tree comes from the card: a property may
+ * be missing, empty, without its NUL, longer than any buffer, or hold
+ * bytes that a terminal would take for commands.
+ */
+
+/*
+ * Bytes of the character at s[0..n) that are shown as they are: printable
+ * ASCII, or a well-formed UTF-8 sequence of a character that is not a C1
+ * control; 0 for a byte shown as '?'.
+ */
+static unsigned text_char_len(const uint8_t *s, size_t n)
+{
+    uint32_t cp;
+    unsigned len;
+
+    if (s[0] >= 0x20 && s[0] < 0x7f) {
+        return 1;
+    }
+    if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+        len = 2;
+        cp = s[0] & 0x1f;
+    } else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+        len = 3;
+        cp = s[0] & 0x0f;
+    } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+        len = 4;
+        cp = s[0] & 0x07;
+    } else {
+        return 0;
+    }
+    if (n < len) {
+        return 0;
+    }
+    for (unsigned i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80) {
+            return 0;
+        }
+        cp = (cp << 6) | (s[i] & 0x3f);
+    }
+    /* overlong forms, surrogates, past U+10FFFF, C1 controls */
+    if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+        cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ||
+        (cp >= 0x80 && cp < 0xa0)) {
+        return 0;
+    }
+    return len;
+}
+
+/*
+ * Writes s[0..n) as shown into dst (NULL: nowhere), whole characters only,
+ * at most limit bytes; returns the bytes written.
+ */
+static size_t put_text(char *dst, size_t limit, const uint8_t *s, size_t n)
+{
+    size_t in = 0, out = 0;
+
+    while (in < n) {
+        unsigned k = text_char_len(s + in, n - in);
+        size_t put = k ? k : 1;
+
+        if (out + put > limit) {
+            break;
+        }
+        if (dst && k) {
+            memcpy(dst + out, s + in, k);
+        } else if (dst) {
+            dst[out] = '?';
+        }
+        out += put;
+        in += put;
+    }
+    return out;
+}
+
+/* The first string of a property of len bytes (all of them without NUL). */
+static void copy_text(char *dst, size_t size, const void *prop, int len)
+{
+    size_t n, end;
+
+    dst[0] = '\0';
+    if (!prop || len <= 0) {
+        return;
+    }
+    n = strnlen(prop, (size_t)len);
+    if (put_text(NULL, SIZE_MAX, prop, n) < size) {
+        end = put_text(dst, size - 1, prop, n);
+    } else {
+        end = put_text(dst, size - 4, prop, n);
+        memcpy(dst + end, "...", 3);
+        end += 3;
+    }
+    dst[end] = '\0';
+}
+
+static void text_prop(const void *fdt, int node, const char *name,
+                      char *dst, size_t size)
+{
+    const void *p = NULL;
+    int len = 0;
+
+    if (node >= 0) {
+        p = fdt_getprop(fdt, node, name, &len);
+    }
+    copy_text(dst, size, p, len);
+}
+
+/* A 32-bit property: exactly 4 bytes, as nfb-info takes it. */
+static bool u32_exact_prop(const void *fdt, int node, const char *name,
+                           uint32_t *value)
+{
+    const void *p;
+    int len;
+
+    if (node < 0) {
+        return false;
+    }
+    p = fdt_getprop(fdt, node, name, &len);
+    if (!p || len != 4) {
+        return false;
+    }
+    /* byte by byte: nothing in a tree from the card is known aligned */
+    *value = fdt32_ld(p);
+    return true;
+}
+
+/* serial-number of node, else its serial-number-string; false: neither. */
+static bool serial_prop(const void *fdt, int node, char *dst, size_t size)
+{
+    uint32_t serial;
+
+    if (u32_exact_prop(fdt, node, "serial-number", &serial)) {
+        snprintf(dst, size, "%u", serial);
+        return true;
+    }
+    text_prop(fdt, node, "serial-number-string", dst, size);
+    return dst[0] != '\0';
+}
+
+void ptl_devtree_firmware(const void *fdt, size_t len, ptl_firmware_info *fw)
+{
+    int node;
+
+    memset(fw, 0, sizeof(*fw));
+    if (!fdt || len < sizeof(struct fdt_header) ||
+        fdt_check_header(fdt) != 0 || fdt_totalsize(fdt) > len) {
+        return;
+    }
+    node = fdt_path_offset(fdt, "/firmware");
+    text_prop(fdt, node, "card-name", fw->card_name, sizeof(fw->card_name));
+    text_prop(fdt, node, "project-name", fw->project_name,
+              sizeof(fw->project_name));
+    text_prop(fdt, node, "project-variant", fw->project_variant,
+              sizeof(fw->project_variant));
+    text_prop(fdt, node, "project-version", fw->project_version,
+              sizeof(fw->project_version));
+    text_prop(fdt, node, "build-tool", fw->build_tool,
+              sizeof(fw->build_tool));
+    text_prop(fdt, node, "build-author", fw->build_author,
+              sizeof(fw->build_author));
+    text_prop(fdt, node, "build-revision", fw->build_revision,
+              sizeof(fw->build_revision));
+    fw->has_build_time = u32_exact_prop(fdt, node, "build-time",
+                                        &fw->build_time);
+    if (!serial_prop(fdt, fdt_path_offset(fdt, "/board"), fw->serial_number,
+                     sizeof(fw->serial_number))) {
+        serial_prop(fdt, node, fw->serial_number, sizeof(fw->serial_number));
+    }
 }

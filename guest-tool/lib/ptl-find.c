@@ -392,7 +392,8 @@ static ptl_err parse_filters(scan *s, ptl_error *err)
  */
 ptl_err ptl_devtree_read(const ptl_config_ops *ops, void *opaque,
                          unsigned cap, const char *name, int *endpoint,
-                         ptl_node_info **nodes, unsigned *n, ptl_error *err)
+                         ptl_node_info **nodes, unsigned *n,
+                         ptl_firmware_info *fw, ptl_error *err)
 {
     uint32_t endpoint_reg, tree_len, words;
     const char *why;
@@ -405,6 +406,9 @@ ptl_err ptl_devtree_read(const ptl_config_ops *ops, void *opaque,
     *endpoint = -1;
     *nodes = NULL;
     *n = 0;
+    if (fw) {
+        memset(fw, 0, sizeof(*fw));
+    }
     if (!ops->read32(opaque, cap + VSEC_ENDPOINT, &endpoint_reg) ||
         !ops->read32(opaque, cap + VSEC_TREE_LEN, &tree_len)) {
         why = ops->error ? ops->error(opaque) : NULL;
@@ -443,6 +447,10 @@ ptl_err ptl_devtree_read(const ptl_config_ops *ops, void *opaque,
     r = ptl_devtree_decompress(buf, tree_len, &fdt, &fdt_len, &e);
     free(buf);
     if (r == PTL_OK) {
+        /* the identity is worth showing even when the nodes are not */
+        if (fw) {
+            ptl_devtree_firmware(fdt, fdt_len, fw);
+        }
         r = ptl_devtree_nodes(fdt, fdt_len, *endpoint < 0 ? 0 : *endpoint,
                               nodes, n, &e);
         free(fdt);
@@ -631,9 +639,48 @@ static void probe_tree(scan *s, cand *c)
     }
     c->ci.has_vsec = true;
     r = ptl_devtree_read(&pci_cfg_ops, c->dev, (unsigned)t.cap, c->ci.slot,
-                         &c->ci.endpoint, &c->ci.nodes, &c->ci.nnodes, &e);
+                         &c->ci.endpoint, &c->ci.nodes, &c->ci.nnodes,
+                         &c->ci.firmware, &e);
     if (r != PTL_OK) {
         cand_fail(c, r, "%s", e.msg);
+    }
+}
+
+/* ------------------------------------------------------------------
+ * The PCI Express link (decoded in ptl-card.c).
+ */
+typedef struct link_ctx {
+    struct pci_dev *dev;
+    ptl_link *link;
+} link_ctx;
+
+static void read_link_cb(void *ctx)
+{
+    link_ctx *l = ctx;
+    struct pci_cap *cap;
+
+    /*
+     * Without root the kernel returns only the first 64 bytes of the
+     * configuration space: libpci then finds no capability, and the
+     * link is not shown.
+     */
+    pci_fill_info(l->dev, PCI_FILL_CAPS);
+    cap = pci_find_cap(l->dev, PCI_CAP_ID_EXP, PCI_CAP_NORMAL);
+    if (!cap) {
+        return;
+    }
+    ptl_link_decode(pci_read_word(l->dev, cap->addr + PCI_EXP_FLAGS),
+                    pci_read_long(l->dev, cap->addr + PCI_EXP_LNKCAP),
+                    pci_read_word(l->dev, cap->addr + PCI_EXP_LNKSTA),
+                    l->link);
+}
+
+static void read_link(cand *c)
+{
+    link_ctx l = { .dev = c->dev, .link = &c->ci.link };
+
+    if (!pci_guard(read_link_cb, &l)) {
+        memset(&c->ci.link, 0, sizeof(c->ci.link));
     }
 }
 
@@ -725,6 +772,7 @@ static ptl_err scan_run(scan *s, const ptl_find_opts *o, bool read_trees,
         c->ci.vendor = d->vendor_id;
         c->ci.device = d->device_id;
         c->ci.endpoint = -1;
+        read_link(c);
         if (read_trees) {
             probe_tree(s, c);
         }

@@ -101,11 +101,19 @@ static int do_list(const ptl_find_opts *fo)
         if (c->nnodes) {
             printf("%u telemetry block%s\n", c->nnodes,
                    c->nnodes == 1 ? "" : "s");
-            for (unsigned k = 0; k < c->nnodes; k++) {
-                format_node_line(&c->nodes[k], k);
-            }
         } else {
-            printf("no telemetry block\n    %s\n", c->tree_error);
+            printf("no telemetry block\n");
+        }
+        /* the link and the firmware's identity, as lspci and nfb-info */
+        if (ptl_format_card_lines(stdout, c, "    ") != 0) {
+            ptl_list_free(cards, n);
+            return write_failed();
+        }
+        for (unsigned k = 0; k < c->nnodes; k++) {
+            format_node_line(&c->nodes[k], k);
+        }
+        if (!c->nnodes) {
+            printf("    %s\n", c->tree_error);
         }
         perm |= strstr(c->tree_error, "needs root") != NULL;
     }

@@ -4,6 +4,9 @@
  * configuration space that answers from the input, so the card may return
  * anything (the scan found the VSEC, everything after that is the card's).
  *
+ * The firmware's identity read from the tree must come out as text that
+ * fits its buffers and holds no control character.
+ *
  * Input: the endpoint register (LE 32 bits), the tree length register,
  * then word i of the tree as the data register returns it after index i is
  * selected, 0 past the input's end (as the virtual card does). Shorter than
@@ -100,6 +103,38 @@ static void check_nodes(const ptl_node_info *nodes, unsigned n)
     }
 }
 
+/* Every string ends inside its buffer and holds no control character. */
+static void check_text(const char *s)
+{
+    const char *end = memchr(s, '\0', PTL_FIRMWARE_TEXT);
+
+    if (!end) {
+        abort();
+    }
+    for (; s < end; s++) {
+        unsigned char b = *s;
+
+        /* C0 controls, DEL, and C1 controls in UTF-8 (0xC2 0x80-0x9F) */
+        if (b < 0x20 || b == 0x7f ||
+            (b == 0xc2 && (unsigned char)s[1] >= 0x80 &&
+             (unsigned char)s[1] < 0xa0)) {
+            abort();
+        }
+    }
+}
+
+static void check_firmware(const ptl_firmware_info *fw)
+{
+    check_text(fw->card_name);
+    check_text(fw->project_name);
+    check_text(fw->project_variant);
+    check_text(fw->project_version);
+    check_text(fw->build_tool);
+    check_text(fw->build_author);
+    check_text(fw->build_revision);
+    check_text(fw->serial_number);
+}
+
 static void check_error(const ptl_error *e)
 {
     if (!memchr(e->msg, '\0', sizeof(e->msg)) || e->msg[0] == '\0') {
@@ -113,13 +148,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     card c = { .data = data, .size = size };
     ptl_node_info *nodes;
+    ptl_firmware_info fw;
     ptl_error e = { 0 };
     unsigned n;
     int endpoint;
     ptl_err r;
 
     r = ptl_devtree_read(&card_ops, &c, CAP, "0000:01:00.0", &endpoint,
-                         &nodes, &n, &e);
+                         &nodes, &n, &fw, &e);
+    check_firmware(&fw);
     if (endpoint < -1 || endpoint > 15) {
         abort();
     }
@@ -152,6 +189,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             check_error(&e);
         }
         free(nodes);
+        ptl_devtree_firmware(fdt, size - 8, &fw);
+        check_firmware(&fw);
         free(fdt);
     }
     return 0;

@@ -500,6 +500,411 @@ static void test_card_tree(void)
     }
 }
 
+/* ---------------------------------------------------------------------
+ * The firmware's identity: /firmware's properties and the serial number.
+ */
+typedef struct TProp {
+    const char *node;           /* "/firmware" or "/board" */
+    const char *name;
+    const void *value;
+    int len;                    /* -1: a string with its NUL */
+} TProp;
+
+static uint8_t fw_fdt[65536];
+
+/* A tree of the nodes and properties in props[], up to one with no name. */
+static void *make_fw_fdt(const TProp *props)
+{
+    g_assert_cmpint(fdt_create_empty_tree(fw_fdt, sizeof(fw_fdt)), ==, 0);
+    for (const TProp *p = props; p->name; p++) {
+        int node = fdt_path_offset(fw_fdt, p->node);
+        int len = p->len < 0 ? (int)strlen(p->value) + 1 : p->len;
+
+        if (node == -FDT_ERR_NOTFOUND) {
+            node = fdt_add_subnode(fw_fdt, 0, p->node + 1);
+        }
+        g_assert_cmpint(node, >=, 0);
+        g_assert_cmpint(fdt_setprop(fw_fdt, node, p->name, p->value, len), ==,
+                        0);
+    }
+    g_assert_cmpint(fdt_pack(fw_fdt), ==, 0);
+    return fw_fdt;
+}
+
+static void firmware_of(const TProp *props, ptl_firmware_info *fw)
+{
+    void *fdt = make_fw_fdt(props);
+
+    /* anything in it is overwritten */
+    memset(fw, 'x', sizeof(*fw));
+    ptl_devtree_firmware(fdt, fdt_totalsize(fdt), fw);
+}
+
+static void test_firmware_all(void)
+{
+    static const uint8_t build_time[4] = { 0x6b, 0x0f, 0x6d, 0xa6 };
+    static const uint8_t serial[4] = { 0x00, 0x01, 0xe2, 0x40 };
+    const TProp props[] = {
+        { "/firmware", "card-name", "COMBO-400G1", -1 },
+        { "/firmware", "project-name", "NDK_MINIMAL", -1 },
+        { "/firmware", "project-variant", "400G1", -1 },
+        { "/firmware", "project-version", "0.7.2", -1 },
+        { "/firmware", "build-time", build_time, 4 },
+        { "/firmware", "build-tool", "Quartus Prime Pro 23.4", -1 },
+        { "/firmware", "build-author", "Jana Nov\xc3\xa1kov\xc3\xa1", -1 },
+        { "/firmware", "build-revision", "a1b2c3d", -1 },
+        { "/board", "serial-number", serial, 4 },
+        { "/board", "serial-number-string", "SN-OTHER", -1 },
+        { "/firmware", "serial-number", "no", -1 },
+        { NULL },
+    };
+    ptl_firmware_info fw;
+
+    firmware_of(props, &fw);
+    g_assert_cmpstr(fw.card_name, ==, "COMBO-400G1");
+    g_assert_cmpstr(fw.project_name, ==, "NDK_MINIMAL");
+    g_assert_cmpstr(fw.project_variant, ==, "400G1");
+    g_assert_cmpstr(fw.project_version, ==, "0.7.2");
+    g_assert_true(fw.has_build_time);
+    g_assert_cmpuint(fw.build_time, ==, 0x6b0f6da6);
+    g_assert_cmpstr(fw.build_tool, ==, "Quartus Prime Pro 23.4");
+    /* UTF-8 is kept as it is */
+    g_assert_cmpstr(fw.build_author, ==, "Jana Nov\xc3\xa1kov\xc3\xa1");
+    g_assert_cmpstr(fw.build_revision, ==, "a1b2c3d");
+    /* /board's number first, as nfb-info takes it */
+    g_assert_cmpstr(fw.serial_number, ==, "123456");
+}
+
+static void test_firmware_missing(void)
+{
+    static const uint8_t big_serial[4] = { 0xff, 0xff, 0xff, 0xfe };
+    const TProp only_card[] = {
+        { "/firmware", "card-name", "COMBO-GENERIC", -1 },
+        { NULL },
+    };
+    const TProp serials[] = {
+        /* /board's number of another length: its string is taken */
+        { "/board", "serial-number", big_serial, 3 },
+        { "/board", "serial-number-string", "A-0042", -1 },
+        { NULL },
+    };
+    const TProp fw_serial[] = {
+        /* neither in /board: /firmware's, a number beyond 2^31 */
+        { "/board", "serial-number-string", "", -1 },
+        { "/firmware", "serial-number", big_serial, 4 },
+        { NULL },
+    };
+    const TProp other_nodes[] = {
+        { "/firmware-old", "card-name", "NO", -1 },
+        { "/system", "project-name", "NO", -1 },
+        { NULL },
+    };
+    const TProp none[] = { { NULL } };
+    ptl_firmware_info fw, empty;
+
+    memset(&empty, 0, sizeof(empty));
+    firmware_of(only_card, &fw);
+    g_assert_cmpstr(fw.card_name, ==, "COMBO-GENERIC");
+    g_assert_cmpstr(fw.project_name, ==, "");
+    g_assert_cmpstr(fw.project_version, ==, "");
+    g_assert_cmpstr(fw.serial_number, ==, "");
+    g_assert_false(fw.has_build_time);
+    g_assert_cmpuint(fw.build_time, ==, 0);
+
+    firmware_of(serials, &fw);
+    g_assert_cmpstr(fw.serial_number, ==, "A-0042");
+    g_assert_cmpstr(fw.card_name, ==, "");
+    firmware_of(fw_serial, &fw);
+    g_assert_cmpstr(fw.serial_number, ==, "4294967294");
+
+    firmware_of(other_nodes, &fw);
+    g_assert_cmpmem(&fw, sizeof(fw), &empty, sizeof(empty));
+    firmware_of(none, &fw);
+    g_assert_cmpmem(&fw, sizeof(fw), &empty, sizeof(empty));
+
+    /* not a tree, or cut short: nothing, and no read past the end */
+    memset(&fw, 'x', sizeof(fw));
+    ptl_devtree_firmware("not a tree at all, just some text here", 39, &fw);
+    g_assert_cmpmem(&fw, sizeof(fw), &empty, sizeof(empty));
+    make_fw_fdt(only_card);
+    memset(&fw, 'x', sizeof(fw));
+    ptl_devtree_firmware(fw_fdt, fdt_totalsize(fw_fdt) - 4, &fw);
+    g_assert_cmpmem(&fw, sizeof(fw), &empty, sizeof(empty));
+    ptl_devtree_firmware(NULL, 0, &fw);
+    g_assert_cmpmem(&fw, sizeof(fw), &empty, sizeof(empty));
+}
+
+/*
+ * What a hostile or broken card may put in: empty properties, strings
+ * without their NUL, lists of strings, control characters and escape
+ * sequences, bytes that are not UTF-8, numbers of the wrong length.
+ */
+static void test_firmware_malformed(void)
+{
+    static const uint8_t time8[8] = { 0, 0, 0, 0, 0x6b, 0x0f, 0x6d, 0xa6 };
+    const TProp props[] = {
+        { "/firmware", "card-name", "", 0 },
+        { "/firmware", "project-name", "", -1 },
+        { "/firmware", "project-variant", "ABCD", 4 },        /* no NUL */
+        { "/firmware", "project-version", "1.0\0" "2.0", 8 },  /* a list */
+        { "/firmware", "build-time", time8, 8 },
+        { "/firmware", "build-tool", "\x1b]0;owned\x07tool\r\n", -1 },
+        /* C1 control CSI, a lone continuation byte, a cut sequence */
+        { "/firmware", "build-author", "a\xc2\x9b" "b\x80" "c\xe2\x82", -1 },
+        /* overlong '/', a surrogate, DEL */
+        { "/firmware", "build-revision", "\xc0\xaf\xed\xa0\x80\x7f", -1 },
+        { "/firmware", "serial-number", "", 0 },
+        { NULL },
+    };
+    ptl_firmware_info fw;
+
+    firmware_of(props, &fw);
+    g_assert_cmpstr(fw.card_name, ==, "");
+    g_assert_cmpstr(fw.project_name, ==, "");
+    g_assert_cmpstr(fw.project_variant, ==, "ABCD");
+    g_assert_cmpstr(fw.project_version, ==, "1.0");
+    g_assert_false(fw.has_build_time);
+    g_assert_cmpstr(fw.build_tool, ==, "?]0;owned?tool??");
+    g_assert_cmpstr(fw.build_author, ==, "a??b?c??");
+    g_assert_cmpstr(fw.build_revision, ==, "??????");
+    g_assert_cmpstr(fw.serial_number, ==, "");
+}
+
+/* Strings longer than the buffer are cut between characters, "..." last. */
+static void test_firmware_long(void)
+{
+    g_autofree char *fits = g_strnfill(PTL_FIRMWARE_TEXT - 1, 'f');
+    g_autofree char *over = g_strnfill(PTL_FIRMWARE_TEXT, 'o');
+    g_autofree char *huge = g_strnfill(60000, 'h');
+    GString *accents = g_string_new("x");
+    GString *want = g_string_new("x");
+    TProp props[] = {
+        { "/firmware", "card-name", fits, -1 },
+        { "/firmware", "project-name", over, -1 },
+        { "/firmware", "build-tool", huge, (int)strlen(huge) },  /* no NUL */
+        { "/firmware", "build-author", NULL, -1 },
+        { NULL },
+    };
+    ptl_firmware_info fw;
+
+    /* "x" and 100 two-byte characters */
+    for (int i = 0; i < 100; i++) {
+        g_string_append(accents, "\xc3\xa9");
+    }
+    props[3].value = accents->str;
+    firmware_of(props, &fw);
+    g_assert_cmpstr(fw.card_name, ==, fits);
+    g_assert_cmpuint(strlen(fw.project_name), ==, PTL_FIRMWARE_TEXT - 1);
+    g_assert_true(g_str_has_suffix(fw.project_name, "oo..."));
+    g_assert_cmpuint(strlen(fw.build_tool), ==, PTL_FIRMWARE_TEXT - 1);
+    g_assert_true(g_str_has_prefix(fw.build_tool, "hhhh"));
+    g_assert_true(g_str_has_suffix(fw.build_tool, "hh..."));
+    /*
+     * 124 bytes before the "...": "x" and 61 characters (123 bytes); the
+     * 62nd would be split
+     */
+    for (int i = 0; i < 61; i++) {
+        g_string_append(want, "\xc3\xa9");
+    }
+    g_string_append(want, "...");
+    g_assert_cmpstr(fw.build_author, ==, want->str);
+    g_assert_true(g_utf8_validate(fw.build_author, -1, NULL));
+    g_string_free(accents, TRUE);
+    g_string_free(want, TRUE);
+}
+
+/* A device-tree VSEC at 0x100 that serves xz[] word by word. */
+typedef struct TCard {
+    const uint8_t *xz;
+    size_t len;
+    uint32_t index;
+} TCard;
+
+static bool tcard_read32(void *opaque, uint32_t offset, uint32_t *value)
+{
+    TCard *c = opaque;
+
+    switch (offset) {
+    case 0x108:
+        *value = 0x80000000u;   /* endpoint 0 */
+        return true;
+    case 0x10c:
+        *value = c->len;
+        return true;
+    case 0x114:
+        *value = 0;
+        for (unsigned k = 0; k < 4; k++) {
+            if (4 * (size_t)c->index + k < c->len) {
+                *value |= (uint32_t)c->xz[4 * c->index + k] << (8 * k);
+            }
+        }
+        return true;
+    default:
+        return false;
+    }
+}
+
+static bool tcard_write32(void *opaque, uint32_t offset, uint32_t value)
+{
+    TCard *c = opaque;
+
+    c->index = value;
+    return offset == 0x110;
+}
+
+static const ptl_config_ops tcard_ops = {
+    .read32 = tcard_read32,
+    .write32 = tcard_write32,
+};
+
+/*
+ * Through the card's capability: the identity comes with the nodes, and
+ * without them when the tree has no telemetry node or a broken one.
+ */
+static void test_firmware_read(void)
+{
+    static const uint8_t build_time[4] = { 0x6b, 0x0f, 0x6d, 0xa6 };
+    TBus good[] = {
+        { "mi_bus0", "PCI0,BAR0", 1, { { "t", 0x20000, 0x10000, 0x20000,
+                                         1 } } },
+        { NULL },
+    };
+    TBus broken[] = {
+        { "mi_bus0", "PCIe0,BAR0", 1, { { "t", 0, 0x10000, 0x20000, 1 } } },
+        { NULL },
+    };
+    TBus no_node[] = {
+        { "mi_bus0", "PCI0,BAR0", 1, { { NULL } } },
+        { NULL },
+    };
+    const TBus *trees[] = { good, broken, no_node };
+    const ptl_err want[] = { PTL_OK, PTL_E_DEVTREE, PTL_E_NO_NODE };
+
+    for (size_t i = 0; i < G_N_ELEMENTS(trees); i++) {
+        static uint8_t fdt[16384];
+        size_t xlen;
+        uint8_t *x;
+        TCard card;
+        ptl_node_info *nodes;
+        ptl_firmware_info fw;
+        ptl_error e = { 0 };
+        unsigned n;
+        int ep, node;
+
+        make_fdt(fdt, sizeof(fdt), trees[i], NULL);
+        g_assert_cmpint(fdt_open_into(fdt, fdt, sizeof(fdt)), ==, 0);
+        node = fdt_path_offset(fdt, "/firmware");
+        g_assert_cmpint(fdt_setprop_string(fdt, node, "card-name",
+                                           "COMBO-GENERIC"), ==, 0);
+        g_assert_cmpint(fdt_setprop_string(fdt, node, "project-version",
+                                           "0.1.0"), ==, 0);
+        g_assert_cmpint(fdt_setprop(fdt, node, "build-time", build_time, 4),
+                        ==, 0);
+        g_assert_cmpint(fdt_pack(fdt), ==, 0);
+        x = xz(fdt, fdt_totalsize(fdt), LZMA_CHECK_CRC32, &xlen);
+        card = (TCard){ .xz = x, .len = xlen };
+        memset(&fw, 'x', sizeof(fw));
+        g_assert_cmpint(ptl_devtree_read(&tcard_ops, &card, 0x100,
+                                         "0000:01:00.0", &ep, &nodes, &n,
+                                         &fw, &e), ==, want[i]);
+        g_assert_cmpint(ep, ==, 0);
+        g_assert_cmpuint(n, ==, want[i] == PTL_OK ? 1 : 0);
+        free(nodes);
+        g_assert_cmpstr(fw.card_name, ==, "COMBO-GENERIC");
+        g_assert_cmpstr(fw.project_version, ==, "0.1.0");
+        g_assert_cmpstr(fw.project_name, ==, "");
+        g_assert_true(fw.has_build_time);
+        g_assert_cmpuint(fw.build_time, ==, 0x6b0f6da6);
+
+        /* a tree that cannot be decompressed: nothing; NULL is taken */
+        card.len = xlen - 1;
+        g_assert_cmpint(ptl_devtree_read(&tcard_ops, &card, 0x100,
+                                         "0000:01:00.0", &ep, &nodes, &n,
+                                         &fw, &e), ==, PTL_E_DEVTREE);
+        g_assert_cmpstr(fw.card_name, ==, "");
+        g_assert_false(fw.has_build_time);
+        card.len = xlen;
+        g_assert_cmpint(ptl_devtree_read(&tcard_ops, &card, 0x100,
+                                         "0000:01:00.0", &ep, &nodes, &n,
+                                         NULL, &e), ==, want[i]);
+        free(nodes);
+        g_free(x);
+    }
+}
+
+/* The lines --list prints of a card's firmware. */
+static char *card_lines(const ptl_card_info *c)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+
+    g_assert_nonnull(f);
+    g_assert_cmpint(ptl_format_card_lines(f, c, "  "), ==, 0);
+    g_assert_cmpint(fclose(f), ==, 0);
+    return text;
+}
+
+static void test_firmware_lines(void)
+{
+    ptl_card_info *c = g_new0(ptl_card_info, 1);
+    ptl_firmware_info *fw = &c->firmware;
+    char *text;
+
+    /* the time in the local time zone, as nfb-info */
+    g_setenv("TZ", "UTC", TRUE);
+    tzset();
+
+    text = card_lines(c);
+    g_assert_cmpstr(text, ==, "");
+    free(text);
+
+    strcpy(fw->card_name, "COMBO-GENERIC");
+    strcpy(fw->project_name, "NDK-TELEMETRY-MODEL");
+    strcpy(fw->project_version, "0.1.0");
+    strcpy(fw->project_variant, "DEFAULT");
+    strcpy(fw->serial_number, "42");
+    fw->has_build_time = true;
+    fw->build_time = 1796215334;
+    strcpy(fw->build_author, "NDK developers");
+    strcpy(fw->build_tool, "Vivado 2024.1");
+    strcpy(fw->build_revision, "a1b2c3d");
+    text = card_lines(c);
+    g_assert_cmpstr(text, ==,
+                    "  card COMBO-GENERIC, serial 42, project "
+                    "NDK-TELEMETRY-MODEL 0.1.0 (variant DEFAULT)\n"
+                    "  built 2026-12-02 12:42:14 UTC by NDK developers with "
+                    "Vivado 2024.1, revision a1b2c3d\n");
+    free(text);
+
+    /* parts left out, and words for the ones that lose their context */
+    fw->card_name[0] = '\0';
+    fw->project_name[0] = '\0';
+    fw->serial_number[0] = '\0';
+    fw->build_author[0] = '\0';
+    fw->build_tool[0] = '\0';
+    text = card_lines(c);
+    g_assert_cmpstr(text, ==, "  project version 0.1.0 (variant DEFAULT)\n"
+                    "  built 2026-12-02 12:42:14 UTC, revision a1b2c3d\n");
+    free(text);
+
+    fw->project_version[0] = '\0';
+    fw->has_build_time = false;
+    strcpy(fw->build_author, "someone");
+    text = card_lines(c);
+    g_assert_cmpstr(text, ==, "  project variant DEFAULT\n"
+                    "  built by someone, revision a1b2c3d\n");
+    free(text);
+
+    memset(fw, 0, sizeof(*fw));
+    strcpy(fw->build_revision, "a1b2c3d");
+    strcpy(fw->project_name, "P");
+    text = card_lines(c);
+    g_assert_cmpstr(text, ==, "  project P\n  revision a1b2c3d\n");
+    free(text);
+    g_free(c);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -515,5 +920,12 @@ int main(int argc, char **argv)
     g_test_add_func("/ptl-devtree/xz-damaged", test_xz_damaged);
     g_test_add_func("/ptl-devtree/not-fdt", test_not_fdt);
     g_test_add_func("/ptl-devtree/card-tree", test_card_tree);
+    g_test_add_func("/ptl-devtree/firmware-all", test_firmware_all);
+    g_test_add_func("/ptl-devtree/firmware-missing", test_firmware_missing);
+    g_test_add_func("/ptl-devtree/firmware-malformed",
+                    test_firmware_malformed);
+    g_test_add_func("/ptl-devtree/firmware-long", test_firmware_long);
+    g_test_add_func("/ptl-devtree/firmware-read", test_firmware_read);
+    g_test_add_func("/ptl-devtree/firmware-lines", test_firmware_lines);
     return g_test_run();
 }

@@ -4,8 +4,9 @@
  * (PCIE_TELEMETRY_SYSFS): the scan and its filters, -d as a slot and as a
  * sysfs path, the messages for a card without a device tree, and the BAR
  * mapping with --bar/--offset on a resource file that holds a register
- * image of the block with the defaults of FACTS.md, and a card whose
- * device directory goes away between readings.
+ * image of the block with the defaults of FACTS.md, a card whose device
+ * directory goes away between readings, and the PCI Express link read
+ * from a capability in the config file.
  */
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -412,6 +413,171 @@ static void test_gone(void)
     ptl_close(h);
 }
 
+/*
+ * Gives the function at slot a PCI Express capability at 0x40: PCI
+ * Express Capabilities flags, Link Capabilities, Link Status.
+ */
+static void set_express_cap(const char *slot, uint16_t flags,
+                            uint32_t lnkcap, uint16_t lnksta)
+{
+    g_autofree char *dir = g_build_filename(root, "devices", slot, NULL);
+    g_autofree char *p = g_build_filename(dir, "config", NULL);
+    g_autofree char *config = NULL;
+    gsize len;
+
+    g_assert_true(g_file_get_contents(p, &config, &len, NULL));
+    g_assert_cmpuint(len, >=, 256);
+    config[0x06] |= 0x10;                   /* Status: capabilities list */
+    config[0x34] = 0x40;
+    config[0x40] = 0x10;                    /* PCI Express, the last one */
+    config[0x41] = 0;
+    memcpy(config + 0x42, &flags, 2);
+    memcpy(config + 0x4c, &lnkcap, 4);
+    memcpy(config + 0x52, &lnksta, 2);
+    put(dir, "config", config, len);
+}
+
+static char *card_lines(const ptl_card_info *c)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+
+    g_assert_nonnull(f);
+    g_assert_cmpint(ptl_format_card_lines(f, c, "    "), ==, 0);
+    g_assert_cmpint(fclose(f), ==, 0);
+    return text;
+}
+
+static void test_link_decode(void)
+{
+    static const struct {
+        uint16_t flags;
+        bool present;
+    } types[] = {
+        { 0x0002, true },       /* endpoint */
+        { 0x0012, true },       /* legacy endpoint */
+        { 0x0042, true },       /* root port */
+        { 0x0052, true },       /* switch upstream port */
+        { 0x0001, true },       /* version 1 */
+        { 0x0092, false },      /* root complex integrated endpoint */
+        { 0x00a2, false },      /* root complex event collector */
+        { 0xffff, false },      /* not answering */
+    };
+    static const char *const speeds[] = {
+        NULL, "2.5 GT/s", "5 GT/s", "8 GT/s", "16 GT/s", "32 GT/s",
+        "64 GT/s", NULL,
+    };
+    ptl_link link;
+
+    for (size_t i = 0; i < G_N_ELEMENTS(types); i++) {
+        memset(&link, 0x5a, sizeof(link));
+        /* 16 GT/s x16 and more bits; running 8 GT/s x8 */
+        ptl_link_decode(types[i].flags, 0x0047e104, 0x1083, &link);
+        g_assert_cmpint(link.present, ==, types[i].present);
+        g_assert_cmpuint(link.speed, ==, types[i].present ? 3 : 0);
+        g_assert_cmpuint(link.width, ==, types[i].present ? 8 : 0);
+        g_assert_cmpuint(link.max_speed, ==, types[i].present ? 4 : 0);
+        g_assert_cmpuint(link.max_width, ==, types[i].present ? 16 : 0);
+    }
+    /* the fields as they are, reserved values too */
+    ptl_link_decode(0x0002, 0x3ff, 0x3ff, &link);
+    g_assert_cmpuint(link.width, ==, 63);
+    g_assert_cmpuint(link.max_width, ==, 63);
+    g_assert_cmpuint(link.speed, ==, 15);
+    for (unsigned k = 0; k < G_N_ELEMENTS(speeds); k++) {
+        g_assert_cmpstr(ptl_link_speed_text(k), ==, speeds[k]);
+    }
+    g_assert_null(ptl_link_speed_text(UINT_MAX));
+}
+
+static void test_link_lines(void)
+{
+    ptl_card_info *c = g_new0(ptl_card_info, 1);
+    char *text;
+
+    text = card_lines(c);
+    g_assert_cmpstr(text, ==, "");
+    free(text);
+    ptl_link_decode(0x0002, 0x0044, 0x1044, &c->link);
+    text = card_lines(c);
+    g_assert_cmpstr(text, ==, "    link 16 GT/s x4\n");
+    free(text);
+    ptl_link_decode(0x0002, 0x0106, 0x1081, &c->link);
+    text = card_lines(c);
+    g_assert_cmpstr(text, ==, "    link 2.5 GT/s x8 (max 64 GT/s x16)\n");
+    free(text);
+    /* a slower link of the same width, a narrower one of the same speed */
+    ptl_link_decode(0x0002, 0x0205, 0x0204, &c->link);
+    text = card_lines(c);
+    g_assert_cmpstr(text, ==, "    link 16 GT/s x32 (max 32 GT/s x32)\n");
+    free(text);
+    ptl_link_decode(0x0002, 0x0082, 0x0012, &c->link);
+    text = card_lines(c);
+    g_assert_cmpstr(text, ==, "    link 5 GT/s x1 (max 5 GT/s x8)\n");
+    free(text);
+    /* codes no specification has yet, a link that is down */
+    ptl_link_decode(0x0002, 0x0087, 0x0000, &c->link);
+    text = card_lines(c);
+    g_assert_cmpstr(text, ==, "    link unknown speed x0 (max unknown "
+                    "speed x8)\n");
+    free(text);
+    g_free(c);
+}
+
+/* ptl_list reads the link of every card it lists, tree or not. */
+static void test_link_list(void)
+{
+    ptl_find_opts o;
+    ptl_card_info *cards;
+    unsigned n;
+    ptl_error e = { 0 };
+    char *text;
+
+    set_express_cap("0000:00:04.0", 0x0002, 0x0000e104, 0x1083);
+    ptl_find_opts_init(&o);
+    g_assert_cmpint(ptl_list(&o, &cards, &n, &e), ==, PTL_OK);
+    g_assert_cmpuint(n, ==, 2);
+    g_assert_true(cards[0].link.present);
+    g_assert_cmpuint(cards[0].link.speed, ==, 3);
+    g_assert_cmpuint(cards[0].link.width, ==, 8);
+    g_assert_cmpuint(cards[0].link.max_speed, ==, 4);
+    g_assert_cmpuint(cards[0].link.max_width, ==, 16);
+    /* no capability list: no link, and no line */
+    g_assert_false(cards[1].link.present);
+    text = card_lines(&cards[0]);
+    g_assert_cmpstr(text, ==, "    link 8 GT/s x8 (max 16 GT/s x16)\n");
+    free(text);
+    text = card_lines(&cards[1]);
+    g_assert_cmpstr(text, ==, "");
+    free(text);
+    /* no device tree: no firmware either */
+    g_assert_cmpstr(cards[0].firmware.card_name, ==, "");
+    g_assert_false(cards[0].firmware.has_build_time);
+    ptl_list_free(cards, n);
+
+    /* an integrated endpoint on the root bus has no link */
+    set_express_cap("0000:00:04.0", 0x0092, 0x0000e104, 0x1083);
+    g_assert_cmpint(ptl_list(&o, &cards, &n, &e), ==, PTL_OK);
+    g_assert_false(cards[0].link.present);
+    ptl_list_free(cards, n);
+
+    /* ptl_open's card has it too */
+    set_express_cap("0000:00:04.0", 0x0002, 0x00000041, 0x1041);
+    {
+        ptl_handle *h;
+
+        o.device = "00:04.0";
+        o.bar = 0;
+        o.offset = 0x10000;
+        g_assert_cmpint(ptl_open(&o, 0, &h, &e), ==, PTL_OK);
+        g_assert_true(ptl_handle_card(h)->link.present);
+        g_assert_cmpuint(ptl_handle_card(h)->link.speed, ==, 1);
+        g_assert_cmpuint(ptl_handle_card(h)->link.width, ==, 4);
+        ptl_close(h);
+    }
+}
+
 int main(int argc, char **argv)
 {
     int r;
@@ -427,6 +593,9 @@ int main(int argc, char **argv)
     g_test_add_func("/ptl-find/open-bar-checks", test_open_bar_checks);
     g_test_add_func("/ptl-find/lock", test_lock);
     g_test_add_func("/ptl-find/gone", test_gone);
+    g_test_add_func("/ptl-find/link-decode", test_link_decode);
+    g_test_add_func("/ptl-find/link-lines", test_link_lines);
+    g_test_add_func("/ptl-find/link-list", test_link_list);
     r = g_test_run();
     rm_rf(root);
     g_free(root);
