@@ -166,8 +166,8 @@ def check_list(steps):
         blk = list_block(out, slot)
         speed = link[0].replace('GT/s', '')
         check('--list: %s has a link of %s GT/s x%d' % (slot, speed, link[1]),
-              re.search(r'%s ?GT/s.{0,20}x%d\b' % (re.escape(speed),
-                                                  link[1]), blk),
+              re.search(r'(?<![\d.])%s(?:\.0)? ?GT/s.{0,20}x%d\b'
+                        % (re.escape(speed), link[1]), blk),
               blk or out)
         for key, val in ident.items():
             check('--list: %s shows %s "%s"' % (slot, key, val),
