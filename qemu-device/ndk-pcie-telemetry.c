@@ -10,6 +10,7 @@
  */
 #include "qemu/osdep.h"
 #include "qapi/error.h"
+#include "qemu/crc32c.h"
 #include "qemu/error-report.h"
 #include "qemu/module.h"
 #include "qemu/range.h"
@@ -80,6 +81,7 @@ struct NdkPcieTelemetryState {
     uint8_t *devtree_xz;        /* the compressed device tree */
     size_t devtree_len;
     uint16_t vsec;              /* its VSEC in config space, 0 if none */
+    uint32_t devtree_crc;       /* migration: the stream's CRC-32C */
 
     /* properties */
     PtmConfig cfg;
@@ -676,6 +678,15 @@ static void put_part(GByteArray *b, const void *part, size_t len)
     g_byte_array_append(b, part, len);
 }
 
+/* CRC-32C of the device tree's stream; 0 without one. */
+static uint32_t ndk_telemetry_devtree_crc(NdkPcieTelemetryState *s)
+{
+    if (!s->devtree_xz) {
+        return 0;
+    }
+    return crc32c(0xFFFFFFFF, s->devtree_xz, s->devtree_len);
+}
+
 static int ndk_telemetry_pre_save(void *opaque)
 {
     NdkPcieTelemetryState *s = opaque;
@@ -694,6 +705,7 @@ static int ndk_telemetry_pre_save(void *opaque)
     g_free(s->state);
     s->state_len = b->len;
     s->state = g_byte_array_free(b, FALSE);
+    s->devtree_crc = ndk_telemetry_devtree_crc(s);
     return 0;
 }
 
@@ -715,7 +727,17 @@ static int ndk_telemetry_post_load(void *opaque, int version_id)
     if (gen_len != s->state_len - 8 - core_len) {
         goto malformed;
     }
-    err = ptm_core_load(s->core, s->state + 4, core_len);
+    /*
+     * The guest may read the tree again: its bytes come from the
+     * properties, and only its length is in configuration space
+     */
+    if (s->devtree_crc != ndk_telemetry_devtree_crc(s)) {
+        err = g_strdup("the device tree differs between the two ends "
+                       "(its properties: block-offset, pcie-endpoints, "
+                       "devtree and the firmware identity, e.g. build-tool)");
+    } else {
+        err = ptm_core_load(s->core, s->state + 4, core_len);
+    }
     if (!err && (gen_len != 0) != (s->traffic != NULL)) {
         err = g_strdup("the traffic= property differs between the two ends");
     }
@@ -739,8 +761,9 @@ malformed:
 static const VMStateDescription vmstate_ndk_telemetry = {
     .name = TYPE_NDK_PCIE_TELEMETRY,
     /*
-     * 2: configuration space gained MSI and the link's speed and width;
-     * a stream of version 1 is refused as such, not as a config mismatch
+     * 2: configuration space gained MSI and the link's speed and width,
+     * the tree its identity (checked by CRC); a stream of version 1 is
+     * refused as such, not as a config mismatch
      */
     .version_id = 2,
     .minimum_version_id = 2,
@@ -752,6 +775,7 @@ static const VMStateDescription vmstate_ndk_telemetry = {
         VMSTATE_VBUFFER_ALLOC_UINT32(state, NdkPcieTelemetryState, 0, NULL,
                                      state_len),
         VMSTATE_TIMER_PTR(timer, NdkPcieTelemetryState),
+        VMSTATE_UINT32(devtree_crc, NdkPcieTelemetryState),
         VMSTATE_END_OF_LIST()
     },
 };
