@@ -5789,7 +5789,8 @@ static bool migrate_in_ok(const char *args, const char *uri)
 /*
  * MSI's address, data and enable are configuration space and arrive;
  * a destination whose link differs is refused, as QEMU refuses any
- * difference in read-only configuration space.
+ * difference in read-only configuration space, and so is one whose
+ * device tree differs (the card checks its CRC).
  */
 static void test_msi_link_migration(void)
 {
@@ -5831,6 +5832,13 @@ static void test_msi_link_migration(void)
                                  "link-speed=8,link-width=4", uri));
     /* and without MSI */
     g_assert_false(migrate_in_ok(ML_ARGS ",msi=off", uri));
+    /*
+     * or with another firmware identity, even one whose tree has the
+     * same length (only the length is configuration space)
+     */
+    g_assert_false(migrate_in_ok(ML_ARGS ",card-name=QEMU-NDK-TELEMETRX",
+                                 uri));
+    g_assert_false(migrate_in_ok(ML_ARGS ",build-time=1796215335", uri));
     unlink(file);
     rmdir(dir);
 }
