@@ -13,7 +13,12 @@
 #  - the Gbps recording rule against the value worked out from the stored
 #    samples it was computed from (Prometheus's rate(): the first and the
 #    last sample of the window, extrapolated to its edges);
-#  - up and the scrape duration of both blocks, printed as figures.
+#  - up and the scrape duration of both blocks, printed as figures;
+#  - the root port's card hot-unplugged: its up 0 and its series gone,
+#    the other card's still there, the exporter running on.
+# The exporter runs as root with CAP_SYS_ADMIN as its only capability, as
+# its systemd unit runs it (setpriv); without that capability it must
+# refuse with its permission message.
 # Skipped when QEMU lacks the user network or prometheus is not installed.
 # TAP output.
 import json
@@ -28,8 +33,8 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from e2e_support import (REPO, GuestProcess, check, free_port, net_files,
-                          report, tool_initrd, user_net_missing)
+from e2e_support import (REPO, GuestProcess, Qmp, check, free_port,
+                          net_files, report, tool_initrd, user_net_missing)
 
 PORT = 9441
 RULES = os.path.join(REPO, 'docs/prometheus/ndk-pcie-telemetry.rules.yml')
@@ -44,7 +49,7 @@ CARDS = {
     # the pattern of guest-tool.py
     '0000:01:00.0': dict(
         place=['-device', 'pcie-root-port,id=rp3,chassis=1,slot=3,addr=03.0',
-               '-device', 'ndk-pcie-telemetry,bus=rp3'],
+               '-device', 'ndk-pcie-telemetry,id=card1,bus=rp3'],
         args='rq-frame-bytes=256,rq-gap=4,rq-stall=2,'
              'rc-frame-bytes=100,rc-gap=1,'
              'up-frame-bytes=60,up-gap=2,up-stall=1,up-mvb-items=2,'
@@ -107,7 +112,7 @@ class Prometheus:
             f.write('global:\n  scrape_interval: 1s\n'
                     '  evaluation_interval: 1s\n'
                     'rule_files:\n  - %s\n'
-                    'scrape_configs:\n  - job_name: ndk\n'
+                    'scrape_configs:\n  - job_name: ndk-pcie-telemetry\n'
                     '    static_configs:\n      - targets: ["%s"]\n'
                     % (RULES, target))
         self.log = open(os.path.join(tmp, 'prometheus.log'), 'w+')
@@ -218,7 +223,7 @@ def check_rates(prom, at):
 def check_labels(prom):
     d = prom.get('/api/v1/series',
                  **{'match[]': '{__name__=~"ndk_pcie_telemetry_.+",'
-                               'job="ndk"}'})
+                               'job="ndk-pcie-telemetry"}'})
     series = d['data']
     per = {}
     bad = []
@@ -299,6 +304,50 @@ def check_gbps(prom, now):
           done == 8)
 
 
+def setpriv_files():
+    """util-linux's setpriv and the library it links, as FILE:PATH pairs
+    for the initramfs (the guest's libc comes with the tool)."""
+    path = shutil.which('setpriv')
+    if not path:
+        return []
+    files = [path + ':/usr/local/sbin/setpriv']
+    out = subprocess.run(['ldd', path], capture_output=True, text=True).stdout
+    for lib in re.findall(r'=> (/\S+libcap-ng\S*)', out):
+        files.append('%s:%s' % (lib, lib))
+    return files
+
+
+def check_unplug(prom, g, qmp_path):
+    """device_del of the card behind the root port: the exporter reports
+    it down and keeps serving the other one."""
+    gone, kept = '0000:01:00.0', '0000:00:04.0'
+    qmp = Qmp(qmp_path)
+    reply = qmp.command('device_del', id='card1')
+    check('device_del of the card behind the root port', reply and
+          'return' in reply, str(reply))
+    check('QEMU takes the card off its bus (DEVICE_DELETED)',
+          qmp.wait_event('DEVICE_DELETED', 10))
+    end = time.monotonic() + 20
+    ups = {}
+    while time.monotonic() < end:
+        ups = {r['metric']['device']: r['value'][1]
+               for r in prom.query('ndk_pcie_telemetry_up')}
+        if ups.get(gone) == '0':
+            break
+        time.sleep(0.5)
+    check('the gone card\'s ndk_pcie_telemetry_up is 0, the other\'s 1: %s'
+          % ups, ups == {gone: '0', kept: '1'})
+    time.sleep(2)
+    words = {r['metric']['device'] for r in
+             prom.query('ndk_pcie_telemetry_words_total')}
+    check('the gone card\'s counters are no longer served (%s)'
+          % sorted(words), words == {kept})
+    check('the exporter logs the block going down',
+          g.wait_for(r'pcie-telemetry: %s block 0: down: ' % gone, 5))
+    check('Prometheus still scrapes the exporter',
+          prom.query('up{job="ndk-pcie-telemetry"} == 1'))
+
+
 def main():
     why = user_net_missing()
     if not why and not shutil.which('prometheus'):
@@ -309,10 +358,13 @@ def main():
     notes, extra = [], []
     with tempfile.TemporaryDirectory() as tmp:
         initrd = os.path.join(tmp, 'initrd.gz')
-        tool_initrd(initrd, 'guest/e2e-prometheus.sh', net_files())
+        tool_initrd(initrd, 'guest/e2e-prometheus.sh',
+                    net_files() + setpriv_files())
         prom = None
-        with GuestProcess(initrd, qemu_args(), forwards=[PORT],
-                          timeout=170) as g:
+        qmp_path = os.path.join(tmp, 'qmp')
+        with GuestProcess(initrd, qemu_args() + [
+                '-qmp', 'unix:%s,server=on,wait=off' % qmp_path],
+                forwards=[PORT], timeout=170) as g:
             m = g.wait_for(r'serving (\d+) telemetry blocks? at|'
                            r'^=== NET failed', 60)
             check('the exporter serves the two blocks in the guest',
@@ -324,7 +376,7 @@ def main():
                 end = time.monotonic() + 60
                 up = []
                 while time.monotonic() < end:
-                    up = prom.query('up{job="ndk"} == 1')
+                    up = prom.query('up{job="ndk-pcie-telemetry"} == 1')
                     if up:
                         break
                     time.sleep(0.5)
@@ -345,16 +397,18 @@ def main():
                         ('avg_over_time(ndk_pcie_telemetry_scrape_'
                          'duration_seconds%s)' % span,
                          'block read-out in the guest'),
-                        ('avg_over_time(scrape_duration_seconds{job="ndk"}'
+                        ('avg_over_time(scrape_duration_seconds{job="ndk-pcie-telemetry"}'
                          '%s)' % span, 'whole scrape seen by Prometheus'),
-                        ('count_over_time(up{job="ndk"}[1h])',
+                        ('count_over_time(up{job="ndk-pcie-telemetry"}'
+                         '[1h])',
                          'scrapes')):
                     for r in prom.query(expr, now):
                         extra.append('%s %s: %s' % (
                             what, r['metric'].get('device', ''),
                             r['value'][1]))
-                scrapes = prom.query('count_over_time(up{job="ndk"}[1h])',
-                                     now)
+                scrapes = prom.query('count_over_time(up{job="ndk-pcie-'
+                                     'telemetry"}[1h])', now)
+                check_unplug(prom, g, qmp_path)
             g.send('done')
             rc = g.wait(30)
             plog = prom.stop() if prom else ''
@@ -367,6 +421,13 @@ def main():
         extra.append('exporter CPU time in the guest: %.2f s for %d scrapes '
                      '(%.1f ms per scrape of 2 blocks, with its start)'
                      % (cpu, n, cpu / n * 1e3))
+    m = re.search(r'^=== CAPS (\S+)$', console, re.M)
+    check('the exporter runs with CAP_SYS_ADMIN only (setpriv; CapEff %s)'
+          % (m and m.group(1)), m and m.group(1) == '0000000000200000')
+    m = re.search(r'^=== NOCAP (\d+) (.*)$', console, re.M)
+    check('without CAP_SYS_ADMIN it refuses: exit 4, "%s"'
+          % (m and m.group(2)), m and m.group(1) == '4' and
+          'CAP_SYS_ADMIN' in m.group(2))
     check('the exporter ends on SIGTERM with status 0',
           re.search(r'^=== EXPORTER-EXIT 0$', console, re.M))
     check('the guest powers off with its main\'s status 0 (GUEST-EXIT 0)',
