@@ -41,7 +41,15 @@ typedef struct exp_block {
     uint64_t last_t_ns;         /* snapshot time of the last reading */
     uint64_t last_pcie, last_dma;   /* its extended cycles, endpoint 0 */
     bool warned_interval;
+    uint64_t retry_ns;          /* down: no new open before (monotonic) */
 } exp_block;
+
+/*
+ * A block that is down is opened again at most this often: an open scans
+ * the PCI functions and reads the card's device tree, milliseconds of
+ * CPU that a scrape every second should not pay while a card is away.
+ */
+#define EXP_RETRY_NS  (5 * 1000000000ull)
 
 typedef struct exporter {
     exp_block *blocks;
@@ -163,11 +171,19 @@ static bool block_scrape(exp_block *b, ptl_error *e)
 
     ptl_data_free(b->data);
     b->data = NULL;
+    if (!b->h && ptt_mono_ns() < b->retry_ns) {
+        ptl_set_error(e, PTL_E_GONE, "%s: opened again in a few seconds",
+                      b->device);
+        return false;
+    }
     if (sigsetjmp(bar_fault, 1) == 0) {
         in_bar_access = 1;
         /* opening reads MAGIC, VERSION and the layout from the BAR too */
         if (!b->h) {
             rc = block_open(b, e);
+            if (rc != PTL_OK) {
+                b->retry_ns = ptt_mono_ns() + EXP_RETRY_NS;
+            }
         }
         if (rc == PTL_OK) {
             rc = ptl_handle_lock(b->h, e);
@@ -190,6 +206,7 @@ static bool block_scrape(exp_block *b, ptl_error *e)
         /* a lock held too long is no reason to drop the mapping */
         if (b->h && rc != PTL_E_BUSY) {
             block_close(b);
+            b->retry_ns = 0;    /* the next scrape tries at once */
         }
         return false;
     }
