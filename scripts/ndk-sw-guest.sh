@@ -1,0 +1,318 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# A development VM for CESNET's NDK software: build a prepared ndk-sw
+# checkout's nfb driver for the guest kernel, its libnfb and the tools
+# nfb-info and nfb-bus, put them with pcie-telemetry into an initramfs, and
+# boot a guest with a virtual card behind a PCIe root port under CESNET's
+# generic NDK PCI ID (18ec:c000) and iomem=relaxed. The guest loads the
+# driver and prints nfb-info, nfb-bus -l and pcie-telemetry -d /dev/nfbN for
+# each card, then powers off (exit status 0 only if all of it worked), or
+# leaves a shell (--shell).
+#
+# usage: ndk-sw-guest.sh [--shell] NDK_SW_DIR [QEMU ARGS ...]
+#   QEMU ARGS go to QEMU, e.g. a second card:
+#     -device pcie-root-port,id=rp1,chassis=2,slot=2
+#     -device ndk-pcie-telemetry,bus=rp1,vendor-id=0x18ec,device-id=0xc000
+#
+# "Prepared" means what ndk-sw's README asks before a build: ./build.sh
+# --prepare has unpacked the third-party archive into the checkout. The
+# script checks for the files of it that the checkout's own build names
+# (drivers/kernel/drivers/fdt/fdt.h, the ../ sources of the nfb driver's
+# Makefile, the uapi headers libnfb includes, the sources of
+# tools-debug/CMakeLists.txt) and refuses, with nothing built or booted,
+# when one is missing. There is no option to leave parts out: a checkout
+# whose Makefile leaves the boot/flash parts out needs no archive files for
+# them.
+#
+# The build runs on a copy of the checkout (the user's tree is not
+# written), cached in $NDK_TELEMETRY_CACHE/ndk-sw/<key>, the key a hash of
+# the checkout's files (what git would see, build products left out), its
+# version and the guest kernel's release: a second run with nothing
+# changed only builds the initramfs and boots. The three most recently
+# used builds are kept.
+#
+# Environment:
+#   NDK_TELEMETRY_CACHE   cache directory (default ~/.cache/ndk-pcie-telemetry)
+#   NDK_SW_GUEST_MODULES  further modules of the guest kernel's package to
+#                         load before nfb.ko (with what they depend on)
+#   JOBS                  parallel build jobs (default: the number of CPUs)
+#
+# Exit status: 0 the guest did it all; 1 a build or the guest failed, or
+# the checkout is not prepared; 2 usage (no such directory, not ndk-sw).
+set -euo pipefail
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+CACHE=${NDK_TELEMETRY_CACHE:-$HOME/.cache/ndk-pcie-telemetry}
+JOBS=${JOBS:-$(nproc)}
+# the build's recipe: change it when the build below changes
+RECIPE=1
+PACKAGES=(autoconf automake libtool make gcc cmake pkg-config libfdt-dev
+    libnuma-dev libncurses-dev libarchive-dev libconfig-dev libpci-dev
+    zlib1g-dev binutils cpio)
+
+usage() {
+    cat <<'EOF'
+usage: ndk-sw-guest.sh [--shell] NDK_SW_DIR [QEMU ARGS ...]
+Builds a prepared CESNET ndk-sw checkout (nfb driver, libnfb, nfb-info,
+nfb-bus) for the guest kernel and boots a guest with a virtual NDK card
+behind a PCIe root port; prints nfb-info, nfb-bus -l and pcie-telemetry
+-d /dev/nfb0, or leaves a shell with --shell.
+EOF
+}
+say() { printf '\n==> %s\n' "$*"; }
+die() {     # status, message, [what to do]
+    printf 'ndk-sw-guest: error: %s\n' "$2" >&2
+    [ $# -lt 3 ] || printf 'ndk-sw-guest: what to do: %s\n' "$3" >&2
+    exit "$1"
+}
+
+# ------------------------------------------------------------ arguments
+shell=0
+case "${1:-}" in
+    --shell) shell=1; shift ;;
+    -h|--help) usage; exit 0 ;;
+esac
+if [ $# -lt 1 ] || [ -z "$1" ]; then
+    die 2 "no ndk-sw checkout given (usage: ndk-sw-guest.sh [--shell] NDK_SW_DIR [QEMU ARGS ...])" \
+        "give the directory of a prepared ndk-sw checkout (git clone https://github.com/CESNET/ndk-sw; cd ndk-sw; ./build.sh --prepare)"
+fi
+arg=$1
+shift
+[ -e "$arg" ] || die 2 "$arg does not exist" "give the directory of a prepared ndk-sw checkout"
+[ -d "$arg" ] || die 2 "$arg is not a directory" "give the directory of a prepared ndk-sw checkout"
+NDK=$(cd "$arg" && pwd)
+
+# an ndk-sw checkout: the driver, libnfb and the two tools
+for f in CMakeLists.txt drivers/configure.ac drivers/Makefile.in \
+         drivers/kernel/drivers/nfb/Makefile drivers/kernel/drivers/nfb/pci.c \
+         libnfb/CMakeLists.txt tools/info/info.c tools/bus/bus.c; do
+    [ -f "$NDK/$f" ] ||
+        die 2 "$arg is not an ndk-sw checkout (it has no $f)" \
+            "give the top directory of a CESNET ndk-sw checkout"
+done
+
+# prepared: every third-party file its own build names is there
+missing=()
+need() { [ -e "$NDK/$1" ] || missing+=("$1"); }
+need drivers/kernel/drivers/fdt/fdt.h
+for o in $(grep -oE '\.\./[A-Za-z0-9_./-]+\.o' "$NDK/drivers/kernel/drivers/nfb/Makefile" | sort -u); do
+    o=${o#../}
+    need "drivers/kernel/drivers/${o%.o}.c"
+done
+for h in $(grep -rhoE '#include <uapi/[^>]+>' "$NDK/libnfb/src" 2>/dev/null |
+           sed -E 's/#include <(.*)>/\1/' | sort -u); do
+    need "drivers/kernel/include/$h"
+done
+if [ -f "$NDK/tools-debug/CMakeLists.txt" ]; then
+    for s in $(grep -E '^\s*add_executable' "$NDK/tools-debug/CMakeLists.txt" |
+               grep -oE '[A-Za-z0-9_./-]+\.c' | sort -u); do
+        need "tools-debug/$s"
+    done
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+    printf 'ndk-sw-guest: error: %s is not prepared: the third-party code that ndk-sw'"'"'s\n' "$arg" >&2
+    nf="${#missing[@]} files"; [ ${#missing[@]} != 1 ] || nf="1 file"
+    printf 'build.sh --prepare unpacks into it is missing (%s), e.g.\n' "$nf" >&2
+    printf '    %s\n' "${missing[@]:0:6}" >&2
+    printf 'ndk-sw-guest: what to do: cd %q && ./build.sh --prepare   (see its README: Build instructions)\n' "$NDK" >&2
+    exit 1
+fi
+
+# ------------------------------------------------------------- packages
+install_packages() {
+    [ "${NDK_TELEMETRY_NO_APT:-0}" = 1 ] && return 0
+    local missing_p=() p
+    for p in "${PACKAGES[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+            missing_p+=("$p")
+    done
+    [ ${#missing_p[@]} -eq 0 ] && return 0
+    [ "$(id -u)" = 0 ] || die 1 "packages to build ndk-sw are missing: ${missing_p[*]}" \
+        "install them (apt-get install ${missing_p[*]}) or run as root"
+    say "Installing the packages ndk-sw builds with: ${missing_p[*]}"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-upgrade \
+        --no-install-recommends "${missing_p[@]}" ||
+        die 1 "apt-get install failed" "install by hand: ${missing_p[*]}"
+}
+install_packages
+
+say "Setting up QEMU with the card and pcie-telemetry (scripts/setup.sh)"
+"$REPO/scripts/setup.sh"
+
+say "The guest kernel and its headers"
+kernel=$("$REPO/scripts/guest-kernel.sh")
+kdir=$("$REPO/scripts/guest-kernel-headers.sh") ||
+    die 1 "the guest kernel's headers are not to be had (see above)" \
+        "install the linux-headers package the message names, then rerun"
+rel=$(basename "$kdir"); rel=${rel#linux-headers-}
+echo "kernel $rel, headers $kdir"
+
+# ------------------------------------------------ the checkout's files
+# Build products (in-tree builds by hand, configure's output, CMake's
+# build directory, the downloaded archive) are left out of the key and
+# the copy.
+tree_files() {
+    (cd "$NDK" && find . \( -name .git -o -name autom4te.cache -o -name 'cmake-build*' \
+        -o -path ./build -o -path ./drivers/src -o -path ./drivers/tmp \
+        -o -path './drivers/.test*' -o -path ./pynfb/build -o -name __pycache__ \) -prune -o \
+        -type f ! \( -name '*.o' -o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' \
+        -o -name '.*.cmd' -o -name '*.o.d' -o -name Module.symvers -o -name modules.order \
+        -o -name .gitversion -o -name '*.pyc' -o -name 3rdparty.tar.gz \
+        -o -path ./drivers/configure -o -path './drivers/config.*' -o -path ./drivers/Makefile \
+        -o -path ./drivers/dkms.conf -o -path ./drivers/flock_lockfile \
+        -o -path ./pynfb/nfb/libnfb.c -o -path ./pynfb/nfb/libnetcope.c \) -print0 |
+        LC_ALL=C sort -z)
+}
+# the version CMake wants (git describe, else the checkout's .gitversion,
+# else VERSION)
+version=$(git -C "$NDK" describe --tags --dirty 2>/dev/null ||
+          cat "$NDK/.gitversion" 2>/dev/null || echo "v$(cut -f1 "$NDK/VERSION" 2>/dev/null || echo 0.0.0)")
+content=$(cd "$NDK" && tree_files | xargs -0 sha256sum | sha256sum | cut -c1-64)
+key=$(printf '%s\n' "$content" "$version" "$rel" "$RECIPE" | sha256sum | cut -c1-16)
+work="$CACHE/ndk-sw/$key"
+mkdir -p "$work"
+exec 9> "$work/.lock"
+flock 9
+touch "$work/.used"
+
+log() { echo "$work/$1.log"; }
+failed() {  # step, log
+    tail -25 "$2" >&2
+    die 1 "$1 failed (log: $2)" "fix the error above in $NDK and rerun"
+}
+
+if [ -f "$work/.built" ]; then
+    say "ndk-sw $version: built before for $rel ($work)"
+else
+    say "Building ndk-sw $version for $rel in $work (not in $NDK; about 2 minutes)"
+    rm -rf "$work/src" "$work/build" "$work/out"
+    mkdir -p "$work/src" "$work/out"
+    (cd "$NDK" && tree_files | tar --null -T - -cf -) | tar -C "$work/src" -xf -
+    # CMake reads the version of each directory that asks for it from git
+    # or from .gitversion there; the copy has no .git
+    grep -rl --include=CMakeLists.txt 'get_git_version()' "$work/src" |
+    while read -r f; do
+        printf '%s' "$version" > "$(dirname "$f")/.gitversion"
+    done
+
+    echo "    libnfb, nfb-info, nfb-bus (CMake)"
+    cmake -S "$work/src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DKDIR="$kdir" \
+        > "$(log cmake)" 2>&1 || failed "CMake's configuration" "$(log cmake)"
+    make -C "$work/build" -j "$JOBS" nfb-info nfb-bus > "$(log tools)" 2>&1 ||
+        failed "building libnfb and the tools" "$(log tools)"
+
+    echo "    the nfb driver (autoreconf, configure --with-kernel=$kdir, make)"
+    (cd "$work/src/drivers" && autoreconf -fi &&
+        ./configure --with-kernel="$kdir") > "$(log driver-configure)" 2>&1 ||
+        failed "configuring the driver" "$(log driver-configure)"
+    make -C "$work/src/drivers" -j "$JOBS" > "$(log driver)" 2>&1 ||
+        failed "building the driver" "$(log driver)"
+
+    ko="$work/src/drivers/kernel/drivers/nfb/nfb.ko"
+    [ -f "$ko" ] || die 1 "the driver's build made no $ko" "see $(log driver)"
+    strip --strip-debug -o "$work/out/nfb.ko" "$ko"
+    cp -a "$work/build/tools/nfb-info" "$work/build/tools/nfb-bus" "$work/out/"
+    touch "$work/.built"
+fi
+
+# keep the three most recently used builds
+ls -1dt "$CACHE"/ndk-sw/*/.used 2>/dev/null | tail -n +4 | while read -r u; do
+    d=$(dirname "$u")
+    [ "$d" = "$work" ] || rm -rf "$d"
+done
+
+# ------------------------------------------------ modules for the guest
+modinfo_field() {   # module, field
+    tr '\0' '\n' < "$1" | LC_ALL=C grep -a "^$2=" | head -1 | cut -d= -f2- || true
+}
+[ "$(modinfo_field "$work/out/nfb.ko" vermagic | cut -d' ' -f1)" = "$rel" ] ||
+    die 1 "$work/out/nfb.ko is not built for $rel" "remove $work and rerun"
+mods="$work/modules"
+rm -rf "$mods"; mkdir -p "$mods"
+deps=$(modinfo_field "$work/out/nfb.ko" depends | tr ',' ' ')
+extra=${NDK_SW_GUEST_MODULES:-}
+# Modules of the guest kernel's package, as guest-kernel.sh takes the
+# kernel: unpacked once (70 MB download) when one is not in the cache yet;
+# only the modules taken are kept (uncompressed, for busybox insmod).
+pkg=linux-image-$rel
+kx="$CACHE/ndk-sw/kernel-$rel"
+unpacked=""
+unpack_package() {
+    [ -z "$unpacked" ] || return 0
+    say "Fetching $pkg for modules of the guest kernel: $(echo $extra $deps)"
+    rm -rf "$kx/tmp"; mkdir -p "$kx/tmp/dl" "$kx/ko"
+    (cd "$kx/tmp/dl" && apt-get download "$pkg") > /dev/null ||
+        die 1 "cannot download $pkg" "apt-get update, then rerun"
+    dpkg-deb -x "$kx"/tmp/dl/*.deb "$kx/tmp/x"
+    cp "$kx/tmp/x/lib/modules/$rel/modules.builtin" "$kx/builtin"
+    unpacked=$kx/tmp/x/lib/modules/$rel
+}
+declare -A seen=()
+add_module() {
+    local name=${1//-/_} f dep
+    [ -z "${seen[$name]:-}" ] || return 0
+    seen[$name]=1
+    if [ ! -s "$kx/ko/$name.ko" ]; then
+        if [ -f "$kx/builtin" ] && grep -q "/${name//_/[-_]}\.ko\$" "$kx/builtin"; then
+            return 0    # built into the kernel
+        fi
+        unpack_package
+        grep -q "/${name//_/[-_]}\.ko\$" "$kx/builtin" && return 0
+        f=$(find "$unpacked/kernel" -regextype egrep \
+                -regex ".*/${name//_/[-_]}\.ko(\.xz|\.zst)?" | head -1)
+        [ -n "$f" ] || die 1 "module $1 is neither in $pkg nor built into $rel" \
+            "check the name (NDK_SW_GUEST_MODULES, or what nfb.ko depends on)"
+        case $f in
+            *.ko.xz) xz -dc "$f" > "$kx/ko/$name.ko.tmp" ;;
+            *.ko.zst) zstd -qdc "$f" > "$kx/ko/$name.ko.tmp" ;;
+            *) cp "$f" "$kx/ko/$name.ko.tmp" ;;
+        esac
+        mv "$kx/ko/$name.ko.tmp" "$kx/ko/$name.ko"
+    fi
+    cp "$kx/ko/$name.ko" "$mods/$name.ko"
+    for dep in $(modinfo_field "$mods/$name.ko" depends | tr ',' ' '); do
+        add_module "$dep"
+    done
+    echo "$name.ko" >> "$mods/order"
+}
+for m in $extra $deps; do
+    add_module "$m"
+done
+rm -rf "$kx/tmp"
+cp "$work/out/nfb.ko" "$mods/nfb.ko"
+echo nfb.ko >> "$mods/order"
+
+# ----------------------------------------------------------- initramfs
+say "The initramfs: nfb.ko, nfb-info, nfb-bus, libnfb, pcie-telemetry"
+files=()
+for m in $(cat "$mods/order"); do
+    files+=("$mods/$m:/lib/modules/$m")
+done
+files+=("$mods/order:/lib/modules/order")
+for t in nfb-info nfb-bus; do
+    files+=("$work/out/$t:/usr/bin/$t")
+done
+# the libraries the tools load (libnfb from the build, by its soname)
+while read -r so; do
+    case $so in
+        /lib64/*) files+=("$so:$so") ;;
+        *) files+=("$so:/lib/x86_64-linux-gnu/$(basename "$so")") ;;
+    esac
+done < <(ldd "$work/out/nfb-info" "$work/out/nfb-bus" |
+         awk '/=> \// {print $3} /^\t\/lib/ {print $1}' | sort -u)
+mapfile -t -O ${#files[@]} files < <("$REPO/scripts/guest-tool-files.sh" "$REPO/build")
+initrd="$work/initramfs.gz"
+"$REPO/scripts/guest-initramfs.sh" "$initrd" "$REPO/guest/ndk-sw.sh" "${files[@]}"
+
+# ---------------------------------------------------------------- boot
+card=(-object telemetry-traffic-ptc,id=ndk_traffic0
+      -device pcie-root-port,id=rp0,chassis=1,slot=1
+      -device ndk-pcie-telemetry,bus=rp0,vendor-id=0x18ec,device-id=0xc000,traffic=ndk_traffic0)
+export GUEST_APPEND="iomem=relaxed${GUEST_APPEND:+ $GUEST_APPEND}"
+if [ $shell = 1 ]; then
+    say "Booting the guest with the card behind a root port; a shell follows"
+    exec "$REPO/scripts/guest-run.sh" --shell "$initrd" "${card[@]}" "$@"
+fi
+say "Booting the guest with the card behind a root port (about 5 s)"
+"$REPO/scripts/guest-run.sh" "$initrd" "${card[@]}" "$@" ||
+    die 1 "the guest did not load the driver and read the card (see the console above)"
