@@ -25,6 +25,14 @@
 # whose Makefile leaves the boot/flash parts out needs no archive files for
 # them.
 #
+# pynfb (ndk-sw's Python binding) is built and put into the guest with
+# Debian's Python when /usr/bin/python3 can import the module fdt it needs
+# (PyPI's fdt; Debian has no package of it: pip install fdt); else it is
+# left out with a note. NDK_FPGA_DIR naming an ndk-fpga checkout adds its
+# Python package ofm (python/ofm, installed with pip, no dependencies) and
+# Debian's tabulate, and the guest runs the reference reader
+# nfb-pcie-telemetry -d /dev/nfbN when the package installs it.
+#
 # The build runs on a copy of the checkout (the user's tree is not
 # written), cached in $NDK_TELEMETRY_CACHE/ndk-sw/<key>, the key a hash of
 # the checkout's files (what git would see, build products left out), its
@@ -36,6 +44,8 @@
 #   NDK_TELEMETRY_CACHE   cache directory (default ~/.cache/ndk-pcie-telemetry)
 #   NDK_SW_GUEST_MODULES  further modules of the guest kernel's package to
 #                         load before nfb.ko (with what they depend on)
+#   NDK_FPGA_DIR          an ndk-fpga checkout whose python/ofm holds the
+#                         reference reader nfb-pcie-telemetry (needs pynfb)
 #   JOBS                  parallel build jobs (default: the number of CPUs)
 #
 # Exit status: 0 the guest did it all; 1 a build or the guest failed, or
@@ -45,7 +55,7 @@ REPO=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${NDK_TELEMETRY_CACHE:-$HOME/.cache/ndk-pcie-telemetry}
 JOBS=${JOBS:-$(nproc)}
 # the build's recipe: change it when the build below changes
-RECIPE=1
+RECIPE=2
 PACKAGES=(autoconf automake libtool make gcc cmake pkg-config libfdt-dev
     libnuma-dev libncurses-dev libarchive-dev libconfig-dev libpci-dev
     zlib1g-dev binutils cpio)
@@ -91,6 +101,12 @@ for f in CMakeLists.txt drivers/configure.ac drivers/Makefile.in \
             "give the top directory of a CESNET ndk-sw checkout"
 done
 
+if [ -n "${NDK_FPGA_DIR:-}" ] && [ ! -f "$NDK_FPGA_DIR/python/ofm/setup.py" ] &&
+   [ ! -f "$NDK_FPGA_DIR/python/ofm/pyproject.toml" ]; then
+    die 2 "NDK_FPGA_DIR=$NDK_FPGA_DIR has no python/ofm/setup.py or pyproject.toml" \
+        "set NDK_FPGA_DIR to the top directory of an ndk-fpga checkout, or unset it"
+fi
+
 # prepared: every third-party file its own build names is there
 missing=()
 need() { [ -e "$NDK/$1" ] || missing+=("$1"); }
@@ -116,6 +132,22 @@ if [ ${#missing[@]} -gt 0 ]; then
     printf '    %s\n' "${missing[@]:0:6}" >&2
     printf 'ndk-sw-guest: what to do: cd %q && ./build.sh --prepare   (see its README: Build instructions)\n' "$NDK" >&2
     exit 1
+fi
+
+# pynfb, and the reference reader with it, when Python can have them
+PY=/usr/bin/python3
+pynfb=0 fpga=""
+fdt_dir=$("$PY" -c 'import fdt, os; print(os.path.dirname(fdt.__file__))' 2>/dev/null) &&
+    [ -f "$NDK/pynfb/setup.py.in" ] && pynfb=1
+if [ -n "${NDK_FPGA_DIR:-}" ]; then
+    [ $pynfb = 1 ] ||
+        die 1 "the reference reader needs pynfb, and pynfb needs the Python module fdt for $PY" \
+            "pip install fdt (for $PY), or unset NDK_FPGA_DIR"
+    fpga=$(cd "$NDK_FPGA_DIR" && pwd)
+fi
+if [ $pynfb = 1 ]; then
+    PACKAGES+=(cython3 python3-setuptools python3-dev)
+    [ -z "$fpga" ] || PACKAGES+=(python3-pip python3-tabulate)
 fi
 
 # ------------------------------------------------------------- packages
@@ -197,6 +229,7 @@ else
 
     echo "    libnfb, nfb-info, nfb-bus (CMake)"
     cmake -S "$work/src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DKDIR="$kdir" \
+        -DPython_EXECUTABLE="$PY" \
         > "$(log cmake)" 2>&1 || failed "CMake's configuration" "$(log cmake)"
     make -C "$work/build" -j "$JOBS" nfb-info nfb-bus > "$(log tools)" 2>&1 ||
         failed "building libnfb and the tools" "$(log tools)"
@@ -213,6 +246,14 @@ else
     strip --strip-debug -o "$work/out/nfb.ko" "$ko"
     cp -a "$work/build/tools/nfb-info" "$work/build/tools/nfb-bus" "$work/out/"
     touch "$work/.built"
+fi
+if [ $pynfb = 1 ] && [ ! -f "$work/.pynfb-built" ]; then
+    say "Building pynfb (Cython, for $PY)"
+    make -C "$work/build" -j "$JOBS" python_nfb > "$(log pynfb)" 2>&1 ||
+        failed "building pynfb" "$(log pynfb)"
+    touch "$work/.pynfb-built"
+elif [ $pynfb = 0 ]; then
+    echo "(pynfb left out: $PY cannot import the module fdt it needs; pip install fdt to have it)"
 fi
 
 # keep the three most recently used builds
@@ -303,6 +344,77 @@ done < <(ldd "$work/out/nfb-info" "$work/out/nfb-bus" |
 mapfile -t -O ${#files[@]} files < <("$REPO/scripts/guest-tool-files.sh" "$REPO/build")
 initrd="$work/initramfs.gz"
 "$REPO/scripts/guest-initramfs.sh" "$initrd" "$REPO/guest/ndk-sw.sh" "${files[@]}"
+
+# Python, pynfb and the reader: further gzip'ed cpio archives appended to
+# the initramfs (the kernel unpacks each in turn)
+cpio_of() {     # out.gz, root directory
+    (cd "$2" && find . | cpio -o -H newc --quiet | gzip -1) > "$1.tmp"
+    mv "$1.tmp" "$1"
+}
+add_libs() {    # root, binaries...: the libraries they load, into root
+    local root=$1 so
+    shift
+    ldd "$@" 2>/dev/null | awk '/=> \// {print $3} /^\t\/lib/ {print $1}' | sort -u |
+    while read -r so; do
+        case $so in
+            /lib64/*) mkdir -p "$root/lib64"; cp -L "$so" "$root$so" ;;
+            *) mkdir -p "$root/lib/x86_64-linux-gnu"
+               cp -L "$so" "$root/lib/x86_64-linux-gnu/$(basename "$so")" ;;
+        esac
+    done
+}
+if [ $pynfb = 1 ]; then
+    say "Python for the guest: Debian's $("$PY" -V 2>&1 | cut -d' ' -f2), pynfb${fpga:+ and the ofm package of ndk-fpga}"
+    pyver=$("$PY" -c 'import sys; print("python%d.%d" % sys.version_info[:2])')
+    pyc="$CACHE/ndk-sw/$pyver.cpio.gz"
+    if [ ! -s "$pyc" ]; then
+        # the interpreter and its standard library (less tests and GUI),
+        # once for all checkouts
+        r=$(mktemp -d)
+        mkdir -p "$r/usr/bin" "$r/usr/lib"
+        cp -L "/usr/bin/$pyver" "$r/usr/bin/$pyver"
+        ln -s "$pyver" "$r/usr/bin/python3"
+        tar -C /usr/lib --exclude="$pyver/test" --exclude="$pyver/idlelib" \
+            --exclude="$pyver/tkinter" --exclude="$pyver/turtledemo" \
+            --exclude="$pyver/ensurepip" --exclude="$pyver/lib2to3" \
+            --exclude="$pyver/site-packages" --exclude="$pyver/dist-packages" \
+            -cf - "$pyver" | tar -C "$r/usr/lib" -xf -
+        add_libs "$r" "/usr/bin/$pyver" /usr/lib/"$pyver"/lib-dynload/*.so
+        cpio_of "$pyc" "$r"
+        rm -rf "$r"
+    fi
+    r=$(mktemp -d)
+    site="$r/usr/local/lib/$pyver/dist-packages"
+    mkdir -p "$site"
+    nfbpkg=$(find "$work/build/pynfb/build-python" -type d -name nfb -path '*-packages/nfb' | head -1)
+    [ -n "$nfbpkg" ] || die 1 "pynfb's build has no nfb package (see $(log pynfb))" "remove $work and rerun"
+    cp -rL "$nfbpkg" "$site/nfb"
+    cp -rL "$fdt_dir" "$site/fdt"
+    add_libs "$r" "$site"/nfb/*.so
+    if [ -n "$fpga" ]; then
+        ofm_key=$( (cd "$fpga/python/ofm" && find . -type f ! -path '*/__pycache__/*' -print0 |
+                    LC_ALL=C sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-16)
+        ofm="$CACHE/ndk-sw/ofm-$ofm_key"
+        if [ ! -f "$ofm/.built" ]; then
+            # pip builds in a copy: the ndk-fpga checkout is not written
+            rm -rf "$ofm"; mkdir -p "$ofm/src"
+            cp -a "$fpga/python/ofm/." "$ofm/src/"
+            "$PY" -m pip install --no-deps --no-build-isolation --no-index \
+                --root "$ofm/root" "$ofm/src" > "$ofm/pip.log" 2>&1 ||
+                failed "installing ndk-fpga's ofm" "$ofm/pip.log"
+            touch "$ofm/.built"
+        fi
+        cp -a "$ofm/root/." "$r/"
+        tab=$("$PY" -c 'import tabulate; print(tabulate.__file__)')
+        cp -L "$tab" "$site/"
+        if ! find "$r/usr/local/bin" -name nfb-pcie-telemetry 2>/dev/null | grep -q .; then
+            echo "(ndk-fpga's ofm installs no nfb-pcie-telemetry: the reference reader is left out)"
+        fi
+    fi
+    cpio_of "$work/pynfb.cpio.gz" "$r"
+    rm -rf "$r"
+    cat "$pyc" "$work/pynfb.cpio.gz" >> "$initrd"
+fi
 
 # ---------------------------------------------------------------- boot
 card=(-object telemetry-traffic-ptc,id=ndk_traffic0

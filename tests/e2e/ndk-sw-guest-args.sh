@@ -92,6 +92,9 @@ run "an unprepared checkout" 1 "$tmp/ndk is not prepared" 'missing \(7 files\)' 
     'drivers/kernel/drivers/fdt/fdt.h' 'drivers/kernel/drivers/fdt/fdt_ro.c' \
     'drivers/kernel/drivers/spi/spi-xilinx.c' \
     "cd $tmp/ndk && ./build.sh --prepare" -- "$tmp/ndk" -device foo
+# an NDK_FPGA_DIR without ndk-fpga's Python package, before the rest
+NDK_FPGA_DIR=$tmp/empty run "NDK_FPGA_DIR without python/ofm" 2 \
+    "NDK_FPGA_DIR=$tmp/empty has no python/ofm/setup.py or pyproject.toml" -- "$tmp/ndk"
 # with --shell and QEMU arguments the same
 run "an unprepared checkout, --shell" 1 "is not prepared" -- --shell "$tmp/ndk"
 # all but one file of the archive: that one is named

@@ -4,10 +4,12 @@
 # scripts/ndk-sw-guest.sh end to end on the prepared ndk-sw checkout that
 # NDK_SW_DIR names, with two cards: the nfb driver binds both behind their
 # root ports, nfb-info names the card and its slot, nfb-bus -l lists the
-# telemetry block, pcie-telemetry -d /dev/nfbN reads each. The checkout is
-# left as it was (git status, or its files' hashes), a second run reuses
-# the build, and a copy of the checkout without fdt/fdt.h is refused as
-# unprepared. Skipped (exit 77) when NDK_SW_DIR is not set.
+# telemetry block, pcie-telemetry -d /dev/nfbN reads each, and so does
+# pynfb when /usr/bin/python3 can import fdt (else a note says it is left
+# out). The checkout is left as it was (git status, or its files' hashes),
+# a second run reuses the build, and a copy of the checkout without
+# fdt/fdt.h is refused as unprepared. Skipped (exit 77) when NDK_SW_DIR is
+# not set.
 set -uo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 if [ -z "${NDK_SW_DIR:-}" ]; then
@@ -47,7 +49,14 @@ for p in '^GUEST-EXIT 0' \
 done
 [ "$(grep -cE '^PCIe telemetry - 1 endpoint' "$out")" = 2 ] ||
     fail "pcie-telemetry did not report both cards"
-if grep -qE 'ndk-sw-guest: |mapping BAR0 .* refused' "$out"; then
+# pynfb when Python has what it needs (the module fdt), a note when not
+if /usr/bin/python3 -c 'import fdt' 2> /dev/null; then
+    [ "$(grep -cE '^pynfb: /firmware/mi_bus0/pcie_telemetry@0 register 0x0 = 0x50544c4d' "$out")" = 2 ] ||
+        fail "pynfb did not read both cards' telemetry block"
+else
+    grep -q '^(pynfb left out: ' "$out" || fail "no note that pynfb is left out"
+fi
+if grep -qE 'ndk-sw-guest: |mapping BAR0 .* refused|Traceback' "$out"; then
     fail "an error in the guest"
 fi
 state > "$tmp/after"
