@@ -187,7 +187,7 @@ tree_files() {
     (cd "$NDK" && find . \( -name .git -o -name autom4te.cache -o -name 'cmake-build*' \
         -o -path ./build -o -path ./drivers/src -o -path ./drivers/tmp \
         -o -path './drivers/.test*' -o -path ./pynfb/build -o -name __pycache__ \) -prune -o \
-        -type f ! \( -name '*.o' -o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' \
+        \( -type f -o -type l \) ! \( -name '*.o' -o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' \
         -o -name '.*.cmd' -o -name '*.o.d' -o -name Module.symvers -o -name modules.order \
         -o -name .gitversion -o -name '*.pyc' -o -name 3rdparty.tar.gz \
         -o -path ./drivers/configure -o -path './drivers/config.*' -o -path ./drivers/Makefile \
@@ -199,7 +199,8 @@ tree_files() {
 # else VERSION)
 version=$(git -C "$NDK" describe --tags --dirty 2>/dev/null ||
           cat "$NDK/.gitversion" 2>/dev/null || echo "v$(cut -f1 "$NDK/VERSION" 2>/dev/null || echo 0.0.0)")
-content=$(cd "$NDK" && tree_files | xargs -0 sha256sum | sha256sum | cut -c1-64)
+# (a dangling link: the error message, the same each time, stands for it)
+content=$(cd "$NDK" && tree_files | { xargs -0 sha256sum 2>&1 || true; } | sha256sum | cut -c1-64)
 key=$(printf '%s\n' "$content" "$version" "$rel" "$RECIPE" | sha256sum | cut -c1-16)
 work="$CACHE/ndk-sw/$key"
 mkdir -p "$work"
