@@ -463,6 +463,18 @@ typedef struct ptl_handle ptl_handle;
 ptl_err ptl_open(const ptl_find_opts *o, unsigned index, ptl_handle **out,
                  ptl_error *err);
 void ptl_close(ptl_handle *h);
+/*
+ * ptl_open in its two steps, for a caller that recovers from a fault of a
+ * BAR access (SIGBUS, e.g. a mapping the kernel revoked): ptl_open_mapped
+ * finds the card and the node and maps the BAR without touching it, so
+ * the caller holds the handle before any access; ptl_handle_attach then
+ * opens the block (MAGIC, VERSION, layout) under the card's lock. A
+ * handle that is not attached can only be closed (ptl_close also drops
+ * the lock).
+ */
+ptl_err ptl_open_mapped(const ptl_find_opts *o, unsigned index,
+                        ptl_handle **out, ptl_error *err);
+ptl_err ptl_handle_attach(ptl_handle *h, ptl_error *err);
 ptl_block *ptl_handle_block(ptl_handle *h);
 const ptl_card_info *ptl_handle_card(const ptl_handle *h);
 const ptl_node_info *ptl_handle_node(const ptl_handle *h);

@@ -1106,8 +1106,8 @@ ptl_err ptl_handle_clear(ptl_handle *h, ptl_error *err)
     return handle_gone(h, ptl_block_clear(h->block, err), err);
 }
 
-ptl_err ptl_open(const ptl_find_opts *o, unsigned index, ptl_handle **out,
-                 ptl_error *err)
+ptl_err ptl_open_mapped(const ptl_find_opts *o, unsigned index,
+                        ptl_handle **out, ptl_error *err)
 {
     bool explicit_place = o->bar >= 0 || o->offset >= 0;
     ptl_handle *h;
@@ -1173,8 +1173,19 @@ ptl_err ptl_open(const ptl_find_opts *o, unsigned index, ptl_handle **out,
             h->sysfs_dev = st.st_dev;
             h->sysfs_ino = st.st_ino;
         }
-        r = ptl_handle_lock(h, err);
     }
+    if (r != PTL_OK) {
+        ptl_close(h);
+        return r;
+    }
+    *out = h;
+    return PTL_OK;
+}
+
+ptl_err ptl_handle_attach(ptl_handle *h, ptl_error *err)
+{
+    ptl_err r = ptl_handle_lock(h, err);
+
     if (r == PTL_OK) {
         r = ptl_block_open(&bar_ops, h, &h->block, err);
         ptl_handle_unlock(h);
@@ -1183,12 +1194,22 @@ ptl_err ptl_open(const ptl_find_opts *o, unsigned index, ptl_handle **out,
             r = handle_gone(h, r, err);
         }
     }
-    if (r != PTL_OK) {
-        ptl_close(h);
-        return r;
+    return r;
+}
+
+ptl_err ptl_open(const ptl_find_opts *o, unsigned index, ptl_handle **out,
+                 ptl_error *err)
+{
+    ptl_err r = ptl_open_mapped(o, index, out, err);
+
+    if (r == PTL_OK) {
+        r = ptl_handle_attach(*out, err);
+        if (r != PTL_OK) {
+            ptl_close(*out);
+            *out = NULL;
+        }
     }
-    *out = h;
-    return PTL_OK;
+    return r;
 }
 
 void ptl_close(ptl_handle *h)

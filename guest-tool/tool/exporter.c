@@ -9,8 +9,8 @@
  * SNAPSHOT and READ_SEL are written, never a clear bit. Counters are
  * extended to 64 bits (ptl_counter_ext), so that Prometheus sees a reset
  * only when someone clears the card's counters. A block that cannot be
- * read is reported with ndk_pcie_telemetry_up 0 and opened again at the
- * next scrape.
+ * read is reported with ndk_pcie_telemetry_up 0 and opened again at a
+ * later scrape (at most every EXP_RETRY_NS).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -97,16 +97,23 @@ static void block_close(exp_block *b)
     b->last_t_ns = 0;
 }
 
+/*
+ * Map the block's BAR, then open the block through it. The handle is the
+ * block's before the first BAR access, so that a fault of one (see
+ * block_read) can close it, dropping its mapping and the card's lock.
+ */
 static ptl_err block_open(exp_block *b, ptl_error *e)
 {
+    ptl_find_opts fo = b->fo;
     ptl_err rc;
 
-    /* the array of blocks may have moved since add_block (realloc) */
-    b->fo.device = b->device;
-    rc = ptl_open(&b->fo, b->index, &b->h, e);
-
+    fo.device = b->device;
+    rc = ptl_open_mapped(&fo, b->index, &b->h, e);
+    if (rc == PTL_OK) {
+        rc = ptl_handle_attach(b->h, e);
+    }
     if (rc != PTL_OK) {
-        b->h = NULL;
+        block_close(b);
         return rc;
     }
     b->lay = ptl_block_layout(ptl_handle_block(b->h));
@@ -162,30 +169,27 @@ static void check_interval(exp_block *b, ptl_ext_result res)
     b->last_dma = ep->dma_cycles;
 }
 
-/* One block's reading for this scrape; false when it is down. */
-static bool block_scrape(exp_block *b, ptl_error *e)
+/*
+ * Open the block if it is down (at most every EXP_RETRY_NS) and, with
+ * take, take one reading under the card's lock. A bus error on the BAR,
+ * in the open or the reading, comes back here through siglongjmp and
+ * closes the block.
+ */
+static ptl_err block_read(exp_block *b, bool take, ptl_error *e)
 {
     volatile ptl_err rc = PTL_OK;
     volatile bool locked = false;
-    ptl_ext_result res;
 
-    ptl_data_free(b->data);
-    b->data = NULL;
     if (!b->h && ptt_mono_ns() < b->retry_ns) {
-        ptl_set_error(e, PTL_E_GONE, "%s: opened again in a few seconds",
-                      b->device);
-        return false;
+        return ptl_set_error(e, PTL_E_GONE, "%s: opened again in a few "
+                             "seconds", b->device);
     }
     if (sigsetjmp(bar_fault, 1) == 0) {
         in_bar_access = 1;
-        /* opening reads MAGIC, VERSION and the layout from the BAR too */
         if (!b->h) {
             rc = block_open(b, e);
-            if (rc != PTL_OK) {
-                b->retry_ns = ptt_mono_ns() + EXP_RETRY_NS;
-            }
         }
-        if (rc == PTL_OK) {
+        if (rc == PTL_OK && take) {
             rc = ptl_handle_lock(b->h, e);
             locked = rc == PTL_OK;
         }
@@ -194,20 +198,32 @@ static bool block_scrape(exp_block *b, ptl_error *e)
         }
         in_bar_access = 0;
     } else {
-        /* a fault inside ptl_open leaves its half-made handle behind */
         in_bar_access = 0;
         rc = ptl_set_error(e, PTL_E_GONE, "%s disappeared (bus error on "
                            "its BAR)", b->device);
     }
-    if (locked) {
+    if (locked && b->h) {
         ptl_handle_unlock(b->h);
     }
-    if (rc != PTL_OK) {
-        /* a lock held too long is no reason to drop the mapping */
-        if (b->h && rc != PTL_E_BUSY) {
-            block_close(b);
-            b->retry_ns = 0;    /* the next scrape tries at once */
-        }
+    /* a lock held too long is no reason to drop the mapping */
+    if (rc != PTL_OK && rc != PTL_E_BUSY) {
+        bool was_open = b->h && b->rd;
+
+        block_close(b);
+        /* a block that was read before is tried again at once */
+        b->retry_ns = was_open ? 0 : ptt_mono_ns() + EXP_RETRY_NS;
+    }
+    return rc;
+}
+
+/* One block's reading for this scrape; false when it is down. */
+static bool block_scrape(exp_block *b, ptl_error *e)
+{
+    ptl_ext_result res;
+
+    ptl_data_free(b->data);
+    b->data = NULL;
+    if (block_read(b, true, e) != PTL_OK) {
         return false;
     }
     res = ptl_counter_ext_update(b->ext, b->rd);
@@ -312,8 +328,7 @@ static bool add_block(exporter *x, const ptl_find_opts *fo,
     memset(b, 0, sizeof(*b));
     snprintf(b->device, sizeof(b->device), "%s", slot);
     b->index = index;
-    b->fo = *fo;
-    b->fo.device = b->device;
+    b->fo = *fo;                /* its device: b->device, when opened */
     b->up = true;
     return true;
 }
@@ -419,7 +434,7 @@ int ptt_exporter(const ptt_opts *o, const ptl_find_opts *fo)
 
         x.prom[i].device = b->device;
         x.prom[i].index = b->index;
-        if (block_open(b, &e) != PTL_OK) {
+        if (block_read(b, false, &e) != PTL_OK) {
             block_state(b, false, e.msg);
         }
     }
