@@ -256,14 +256,17 @@ static long scan_lines(ptt_http_client *c)
     return 0;
 }
 
-/* "HTTP/d.d": 1 for 1.0 and 1.1, 0 for other versions, -1 if malformed */
+/*
+ * "HTTP/d.d": 1 for HTTP/1.x (a minor version above 1 is taken as 1.1,
+ * RFC 9112 section 2.3), 0 for other major versions, -1 if malformed
+ */
 static int check_version(const char *v)
 {
     if (strlen(v) != 8 || strncmp(v, "HTTP/", 5) || v[6] != '.'
         || v[5] < '0' || v[5] > '9' || v[7] < '0' || v[7] > '9') {
         return -1;
     }
-    return v[5] == '1' && (v[7] == '0' || v[7] == '1');
+    return v[5] == '1';
 }
 
 /* One header line; false when malformed. Notes a body it announces. */
@@ -416,6 +419,14 @@ static void client_read(ptt_http *s, ptt_http_client *c,
         }
         if (head > 0) {
             client_handle(c, (size_t)head, handler, opaque);
+            /*
+             * The time the handler took is not the client's: it gets its
+             * timeout afresh to take the response, which a long scrape
+             * would otherwise cut short of its Content-Length.
+             */
+            if (c->state == CLIENT_WRITING) {
+                c->deadline = now_ms() + s->limits.timeout_ms;
+            }
             return;
         }
     }

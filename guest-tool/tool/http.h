@@ -14,7 +14,8 @@
 typedef struct ptt_http_limits {
     size_t max_request;         /* request line + headers, bytes (8192) */
     unsigned max_conns;         /* connections served at once (4) */
-    unsigned timeout_ms;        /* a client's whole exchange (5000) */
+    unsigned timeout_ms;        /* to send its request, and again to */
+                                /* take the response (5000) */
 } ptt_http_limits;
 
 #define PTT_HTTP_LIMITS_DEFAULT { 8192, 4, 5000 }

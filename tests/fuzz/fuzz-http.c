@@ -455,8 +455,8 @@ static int parse_head(const uint8_t *h, size_t len, size_t *path,
             return 400;
         }
     }
-    if (h[v + 5] != '1' || (h[v + 7] != '0' && h[v + 7] != '1')) {
-        return 505;
+    if (h[v + 5] != '1') {
+        return 505;         /* HTTP/1.x of any minor version is served */
     }
     if (m != 3 || memcmp(h, "GET", 3)) {
         return 405;
