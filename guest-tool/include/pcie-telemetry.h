@@ -250,6 +250,15 @@ int ptl_format_prometheus_blocks(FILE *f, const ptl_prom_block *blocks,
                                  unsigned n, bool exporter);
 
 /*
+ * What the text report calls BRAKE reason k ("no free PCIe tag", ...) and
+ * histogram band k ("none", "<=1/8", "<=1/2", "rest"), whatever the number
+ * of bands; NULL for one without a name, which is shown as "reason K" or
+ * "band K".
+ */
+const char *ptl_reason_name(unsigned k);
+const char *ptl_band_name(unsigned k);
+
+/*
  * Counters narrower than 64 bits extended to 64 across wrap-arounds, so
  * that an exporter's counters only go back when the block's counters are
  * cleared. Exact as long as no counter advances by 2^CNT_WIDTH or more

@@ -106,7 +106,7 @@ static int finish(FILE *f, bool oom)
 
 /* ------------------------------------------------------------- names */
 
-static const char *const reason_name[] = {
+static const char *const reason_name[PTL_NAMED_REASONS] = {
     "no free PCIe tag", "PCIe tag not ready", "no room for completions",
     "no completion header entry", "MFB stalled towards DMA",
     "MVB stalled towards DMA",
@@ -120,9 +120,20 @@ const char *const ptl_reason_slug[PTL_NAMED_REASONS] = {
 /* The reasons of the UP stream (0-3), of the DOWN stream (4-5). */
 #define UP_REASONS    4
 
-static const char *const band4_name[] = { "none", "<=1/8", "<=1/2", "rest" };
+static const char *const band_name[] = { "none", "<=1/8", "<=1/2", "rest" };
+#define NAMED_BANDS 4
 
 const char *const ptl_kind_name[4] = { "RQ", "RC", "UP", "DOWN" };
+
+const char *ptl_reason_name(unsigned k)
+{
+    return k < NAMED_REASONS ? reason_name[k] : NULL;
+}
+
+const char *ptl_band_name(unsigned k)
+{
+    return k < NAMED_BANDS ? band_name[k] : NULL;
+}
 
 /* ------------------------------------------------------------- tables */
 
@@ -345,8 +356,10 @@ static bool text_buses(FILE *f, const ptl_data *d, const ptl_endpoint *ep,
 
 static const char *reason_label(unsigned k, char *buf, size_t len)
 {
-    if (k < NAMED_REASONS) {
-        return reason_name[k];
+    const char *name = ptl_reason_name(k);
+
+    if (name) {
+        return name;
     }
     snprintf(buf, len, "reason %u", k);
     return buf;
@@ -455,8 +468,9 @@ static bool text_hists(FILE *f, const ptl_data *d, const ptl_endpoint *ep)
     table_head(&t, 0, strdup("Time spent low"));
     table_head(&t, 1, strdup("of"));
     for (unsigned k = 0; k < nbands; k++) {
-        table_head(&t, 2 + k, k < 4 ? strdup(band4_name[k])
-                                    : str_printf("band %u", k));
+        const char *name = ptl_band_name(k);
+
+        table_head(&t, 2 + k, name ? strdup(name) : str_printf("band %u", k));
     }
     for (unsigned h = 0; h < ep->nhists && !t.oom; h++) {
         unsigned cap = h == 0 ? d->config.tag_capacity

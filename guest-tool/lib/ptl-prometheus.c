@@ -45,9 +45,8 @@ static void prom_family(prom *p, const char *name, const char *type,
     fprintf(p->f, "# TYPE " PROM_PREFIX "%s %s\n", name, type);
 }
 
-/* name{device,index[,endpoint][,extra]} value; extra is preformatted */
-static void prom_sample(prom *p, const char *name, int endpoint,
-                        const char *extra, uint64_t v)
+/* The name and the labels device and index, the brace left open. */
+static void prom_labels(prom *p, const char *name)
 {
     fprintf(p->f, PROM_PREFIX "%s{device=\"", name);
     prom_escape(p->f, p->blk->device ? p->blk->device : "");
@@ -56,6 +55,13 @@ static void prom_sample(prom *p, const char *name, int endpoint,
     } else {
         fprintf(p->f, "\",index=\"%u\"", p->blk->index);
     }
+}
+
+/* name{device,index[,endpoint][,extra]} value; extra is preformatted */
+static void prom_sample(prom *p, const char *name, int endpoint,
+                        const char *extra, uint64_t v)
+{
+    prom_labels(p, name);
     if (endpoint >= 0) {
         fprintf(p->f, ",endpoint=\"%d\"", endpoint);
     }
@@ -94,15 +100,11 @@ static uint64_t bus_field(const ptl_bus *bus, unsigned k)
     }
 }
 
+/* name{device,index} value */
 static void prom_sample_double(prom *p, const char *name, double v)
 {
-    fprintf(p->f, PROM_PREFIX "%s{device=\"", name);
-    prom_escape(p->f, p->blk->device ? p->blk->device : "");
-    if (p->blk->index == UINT_MAX) {
-        fprintf(p->f, "\",index=\"\"} %.9g\n", v);
-    } else {
-        fprintf(p->f, "\",index=\"%u\"} %.9g\n", p->blk->index, v);
-    }
+    prom_labels(p, name);
+    fprintf(p->f, "} %.9g\n", v);
 }
 
 /* The samples one block contributes to a family (k selects a field). */

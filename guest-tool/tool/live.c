@@ -194,16 +194,6 @@ static void lines_flow(lines *ls, unsigned cols, const char *label,
 
 /* ------------------------------------------------------------- frames */
 
-static const char *const reason_name[] = {
-    "no free PCIe tag", "PCIe tag not ready", "no room for completions",
-    "no completion header entry", "MFB stalled towards DMA",
-    "MVB stalled towards DMA",
-};
-#define NAMED_REASONS 6
-
-static const char *const band_name[] = { "none", "<=1/8", "<=1/2", "rest" };
-#define NAMED_BANDS 4
-
 /* Columns right of the bar: words %, Gbps, Mpps, stall % */
 #define FIGS_WIDTH  (7 + 1 + 8 + 1 + 8 + 1 + 7)
 #define BAR_MIN     8
@@ -335,13 +325,14 @@ static void render_brakes(lines *ls, const ptl_endpoint *ep, unsigned cols)
     }
     for (unsigned pass = 0; pass < 2; pass++) {
         for (unsigned k = 0; k < ep->nbrakes; k++) {
+            const char *name = ptl_reason_name(k);
             char label[32], item[96];
 
             if (pass && !ep->brakes[k]) {
                 continue;
             }
-            if (k < NAMED_REASONS) {
-                snprintf(label, sizeof(label), "%s", reason_name[k]);
+            if (name) {
+                snprintf(label, sizeof(label), "%s", name);
             } else {
                 snprintf(label, sizeof(label), "reason %u", k);
             }
@@ -394,10 +385,11 @@ static void render_hists(lines *ls, const ptl_data *d,
             snprintf(label, sizeof(label), "  resource %u, time at", h);
         }
         for (unsigned k = 0; k < ep->nbands; k++) {
+            const char *band = ptl_band_name(k);
             char name[16], item[48];
 
-            if (k < NAMED_BANDS) {
-                snprintf(name, sizeof(name), "%s", band_name[k]);
+            if (band) {
+                snprintf(name, sizeof(name), "%s", band);
             } else {
                 snprintf(name, sizeof(name), "band %u", k);
             }
@@ -955,6 +947,19 @@ static ptl_err handle_read(void *h, ptl_reading *r, ptl_error *e)
     return ptl_handle_read(h, r, e);
 }
 
+void ptt_live_title(char *buf, size_t len, const ptl_find_opts *fo,
+                    unsigned index, const char *slot,
+                    const ptl_node_info *node)
+{
+    /* what ptl_open takes for a place given by hand */
+    if (fo->bar >= 0 || fo->offset >= 0) {
+        snprintf(buf, len, PROG " %s BAR%u 0x%llx", slot, node->bar,
+                 (unsigned long long)node->offset);
+    } else {
+        snprintf(buf, len, PROG " %s block %u", slot, index);
+    }
+}
+
 int ptt_live(const ptt_opts *o, const ptl_find_opts *fo)
 {
     const char *why = ptt_live_unusable(STDOUT_FILENO, getenv("TERM"));
@@ -974,8 +979,8 @@ int ptt_live(const ptt_opts *o, const ptl_find_opts *fo)
         fprintf(stderr, PROG ": %s\n", e.msg);
         return e.code ? (int)e.code : PTL_E_INTERNAL;
     }
-    snprintf(title, sizeof(title), PROG " %s block %u",
-             ptl_handle_card(h)->slot, o->index);
+    ptt_live_title(title, sizeof(title), fo, o->index,
+                   ptl_handle_card(h)->slot, ptl_handle_node(h));
     snprintf(sigbus_msg, sizeof(sigbus_msg), PROG ": %s disappeared (bus "
              "error on BAR%u: removed, or its BAR is no longer mapped)\n",
              ptl_handle_card(h)->slot, ptl_handle_node(h)->bar);

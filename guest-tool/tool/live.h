@@ -19,6 +19,16 @@ int ptt_live(const ptt_opts *o, const ptl_find_opts *fo);
 const char *ptt_live_unusable(int out_fd, const char *term);
 
 /*
+ * The title of the view of the block ptl_open(fo, index, ...) opened on
+ * the card slot, node being the node it found: "pcie-telemetry SLOT block
+ * INDEX", or "pcie-telemetry SLOT BAR0 0x8000" when --bar/--offset placed
+ * the block (the index then selects nothing).
+ */
+void ptt_live_title(char *buf, size_t len, const ptl_find_opts *fo,
+                    unsigned index, const char *slot,
+                    const ptl_node_info *node);
+
+/*
  * Where the readings come from: a block and how one reading is taken
  * under the card's lock (the tool: ptl_handle_lock, ptl_handle_read,
  * ptl_handle_unlock on its handle).

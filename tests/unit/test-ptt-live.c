@@ -927,6 +927,29 @@ static void test_unusable(void)
     close(fds[1]);
 }
 
+/*
+ * The title names the block by its index, or by its BAR and offset when
+ * --bar/--offset placed it (the node ptl_open then fills in).
+ */
+static void test_title(void)
+{
+    ptl_node_info tree = { .path = "/firmware/mi_bus0/pcie_telemetry1",
+                           .bar = 0, .offset = 0x8000 };
+    ptl_node_info by_hand = { .path = "(--bar/--offset)", .bar = 2,
+                              .offset = 0x10000 };
+    ptl_find_opts fo;
+    char title[128];
+
+    ptl_find_opts_init(&fo);
+    ptt_live_title(title, sizeof(title), &fo, 1, "0000:01:00.0", &tree);
+    g_assert_cmpstr(title, ==, "pcie-telemetry 0000:01:00.0 block 1");
+
+    fo.bar = 2;
+    fo.offset = 0x10000;
+    ptt_live_title(title, sizeof(title), &fo, 0, "0000:01:00.0", &by_hand);
+    g_assert_cmpstr(title, ==, "pcie-telemetry 0000:01:00.0 BAR2 0x10000");
+}
+
 /* pcie-telemetry --live with standard output a pipe: exit 2, one line. */
 static void test_tool_not_a_terminal(void)
 {
@@ -1016,6 +1039,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ptt/live/sigbus", test_sigbus);
     g_test_add_func("/ptt/live/render-sizes", test_render_sizes);
     g_test_add_func("/ptt/live/unusable", test_unusable);
+    g_test_add_func("/ptt/live/title", test_title);
     g_test_add_func("/ptt/live/tool-not-a-terminal",
                     test_tool_not_a_terminal);
     g_test_add_func("/ptt/live/tool-term-dumb", test_tool_term_dumb);
