@@ -94,7 +94,7 @@ struct NdkPcieTelemetryState {
     TelemetryTraffic *traffic;
     uint32_t block_offset;      /* bytes into BAR0 */
     bool devtree;               /* offer the device-tree VSEC */
-    bool msi;                   /* offer the MSI capability */
+    OnOffAuto msi;              /* offer the MSI capability */
     PCIExpLinkSpeed link_speed; /* Link Capabilities and Status */
     PCIExpLinkWidth link_width;
     /* the firmware's identity in the device tree (PtmFirmwareId) */
@@ -454,19 +454,28 @@ static int ndk_telemetry_init_pcie(NdkPcieTelemetryState *s, Error **errp)
 
 /*
  * MSI for the driver's pci_enable_msi. It is part of configuration space
- * (migrated, reset by the PCI core); the block never signals it.
+ * (migrated, reset by the PCI core); the block never signals it. With
+ * msi=auto a machine without working MSI (msi_init's -ENOTSUP) gets a card
+ * without the capability, as with msi=off; msi=on refuses such a machine.
  */
 static bool ndk_telemetry_init_msi(NdkPcieTelemetryState *s, Error **errp)
 {
     Error *err = NULL;
+    int ret;
 
-    if (!s->msi) {
+    if (s->msi == ON_OFF_AUTO_OFF) {
         return true;
     }
-    if (msi_init(PCI_DEVICE(s), NDK_TELEMETRY_MSI_OFFSET, 1, true, false,
-                 &err) < 0) {
-        error_setg(errp, "%s: property 'msi' is on, but %s; use msi=off",
-                   TYPE_NDK_PCIE_TELEMETRY, error_get_pretty(err));
+    ret = msi_init(PCI_DEVICE(s), NDK_TELEMETRY_MSI_OFFSET, 1, true, false,
+                   &err);
+    if (ret == -ENOTSUP && s->msi == ON_OFF_AUTO_AUTO) {
+        error_free(err);
+        return true;
+    }
+    if (ret < 0) {
+        error_setg(errp, "%s: property 'msi' is on, but %s; use msi=auto "
+                   "or msi=off", TYPE_NDK_PCIE_TELEMETRY,
+                   error_get_pretty(err));
         error_free(err);
         return false;
     }
@@ -831,7 +840,8 @@ static const Property ndk_telemetry_properties[] = {
     DEFINE_PROP_BOOL("tag-10bit", NdkPcieTelemetryState, tag_10bit, true),
     DEFINE_PROP_UINT32("block-offset", NdkPcieTelemetryState, block_offset, 0),
     DEFINE_PROP_BOOL("devtree", NdkPcieTelemetryState, devtree, true),
-    DEFINE_PROP_BOOL("msi", NdkPcieTelemetryState, msi, true),
+    DEFINE_PROP_ON_OFF_AUTO("msi", NdkPcieTelemetryState, msi,
+                            ON_OFF_AUTO_AUTO),
     /* the Gen3 x16 endpoint of NDK on the AMD Alveo U200 */
     DEFINE_PROP_PCIE_LINK_SPEED("link-speed", NdkPcieTelemetryState,
                                 link_speed, PCIE_LINK_SPEED_8),
@@ -861,7 +871,8 @@ static void ndk_telemetry_instance_init(Object *obj)
     s->fpga_device = g_strdup("AGILEX");
     s->project_name = g_strdup(PTM_MODEL_PROJECT_NAME);
     s->project_version = g_strdup(PTM_MODEL_VERSION);
-    s->build_tool = g_strdup("QEMU " QEMU_VERSION);
+    /* the same in every QEMU version (see PTM_MODEL_BUILD_TOOL) */
+    s->build_tool = g_strdup(PTM_MODEL_BUILD_TOOL);
     s->build_author = g_strdup(PTM_MODEL_BUILD_AUTHOR);
     /* 4 KiB of configuration space; realize drops it on a PCI bus */
     PCI_DEVICE(obj)->cap_present |= QEMU_PCI_CAP_EXPRESS;
@@ -926,7 +937,8 @@ static void ndk_telemetry_class_init(ObjectClass *oc, void *data)
         "offer the NDK device tree in a VSEC (PCIe bus only)");
     object_class_property_set_description(oc, "msi",
         "offer an MSI capability (1 vector, 64-bit) for the nfb driver's "
-        "pci_enable_msi; the block raises no interrupt");
+        "pci_enable_msi: auto when the machine supports MSI, on or refuse "
+        "to start, off never; the block raises no interrupt");
     object_class_property_set_description(oc, "link-speed",
         "Link Capabilities and Status speed in GT/s: 2_5, 5, 8, 16, 32 or "
         "64 (8 = PCIe Gen3)");
@@ -950,8 +962,8 @@ static void ndk_telemetry_class_init(ObjectClass *oc, void *data)
         "(the default is 2026-12-02 12:42:14 UTC, when the model's version "
         "was set)");
     object_class_property_set_description(oc, "build-tool",
-        "device tree /firmware build-tool (default \"QEMU " QEMU_VERSION
-        "\"); empty leaves it out");
+        "device tree /firmware build-tool (default \"" PTM_MODEL_BUILD_TOOL
+        "\", the same in every QEMU version); empty leaves it out");
     object_class_property_set_description(oc, "build-author",
         "device tree /firmware build-author (default \""
         PTM_MODEL_BUILD_AUTHOR "\"); empty leaves it out");

@@ -64,6 +64,14 @@ typedef struct PtmFirmwareId {
 #define PTM_MODEL_BUILD_TIME    1796215334u
 #define PTM_MODEL_PROJECT_NAME  "ndk-pcie-telemetry"
 #define PTM_MODEL_BUILD_AUTHOR  "ndk-pcie-telemetry developers"
+/*
+ * Default build-tool: QEMU without its version. The string is
+ * guest-visible and in the tree's CRC that migration compares, so a QEMU
+ * version in it would change the guest ABI with every QEMU release and
+ * stop a default card from migrating between two; the model's own name
+ * and version are project-name and project-version already.
+ */
+#define PTM_MODEL_BUILD_TOOL    "QEMU"
 /* card-name of a PCI ID the nfb driver does not name */
 #define PTM_MODEL_CARD_NAME     "QEMU-NDK-TELEMETRY"
 

@@ -312,7 +312,7 @@ static void test_firmware_id(void)
         .project_variant = "2EP",
         .project_version = "0.1.0",
         .build_time = 0xDEADBEEF,
-        .build_tool = "QEMU 10.0.13",
+        .build_tool = "QEMU",
         .build_author = "someone@example.org",
         .build_revision = "8462f87",
     };
@@ -328,7 +328,7 @@ static void test_firmware_id(void)
     check_string(fdt, fw, "project-name", "ndk-pcie-telemetry");
     check_string(fdt, fw, "project-variant", "2EP");
     check_string(fdt, fw, "project-version", "0.1.0");
-    check_string(fdt, fw, "build-tool", "QEMU 10.0.13");
+    check_string(fdt, fw, "build-tool", "QEMU");
     check_string(fdt, fw, "build-author", "someone@example.org");
     check_string(fdt, fw, "build-revision", "8462f87");
     /* big endian, as fdt32_to_cpu in nfb-info expects */
