@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "http.h"
+#include "wait.h"
 
 enum { CLIENT_FREE, CLIENT_READING, CLIENT_WRITING, CLIENT_DRAINING };
 
@@ -53,10 +54,7 @@ static const char text_plain[] = "text/plain; charset=utf-8";
 
 static int64_t now_ms(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (int64_t)(ptt_mono_ns() / 1000000);
 }
 
 static const char *reason(int status)
@@ -496,20 +494,11 @@ int ptt_http_serve(ptt_http *s, ptt_http_handler handler, void *opaque,
                    volatile sig_atomic_t *stop, int timeout_ms)
 {
     int64_t end = timeout_ms < 0 ? INT64_MAX : now_ms() + timeout_ms;
-    sigset_t stops, old, during;
+    sigset_t old, during;
     int ret = 0, err = 0;
 
-    /*
-     * As in wait.c: SIGINT and SIGTERM are blocked while *stop is checked
-     * and unblocked by ppoll() for the wait only, so none is missed.
-     */
-    sigemptyset(&stops);
-    sigaddset(&stops, SIGINT);
-    sigaddset(&stops, SIGTERM);
-    sigprocmask(SIG_BLOCK, &stops, &old);
-    during = old;
-    sigdelset(&during, SIGINT);
-    sigdelset(&during, SIGTERM);
+    /* *stop is checked with SIGINT and SIGTERM blocked: none is missed */
+    ptt_block_stops(&old, &during);
     /* a timeout of 0 still makes one pass */
     do {
         int64_t now = now_ms();

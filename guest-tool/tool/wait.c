@@ -21,18 +21,25 @@ uint64_t ptt_mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-bool ptt_sleep_until(uint64_t deadline, volatile sig_atomic_t *stop)
+void ptt_block_stops(sigset_t *old, sigset_t *during)
 {
-    sigset_t stops, old, during;
-    bool reached = false;
+    sigset_t stops;
 
     sigemptyset(&stops);
     sigaddset(&stops, SIGINT);
     sigaddset(&stops, SIGTERM);
-    sigprocmask(SIG_BLOCK, &stops, &old);
-    during = old;
-    sigdelset(&during, SIGINT);
-    sigdelset(&during, SIGTERM);
+    sigprocmask(SIG_BLOCK, &stops, old);
+    *during = *old;
+    sigdelset(during, SIGINT);
+    sigdelset(during, SIGTERM);
+}
+
+bool ptt_sleep_until(uint64_t deadline, volatile sig_atomic_t *stop)
+{
+    sigset_t old, during;
+    bool reached = false;
+
+    ptt_block_stops(&old, &during);
     while (!*stop) {
         uint64_t now = ptt_mono_ns();
         struct timespec rel;

@@ -14,6 +14,14 @@
 uint64_t ptt_mono_ns(void);
 
 /*
+ * Blocks SIGINT and SIGTERM; *old is the mask before, *during the mask to
+ * give ppoll() so that they are unblocked for its wait only. A loop that
+ * checks its stop flag with them blocked and waits in ppoll() misses none
+ * (restore *old with sigprocmask(SIG_SETMASK) when done).
+ */
+void ptt_block_stops(sigset_t *old, sigset_t *during);
+
+/*
  * Sleeps until the monotonic deadline (ns). Returns false as soon as
  * *stop is set by a handler of SIGINT or SIGTERM, also when the signal
  * arrives just before the sleep starts or is pending when it is called;
