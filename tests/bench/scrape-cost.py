@@ -68,20 +68,6 @@ class Monitor:
         return buf.decode('utf-8', 'replace')
 
 
-def wait_after(g, start, marker, timeout):
-    """The match of the first console line from index start on that marker
-    matches, waiting up to timeout seconds; None if none comes."""
-    pat = re.compile(marker)
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        for line in g.lines[start:]:
-            m = pat.search(line)
-            if m:
-                return m
-        time.sleep(0.05)
-    return None
-
-
 def scrape(url):
     t0 = time.monotonic()
     with urllib.request.urlopen(url, timeout=30) as r:
@@ -126,7 +112,7 @@ def main():
             for name, (slot, _) in sorted(CARDS.items()):
                 start = len(g.lines)
                 g.send('start -d %s' % slot)
-                if not wait_after(g, start, r'serving 1 telemetry block', 30):
+                if not g.wait_for(r'serving 1 telemetry block', 30, start):
                     print('scrape-cost: no exporter for %s' % slot,
                           file=sys.stderr)
                     return 1
@@ -148,7 +134,7 @@ def main():
                 # time and CPU of many, not traced
                 start = len(g.lines)
                 g.send('cpu')
-                m0 = wait_after(g, start, r'^=== CPU (\d+) (\d+)$', 30)
+                m0 = g.wait_for(r'^=== CPU (\d+) (\d+)$', 30, start)
                 walls, reads, size = [], [], 0
                 for _ in range(a.scrapes):
                     w, body = scrape(url)
@@ -159,7 +145,7 @@ def main():
                     reads.append(float(m.group(1)))
                 start = len(g.lines)
                 g.send('cpu')
-                m1 = wait_after(g, start, r'^=== CPU (\d+) (\d+)$', 30)
+                m1 = g.wait_for(r'^=== CPU (\d+) (\d+)$', 30, start)
                 cpu = (sum(map(int, m1.groups())) -
                        sum(map(int, m0.groups()))) / 100 / a.scrapes
                 walls.sort()

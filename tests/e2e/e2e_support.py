@@ -190,14 +190,16 @@ class GuestProcess:
     def running(self):
         return self.proc.poll() is None
 
-    def wait_for(self, marker, timeout):
-        """The match of the first console line that the regular expression
-        marker matches (re.search), waiting up to timeout seconds for it;
-        None if it does not come in time or the guest ends without it.
-        self.seen is the seconds since the start at which the line came."""
+    def wait_for(self, marker, timeout, start=0):
+        """The match of the first console line from index start on (0: the
+        first line; len(self.lines) taken before a command: only what
+        follows it) that the regular expression marker matches (re.search),
+        waiting up to timeout seconds for it; None if it does not come in
+        time or the guest ends without it. self.seen is the seconds since
+        the start at which the line came."""
         pat = re.compile(marker)
         end = time.monotonic() + timeout
-        i = 0
+        i = start
         with self._cond:
             while True:
                 for i in range(i, len(self.lines)):
