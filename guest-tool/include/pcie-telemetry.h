@@ -289,6 +289,13 @@ void ptl_counter_ext_forget(ptl_counter_ext *x);
  */
 double ptl_counter_ext_max_seconds(const ptl_layout *lay, double pcie_hz,
                                    double dma_hz);
+/*
+ * That bound at the fastest clock rates the cycle counters have shown
+ * (INFINITY before any rate is known), and in *span_s the time between
+ * the last two readings (0 unless the last update continued): a caller
+ * warns when the span exceeds the bound.
+ */
+double ptl_counter_ext_limit(const ptl_counter_ext *x, double *span_s);
 
 /* ---------------------------------------------------------------------
  * Saved readings: a strict JSON parser and the documents that -j (and the

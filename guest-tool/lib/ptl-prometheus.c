@@ -354,6 +354,7 @@ struct ptl_counter_ext {
     uint64_t t_ns;
     uint64_t *raw, *ext;        /* [n] */
     double *rate;               /* [2 x endpoints] cycles per ns, or < 0 */
+    uint64_t span_ns;           /* of the last continued update, or 0 */
 };
 
 ptl_counter_ext *ptl_counter_ext_new(const ptl_layout *lay)
@@ -392,6 +393,7 @@ void ptl_counter_ext_free(ptl_counter_ext *x)
 void ptl_counter_ext_forget(ptl_counter_ext *x)
 {
     x->have = false;
+    x->span_ns = 0;
     for (unsigned i = 0; i < 2 * x->lay.endpoints; i++) {
         x->rate[i] = -1;
     }
@@ -478,7 +480,23 @@ ptl_ext_result ptl_counter_ext_update(ptl_counter_ext *x, ptl_reading *r)
         r->counters[i] = x->ext[i];
     }
     x->t_ns = r->t_ns;
+    x->span_ns = dt;
     return PTL_EXT_CONTINUED;
+}
+
+double ptl_counter_ext_limit(const ptl_counter_ext *x, double *span_s)
+{
+    double pcie = 0, dma = 0;
+
+    *span_s = (double)x->span_ns / 1e9;
+    for (unsigned e = 0; e < x->lay.endpoints; e++) {
+        pcie = x->rate[2 * e] > pcie ? x->rate[2 * e] : pcie;
+        dma = x->rate[2 * e + 1] > dma ? x->rate[2 * e + 1] : dma;
+    }
+    if (pcie <= 0 && dma <= 0) {
+        return INFINITY;
+    }
+    return ptl_counter_ext_max_seconds(&x->lay, pcie * 1e9, dma * 1e9);
 }
 
 /*

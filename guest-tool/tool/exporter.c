@@ -38,8 +38,6 @@ typedef struct exp_block {
     ptl_reading *rd;
     ptl_data *data;             /* of the last scrape, NULL if down */
     bool up;                    /* at the last scrape (true at start) */
-    uint64_t last_t_ns;         /* snapshot time of the last reading */
-    uint64_t last_pcie, last_dma;   /* its extended cycles, endpoint 0 */
     bool warned_interval;
     uint64_t retry_ns;          /* down: no new open before (monotonic) */
 } exp_block;
@@ -94,7 +92,6 @@ static void block_close(exp_block *b)
     ptl_reading_free(b->rd);
     b->rd = NULL;
     b->warned_interval = false;
-    b->last_t_ns = 0;
 }
 
 /*
@@ -147,26 +144,18 @@ static void block_state(exp_block *b, bool up, const char *why)
  */
 static void check_interval(exp_block *b, ptl_ext_result res)
 {
-    const ptl_endpoint *ep = &b->data->endpoints[0];
-    uint64_t t = b->rd->t_ns;
+    double span, limit;
 
-    if (res == PTL_EXT_CONTINUED && b->last_t_ns && t > b->last_t_ns &&
-        !b->warned_interval) {
-        double dt = (double)(t - b->last_t_ns) / 1e9;
-        double limit = ptl_counter_ext_max_seconds(
-            b->lay, (double)(ep->pcie_cycles - b->last_pcie) / dt,
-            (double)(ep->dma_cycles - b->last_dma) / dt);
-
-        if (dt > limit) {
-            fprintf(stderr, PROG ": %s block %u: scrapes %.1f s apart; "
-                    "%u-bit counters stay exact only up to %.1f s apart\n",
-                    b->device, b->index, dt, b->lay->cnt_width, limit);
-            b->warned_interval = true;
-        }
+    if (res != PTL_EXT_CONTINUED || b->warned_interval) {
+        return;
     }
-    b->last_t_ns = t;
-    b->last_pcie = ep->pcie_cycles;
-    b->last_dma = ep->dma_cycles;
+    limit = ptl_counter_ext_limit(b->ext, &span);
+    if (span > limit) {
+        fprintf(stderr, PROG ": %s block %u: scrapes %.1f s apart; "
+                "%u-bit counters stay exact only up to %.1f s apart\n",
+                b->device, b->index, span, b->lay->cnt_width, limit);
+        b->warned_interval = true;
+    }
 }
 
 /*

@@ -440,6 +440,44 @@ static void test_max_seconds(void)
 }
 
 /*
+ * The bound at the measured clock rates and the span of the last update,
+ * as the exporter compares them: unknown before two readings, the card's
+ * clocks after, and a span over the bound on 33-bit counters read 2 s
+ * apart (the default geometry's items wrap in 1.34 s at 400 MHz).
+ */
+static void test_extension_limit(void)
+{
+    card c;
+    ptl_counter_ext *x;
+    const ptl_layout *lay;
+    double span, limit, want;
+
+    card_open(&c, 33);
+    lay = ptl_block_layout(c.blk);
+    x = ptl_counter_ext_new(lay);
+    want = ptl_counter_ext_max_seconds(lay, c.b->cfg.pcie_clk_hz,
+                                       c.b->cfg.dma_clk_hz);
+    card_read(&c, PTL_T_FIRST);
+    g_assert_cmpint(ptl_counter_ext_update(x, c.r), ==, PTL_EXT_FIRST);
+    g_assert_true(isinf(ptl_counter_ext_limit(x, &span)));
+    g_assert_cmpfloat(span, ==, 0);
+    card_read(&c, PTL_T_FIRST + 1000000000);
+    g_assert_cmpint(ptl_counter_ext_update(x, c.r), ==, PTL_EXT_CONTINUED);
+    limit = ptl_counter_ext_limit(x, &span);
+    g_assert_cmpfloat_with_epsilon(span, 1.0, 1e-5);
+    g_assert_cmpfloat_with_epsilon(limit, want, want * 1e-4);
+    g_assert_cmpfloat(limit, <, 2.0);
+    g_assert_cmpfloat(span, <, limit);
+    card_read(&c, PTL_T_FIRST + 3000000000ull);
+    g_assert_cmpint(ptl_counter_ext_update(x, c.r), ==, PTL_EXT_CONTINUED);
+    limit = ptl_counter_ext_limit(x, &span);
+    g_assert_cmpfloat_with_epsilon(span, 2.0, 1e-5);
+    g_assert_cmpfloat(span, >, limit);
+    ptl_counter_ext_free(x);
+    card_close(&c);
+}
+
+/*
  * A card that goes away: its reading fails, and the exposition of that
  * scrape reports it down with no stale counters.
  */
@@ -478,6 +516,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ptl-prometheus/extension-wraps", test_extension_wraps);
     g_test_add_func("/ptl-prometheus/extension-clear", test_extension_clear);
     g_test_add_func("/ptl-prometheus/max-seconds", test_max_seconds);
+    g_test_add_func("/ptl-prometheus/extension-limit", test_extension_limit);
     g_test_add_func("/ptl-prometheus/vanished", test_vanished);
     return g_test_run();
 }
