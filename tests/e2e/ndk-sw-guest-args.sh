@@ -15,10 +15,9 @@ REPO=$(cd "$(dirname "$0")/../.." && pwd)
 script=$REPO/scripts/ndk-sw-guest.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; sed 's/^/# /' "$tmp/out"; }
+. "$REPO/tests/tap.sh"
+# a failed check of the last run, with what it printed
+not_ok() { fail "$1" "$(cat "$tmp/out")"; }
 
 # a fake QEMU: a mark if anything boots
 printf '#!/bin/sh\ntouch %q/qemu-ran\nexit 1\n' "$tmp" > "$tmp/qemu"
@@ -106,5 +105,4 @@ touch "$tmp/ndk/drivers/kernel/drivers/fdt/"{fdt.h,fdt.c,fdt_ro.c} \
 run "a checkout without one third-party file" 1 'missing \(1 file\)' \
     '^    drivers/kernel/drivers/spi/spi-xilinx.c$' -- "$tmp/ndk"
 
-echo "1..$n"
-[ $fails = 0 ]
+tap_done

@@ -12,16 +12,7 @@ SRC=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 dest=$tmp/dest
-n=0
-failed=0
-
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-fail() {
-    n=$((n + 1)); failed=$((failed + 1))
-    echo "not ok $n - $1"
-    [ $# -gt 1 ] && printf '%s\n' "$2" | sed 's/^/# /'
-    return 0
-}
+. "$SRC/tests/tap.sh"
 # check DESCRIPTION COMMAND...: ok when the command succeeds
 check() {
     local what=$1 out
@@ -198,5 +189,4 @@ else
     ok "# SKIP man is not installed"
 fi
 
-echo "1..$n"
-exit $((failed > 0))
+tap_done

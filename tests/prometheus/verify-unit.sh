@@ -22,15 +22,7 @@ if [ -z "$sa" ] || [ ! -x "$sa" ]; then
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-fail() {
-    n=$((n + 1)); failed=$((failed + 1))
-    echo "not ok $n - $1"
-    [ $# -gt 1 ] && printf '%s\n' "$2" | sed 's/^/# /'
-    return 0
-}
+. "$(dirname "$0")/../tap.sh"
 
 name=$(basename "$unit")
 copy=$tmp/$name
@@ -85,5 +77,4 @@ expect "the environment file may override it" \
     '^EnvironmentFile=-/etc/default/pcie-telemetry-exporter$'
 expect "restarts on failure" '^Restart=on-failure$'
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+tap_done
