@@ -565,6 +565,36 @@ static void ndk_telemetry_traffic_sync(void *card, uint64_t *now,
     ndk_telemetry_schedule(s);
 }
 
+/*
+ * A card whose accumulator cannot keep up loses deltas, as the firmware
+ * would: accepted, but said once, with the drain period that avoids it.
+ */
+static void ndk_telemetry_warn_sizing(NdkPcieTelemetryState *s)
+{
+    g_autofree char *fix = NULL;
+    PtmSizing sz;
+
+    ptm_config_sizing(&s->cfg, &sz);
+    if (!sz.steady_loss && !sz.pause_loss) {
+        return;
+    }
+    fix = sz.safe_drain_period
+          ? g_strdup_printf("drain-period=%u is the smallest that avoids it",
+                            sz.safe_drain_period)
+          : g_strdup_printf("no drain-period up to %u avoids it",
+                            PTM_MAX_DRAIN_PERIOD);
+    if (sz.steady_loss) {
+        warn_report("ndk-pcie-telemetry: accumulator load %.2f at "
+                    "drain-period=%u: the card loses deltas all the time "
+                    "(STATUS bit 1); %s", sz.load, s->cfg.drain_period, fix);
+    } else {
+        warn_report("ndk-pcie-telemetry: accumulator load %.2f at "
+                    "drain-period=%u: a SNAPSHOT's pause overflows the "
+                    "FIFOs and loses deltas (STATUS bit 1); %s", sz.load,
+                    s->cfg.drain_period, fix);
+    }
+}
+
 static void ndk_telemetry_realize(PCIDevice *pdev, Error **errp)
 {
     NdkPcieTelemetryState *s = NDK_PCIE_TELEMETRY(pdev);
@@ -573,6 +603,7 @@ static void ndk_telemetry_realize(PCIDevice *pdev, Error **errp)
     if (!ndk_telemetry_check_props(s, errp)) {
         return;
     }
+    ndk_telemetry_warn_sizing(s);
     pci_config_set_vendor_id(conf, s->vendor_id);
     pci_config_set_device_id(conf, s->device_id);
     if (!s->card_name) {

@@ -179,7 +179,7 @@ char *ptm_config_check(const PtmConfig *cfg)
     gmax = (max_u(lay.pcie_channels, lay.dma_channels) + 7) / 8;
     min_drain = 8 * (gmax + 1) + 1;
     if (cfg->drain_period & (cfg->drain_period - 1) ||
-        cfg->drain_period < min_drain || cfg->drain_period > 32768) {
+        cfg->drain_period < min_drain || cfg->drain_period > PTM_MAX_DRAIN_PERIOD) {
         return g_strdup_printf("property 'drain-period' is %u, allowed: a "
                                "power of two from %u (more than 8 x (%u "
                                "channel groups + 1)) to 32768 (the CFG_DRAIN "

@@ -100,6 +100,28 @@ void ptm_config_default(PtmConfig *cfg);
  */
 char *ptm_config_check(const PtmConfig *cfg);
 
+/* The largest DRAIN_PERIOD the firmware accepts. */
+#define PTM_MAX_DRAIN_PERIOD 32768u
+
+/*
+ * Whether the accumulator keeps up (ptm-sizing.c). The load is
+ * endpoints x 3 x (PCIe channels x f_PCIe + DMA channels x f_DMA) /
+ * (DRAIN_PERIOD x f_MI): the fraction of MI cycles the single adder would
+ * need. Above 1 deltas are lost all the time; just below 1 a SNAPSHOT's
+ * pause may still make a FIFO overflow, which ptm_config_sizing() finds by
+ * running the timing with SNAPSHOTs at many phases of the drains.
+ */
+typedef struct PtmSizing {
+    double load;
+    bool steady_loss;       /* deltas lost without any command */
+    bool pause_loss;        /* lost only around SNAPSHOTs */
+    uint32_t safe_drain_period;     /* smallest larger one with neither */
+} PtmSizing;
+
+double ptm_config_load(const PtmConfig *cfg);
+/* cfg must pass ptm_config_check(); safe_drain_period 0 if none is. */
+void ptm_config_sizing(const PtmConfig *cfg, PtmSizing *out);
+
 /* Layout derived from a configuration. */
 typedef struct PtmLayout {
     unsigned pcie_regions;          /* max(RQ, RC) */

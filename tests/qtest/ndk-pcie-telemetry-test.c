@@ -2085,6 +2085,115 @@ static void test_bad_properties(void)
     expect_refused("block-offset=0x10000000", "block-offset");
 }
 
+/*
+ * The standard error of a QEMU with a q35 machine and the arguments extra
+ * (NULL-terminated) that starts, is told to quit over QMP on its standard
+ * input, and exits with status 0.
+ */
+static char *started_stderr(const char *const *extra)
+{
+    const char *qemu = g_getenv("QTEST_QEMU_BINARY");
+    const char *base[] = {
+        qemu, "-machine", "q35", "-nodefaults", "-display", "none",
+        "-accel", "qtest", "-qmp", "stdio",
+    };
+    static const char quit[] = "{\"execute\": \"qmp_capabilities\"}\n"
+                               "{\"execute\": \"quit\"}\n";
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
+    GString *err = g_string_new("");
+    g_autoptr(GError) gerr = NULL;
+    int status = 0, in, fd, i;
+    GPid pid;
+    pid_t r = 0;
+    char buf[256];
+    ssize_t len;
+
+    g_assert(qemu);
+    for (i = 0; i < (int)G_N_ELEMENTS(base); i++) {
+        g_ptr_array_add(argv, (char *)base[i]);
+    }
+    for (i = 0; extra[i]; i++) {
+        g_ptr_array_add(argv, (char *)extra[i]);
+    }
+    g_ptr_array_add(argv, NULL);
+    g_assert(g_spawn_async_with_pipes(NULL, (char **)argv->pdata, NULL,
+                                      G_SPAWN_DO_NOT_REAP_CHILD |
+                                      G_SPAWN_STDOUT_TO_DEV_NULL,
+                                      NULL, NULL, &pid, &in, NULL, &fd,
+                                      &gerr));
+    g_assert_cmpint(write(in, quit, strlen(quit)), ==, strlen(quit));
+    g_assert(g_unix_set_fd_nonblocking(fd, true, NULL));
+    for (i = 0; i < 1000; i++) {
+        while ((len = read(fd, buf, sizeof(buf))) > 0) {
+            g_string_append_len(err, buf, len);
+        }
+        r = waitpid(pid, &status, WNOHANG);
+        if (r == pid) {
+            break;
+        }
+        g_usleep(10000);
+    }
+    if (r != pid) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+    }
+    while ((len = read(fd, buf, sizeof(buf))) > 0) {
+        g_string_append_len(err, buf, len);
+    }
+    close(fd);
+    close(in);
+    g_spawn_close_pid(pid);
+    g_test_message("stderr: %s", err->str);
+    g_assert_cmpint(r, ==, pid);
+    g_assert_true(WIFEXITED(status));
+    g_assert_cmpint(WEXITSTATUS(status), ==, 0);
+    return g_string_free(err, false);
+}
+
+/* How many times needle occurs in hay. */
+static unsigned occurrences(const char *hay, const char *needle)
+{
+    unsigned n = 0;
+
+    for (const char *p = strstr(hay, needle); p;
+         p = strstr(p + 1, needle)) {
+        n++;
+    }
+    return n;
+}
+
+/*
+ * A card whose accumulator cannot keep up starts, with one warning that
+ * names the drain period that avoids the losses; the defaults start
+ * without a word.
+ */
+static void test_sizing_warning(void)
+{
+    const char *plain[] = { "-device", "ndk-pcie-telemetry", NULL };
+    /* load 16 x 3 x (31 x 400 MHz + 65 x 200 MHz) / (4096 x 100 MHz) */
+    const char *big[] = {
+        "-device", "ndk-pcie-telemetry,pcie-endpoints=16,dma-ports=4", NULL
+    };
+    /* load 0.93: only a SNAPSHOT's pause overflows the FIFOs */
+    const char *close[] = {
+        "-device", "ndk-pcie-telemetry,pcie-endpoints=2,drain-period=1024",
+        NULL
+    };
+    g_autofree char *e0 = started_stderr(plain);
+    g_autofree char *e1 = started_stderr(big);
+    g_autofree char *e2 = started_stderr(close);
+
+    g_assert_null(strstr(e0, "ndk-pcie-telemetry"));
+    g_assert_cmpuint(occurrences(e1, "ndk-pcie-telemetry: "), ==, 1);
+    g_assert_nonnull(strstr(e1, "accumulator load 2.98 at "
+                            "drain-period=4096: the card loses deltas"));
+    g_assert_nonnull(strstr(e1, "drain-period=16384 is the smallest"));
+    g_assert_cmpuint(occurrences(e2, "ndk-pcie-telemetry: "), ==, 1);
+    g_assert_nonnull(strstr(e2, "accumulator load 0.93 at "
+                            "drain-period=1024: a SNAPSHOT's pause"));
+    g_assert_nonnull(strstr(e2, "drain-period=2048 is the smallest"));
+}
+
 /* The smallest and largest legal values start and read back. */
 static void test_edge_properties(void)
 {
@@ -6089,6 +6198,8 @@ int main(int argc, char **argv)
                    test_migration);
     g_test_add_func("/ndk-pcie-telemetry/lost-deltas/3-endpoints",
                    test_lost_deltas_3);
+    g_test_add_func("/ndk-pcie-telemetry/lost-deltas/sizing-warning",
+                    test_sizing_warning);
     g_test_add_func("/ndk-pcie-telemetry/lost-deltas/2-endpoints",
                    test_lost_deltas_2);
     g_test_add_func("/ndk-pcie-telemetry/properties/refused",
