@@ -50,16 +50,22 @@ OBJECT_DECLARE_SIMPLE_TYPE(NdkPcieTelemetryState, NDK_PCIE_TELEMETRY)
 #define NDK_TELEMETRY_MAX_BLOCK_OFFSET 0x0FFF0000u
 
 /*
- * While catching up costs more than an access can wait for, the model
- * catches up on its own: every TICK of virtual time for at most SLICE of
- * host time (under the big lock), STEP of virtual time at a time. While it
- * costs nothing (ptm_core_lazy) no timer runs. A model that costs more
- * than real time cannot keep up however often it runs: each slice that
- * ends behind doubles the interval (up to TICK_MAX), so the guest keeps
- * its speed and only its reads of the card wait.
+ * Over a source whose counts cost per window (PtmSourceOps.cost) the model
+ * catches up in the background, so that no access waits for a long
+ * backlog: a timer every TICK of virtual time advances it, for at most
+ * SLICE of host time (under the big lock), in steps that cost about half
+ * a slice at the last tick's cost (at least STEP of virtual time).
+ * The interval adapts so that a tick costs about TARGET of host time
+ * (between TICK_MIN and TICK_MAX): the backlog an access may find costs
+ * about that much. While catching up costs nothing (ptm_core_lazy) no
+ * timer runs. A model that costs more than real time cannot keep up
+ * however often it runs: each slice that ends behind doubles the interval
+ * (up to TICK_MAX), so the guest keeps its speed and only its reads of the
+ * card wait.
  */
-#define NDK_TELEMETRY_TICK_NS   (1 * SCALE_MS)
+#define NDK_TELEMETRY_TICK_MIN_NS (1 * SCALE_MS)
 #define NDK_TELEMETRY_TICK_MAX_NS (64 * SCALE_MS)
+#define NDK_TELEMETRY_TARGET_NS (100 * SCALE_US)
 #define NDK_TELEMETRY_SLICE_NS  (1 * SCALE_MS)
 #define NDK_TELEMETRY_STEP_NS   (10 * SCALE_US)
 
@@ -75,6 +81,7 @@ struct NdkPcieTelemetryState {
     MemoryRegion block;         /* the telemetry block at block_offset */
     QEMUTimer *timer;
     uint64_t tick_ns;           /* virtual time between catch-ups */
+    double host_per_virt;       /* what the last catch-up cost, ns per ns */
     PtmCore *core;
     uint8_t *state;             /* migration buffer of the core */
     uint32_t state_len;
@@ -242,11 +249,23 @@ static void ndk_telemetry_schedule(NdkPcieTelemetryState *s)
 static void ndk_telemetry_tick(void *opaque)
 {
     NdkPcieTelemetryState *s = opaque;
-    uint64_t t = now_ns(), at = ptm_core_done_ns(s->core);
-    int64_t stop = get_clock() + NDK_TELEMETRY_SLICE_NS;
+    uint64_t t = now_ns(), from = ptm_core_done_ns(s->core), at = from;
+    int64_t begin = get_clock(), stop = begin + NDK_TELEMETRY_SLICE_NS;
+    int64_t cost;
 
     while (at < t) {
-        at = MIN(t, at + NDK_TELEMETRY_STEP_NS);
+        /*
+         * A step as long as half a slice allows at the last tick's cost
+         * (ranges that end inside a source's decision block cost extra:
+         * fewer of them are cheaper).
+         */
+        uint64_t step = t - at;
+
+        if (s->host_per_virt * step > NDK_TELEMETRY_SLICE_NS / 2) {
+            step = MAX((uint64_t)(NDK_TELEMETRY_SLICE_NS / 2 /
+                                  s->host_per_virt), NDK_TELEMETRY_STEP_NS);
+        }
+        at = MIN(t, at + step);
         ptm_core_advance(s->core, at);
         if (ptm_core_lazy(s->core)) {
             ptm_core_advance(s->core, t);
@@ -257,10 +276,20 @@ static void ndk_telemetry_tick(void *opaque)
             break;          /* the rest in a later slice */
         }
     }
+    cost = MAX(get_clock() - begin, 1);
+    if (at > from) {
+        s->host_per_virt = (double)cost / (at - from);
+    }
     if (at < t) {
         s->tick_ns = MIN(2 * s->tick_ns, NDK_TELEMETRY_TICK_MAX_NS);
-    } else {
-        s->tick_ns = MAX(s->tick_ns / 2, NDK_TELEMETRY_TICK_NS);
+    } else if (at > from) {
+        /* the interval that would have cost TARGET, halfway towards it */
+        uint64_t want = (uint64_t)(NDK_TELEMETRY_TARGET_NS /
+                                   s->host_per_virt);
+
+        want = MAX(MIN(want, NDK_TELEMETRY_TICK_MAX_NS),
+                   NDK_TELEMETRY_TICK_MIN_NS);
+        s->tick_ns = (s->tick_ns + want) / 2;
     }
     ndk_telemetry_schedule(s);
 }
@@ -666,9 +695,9 @@ static void ndk_telemetry_realize(PCIDevice *pdev, Error **errp)
     memory_region_add_subregion(&s->bar, s->block_offset, &s->block);
     pci_register_bar(pdev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY, &s->bar);
 
-    s->tick_ns = NDK_TELEMETRY_TICK_NS;
+    s->tick_ns = NDK_TELEMETRY_TICK_MIN_NS;
     s->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, ndk_telemetry_tick, s);
-    timer_mod(s->timer, now_ns() + NDK_TELEMETRY_TICK_NS);
+    timer_mod(s->timer, now_ns() + NDK_TELEMETRY_TICK_MIN_NS);
 }
 
 static void ndk_telemetry_exit(PCIDevice *pdev)

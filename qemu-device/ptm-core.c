@@ -381,7 +381,8 @@ bool ptm_core_lazy(const PtmCore *core)
 {
     /* a count over an empty span asks whether the source counts at all */
     return !core->reference && core->steady &&
-           (!core->ops || (core->ops->count &&
+           (!core->ops || (core->ops->count && core->ops->cost &&
+                           core->ops->cost(core->opaque) == PTM_COST_RANGE &&
                            core->ops->count(core->opaque, &core->probe[0].sh,
                                             0, 0, NULL, NULL)));
 }

@@ -257,9 +257,10 @@ void ptm_core_advance(PtmCore *core, uint64_t now_ns);
 uint64_t ptm_core_done_ns(const PtmCore *core);
 /*
  * Whether catching up over any stretch of virtual time now costs about
- * the same as over a short one: the source counts in closed form and the
- * timing of drains and deltas repeats (no delta lost, no command running).
- * While it does, nothing needs to run until the next access.
+ * the same as over a short one: the source counts in closed form (it
+ * declares PTM_COST_RANGE) and the timing of drains and deltas repeats (no
+ * delta lost, no command running). While it does, nothing needs to run
+ * until the next access.
  */
 bool ptm_core_lazy(const PtmCore *core);
 

@@ -143,6 +143,16 @@ typedef struct PtmCountState {
     uint8_t link_last;
 } PtmCountState;
 
+/*
+ * What counting a span costs a source (PtmSourceOps.cost): a few range
+ * queries however long the span (O(1) or O(log n)), or time that grows
+ * with it (per drain window, decision block or turn of a loop).
+ */
+typedef enum PtmCost {
+    PTM_COST_WINDOW = 0,
+    PTM_COST_RANGE = 1,
+} PtmCost;
+
 typedef struct PtmSourceOps {
     /*
      * Describe the cycles [start, start + n) of a probe, 1 <= n <= max,
@@ -179,6 +189,14 @@ typedef struct PtmSourceOps {
      */
     uint64_t (*reset)(void *opaque, const PtmProbeInfo *probe,
                       uint64_t start, uint64_t max, bool *held);
+    /*
+     * Optional (NULL: PTM_COST_WINDOW). What count() costs over a long
+     * span now. Only a PTM_COST_RANGE source lets the model stay idle
+     * while nobody reads the card; over any other the device counts in
+     * the background as virtual time passes, so that no access waits for
+     * a long backlog.
+     */
+    PtmCost (*cost)(void *opaque);
 } PtmSourceOps;
 
 #endif

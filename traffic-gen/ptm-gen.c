@@ -397,11 +397,28 @@ static uint64_t gen_reset(void *opaque, const PtmProbeInfo *probe,
     return g->model->reset(g, g->params[i], probe, start, max, held);
 }
 
+/* A range query over any span: only if every version answers in one. */
+static PtmCost gen_cost(void *opaque)
+{
+    const PtmGen *g = opaque;
+
+    if (!g->model->count || !g->model->cost) {
+        return PTM_COST_WINDOW;
+    }
+    for (unsigned i = 0; i < g->nver; i++) {
+        if (g->model->cost(g, g->params[i]) != PTM_COST_RANGE) {
+            return PTM_COST_WINDOW;
+        }
+    }
+    return PTM_COST_RANGE;
+}
+
 const PtmSourceOps ptm_gen_source_ops = {
     .fill = gen_fill,
     .count = gen_count,
     .settings = gen_settings,
     .reset = gen_reset,
+    .cost = gen_cost,
 };
 
 /* ---------------------------------------------------------------- state */

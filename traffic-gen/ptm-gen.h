@@ -73,6 +73,11 @@ typedef struct PtmGenModel {
     uint64_t (*reset)(const PtmGen *gen, const void *params,
                       const PtmProbeInfo *probe, uint64_t start, uint64_t max,
                       bool *held);
+    /*
+     * optional (NULL: PTM_COST_WINDOW), as PtmSourceOps.cost, for the
+     * parameters given
+     */
+    PtmCost (*cost)(const PtmGen *gen, const void *params);
     /* optional: frees PtmGen.cache */
     void (*cache_free)(void *cache);
 } PtmGenModel;

@@ -296,9 +296,21 @@ static bool pattern_count(void *opaque, const PtmProbeShape *sh,
     return true;
 }
 
+/* Whole periods of every lane are one range query each. */
+static PtmCost pattern_cost(void *opaque)
+{
+    return PTM_COST_RANGE;
+}
+
+static PtmCost pattern_model_cost(const PtmGen *gen, const void *params)
+{
+    return PTM_COST_RANGE;
+}
+
 const PtmSourceOps ptm_pattern_ops = {
     .fill = pattern_fill,
     .count = pattern_count,
+    .cost = pattern_cost,
 };
 
 /* ------------------------------------------------------ generator models */
@@ -378,6 +390,7 @@ const PtmGenModel ptm_model_pattern = {
     .check = pattern_model_check,
     .fill = pattern_model_fill,
     .count = pattern_model_count,
+    .cost = pattern_model_cost,
 };
 
 #define OFF(f) offsetof(PtmIdleParams, f)
@@ -436,4 +449,5 @@ const PtmGenModel ptm_model_idle = {
     .defaults = idle_defaults,
     .fill = idle_model_fill,
     .count = idle_model_count,
+    .cost = pattern_model_cost,
 };

@@ -32,9 +32,9 @@
  * The structures of ptm-signals.h are part of this ABI: build a plugin
  * against the ptm-signals.h and ptm-plugin-abi.h of the QEMU that loads it.
  * PTM_PLUGIN_ABI_VERSION changes whenever any of them changes. Version 2
- * added count() and reset() at the end of the table and kept the rest, so a
- * plugin built for version 1 still loads (without them); other versions
- * are refused.
+ * added count() and reset() at the end of the table, version 3 cost(),
+ * each keeping the rest, so plugins built for versions 1 and 2 still load
+ * (without what came later); other versions are refused.
  *
  * A plugin needs no library: it may use GLib, but nothing of QEMU. The
  * sample in traffic-gen/plugins/ptm-sample-plugin.c shows a complete one;
@@ -48,7 +48,7 @@
 
 #include "ptm-signals.h"
 
-#define PTM_PLUGIN_ABI_VERSION 2
+#define PTM_PLUGIN_ABI_VERSION 3
 /* The oldest version this build still loads. */
 #define PTM_PLUGIN_ABI_OLDEST 1
 
@@ -91,7 +91,8 @@ typedef struct PtmPluginApi {
      * not grow with the span, or return false and change nothing. Asked
      * for an empty span (st and acc NULL) it says whether it counts at
      * all; an instance that counts must then answer every span. With it
-     * the card needs no periodic work while the guest leaves it alone.
+     * and cost() saying PTM_COST_RANGE the card needs no periodic work
+     * while the guest leaves it alone.
      */
     bool (*count)(void *inst, const PtmProbeShape *probe, uint64_t start,
                   uint64_t end, PtmCountState *st, uint64_t *acc);
@@ -103,6 +104,21 @@ typedef struct PtmPluginApi {
      */
     uint64_t (*reset)(void *inst, const PtmProbeInfo *probe, uint64_t start,
                       uint64_t max, bool *held);
+
+    /* ---- from version 3 on ---- */
+
+    /*
+     * Optional (NULL, and for tables of versions 1 and 2: PTM_COST_WINDOW).
+     * What count() costs this instance over a long span (PtmCost in
+     * ptm-signals.h): PTM_COST_RANGE if it answers any span in a time that
+     * does not grow with it, so that the card may leave the model idle
+     * while nobody reads it; PTM_COST_WINDOW if the time grows with the
+     * span (per drain window, per decision), so that the card counts in
+     * the background as virtual time passes and no access waits for a
+     * long backlog. Claiming PTM_COST_RANGE for a count that grows makes
+     * the first access after a long idle stretch wait for all of it.
+     */
+    PtmCost (*cost)(void *inst);
 } PtmPluginApi;
 
 typedef const PtmPluginApi *(*PtmPluginEntry)(void);

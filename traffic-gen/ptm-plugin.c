@@ -32,6 +32,8 @@ typedef struct Plugin {
     /* the table's reset(), NULL for a version 1 table */
     uint64_t (*reset)(void *inst, const PtmProbeInfo *probe, uint64_t start,
                       uint64_t max, bool *held);
+    /* the table's cost(), NULL before version 3 */
+    PtmCost (*cost)(void *inst);
 } Plugin;
 
 typedef struct PluginCache {
@@ -133,6 +135,7 @@ static Plugin *plugin_load(const char *path, const char *args,
     /* a version 1 table ends before count(): never read past it */
     pl->count = api->abi_version >= 2 ? api->count : NULL;
     pl->reset = api->abi_version >= 2 ? api->reset : NULL;
+    pl->cost = api->abi_version >= 3 ? api->cost : NULL;
     return pl;
 }
 
@@ -290,6 +293,18 @@ static bool plugin_count(const PtmGen *gen, const void *params,
     return true;
 }
 
+/* Per window unless a counting instance declares a range query. */
+static PtmCost plugin_cost(const PtmGen *gen, const void *params)
+{
+    Plugin *pl = plugin_for(gen, params);
+
+    if (!pl->inst || !pl->count || !pl->cost ||
+        pl->cost(pl->inst) != PTM_COST_RANGE) {
+        return PTM_COST_WINDOW;
+    }
+    return PTM_COST_RANGE;
+}
+
 static void plugin_settings(const PtmGen *gen, const void *params,
                             unsigned e, uint64_t cycle, PtmSettings *set)
 {
@@ -361,6 +376,7 @@ const PtmGenModel ptm_model_plugin = {
     .check = plugin_check,
     .fill = plugin_fill,
     .count = plugin_count,
+    .cost = plugin_cost,
     .settings = plugin_settings,
     .reset = plugin_reset,
     .cache_free = cache_free,

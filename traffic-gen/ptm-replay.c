@@ -1435,6 +1435,12 @@ static const PtmParamDesc replay_params[] = {
 };
 #undef OFF
 
+/* Prefix sums: O(log n) per span, whole turns of a loop in one. */
+static PtmCost replay_cost(const PtmGen *gen, const void *params)
+{
+    return PTM_COST_RANGE;
+}
+
 const PtmGenModel ptm_model_replay = {
     .name = "replay",
     .summary = "signals recorded by an HDL simulation (VCD or text trace)",
@@ -1447,5 +1453,6 @@ const PtmGenModel ptm_model_replay = {
     .count = replay_count,
     .settings = replay_settings,
     .reset = replay_reset,
+    .cost = replay_cost,
     .cache_free = replay_cache_free,
 };

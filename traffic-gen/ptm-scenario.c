@@ -679,6 +679,26 @@ static const PtmParamDesc scenario_params[] = {
 };
 #undef OFF
 
+/*
+ * A span crosses every phase it covers: a looped schedule costs per turn;
+ * one that ends costs per phase at most, plus what its phases cost.
+ */
+static PtmCost scenario_cost(const PtmGen *gen, const void *params)
+{
+    const PtmScenarioParams *p = params;
+    const Scenario *sc = scenario_for(gen, params);
+
+    if (p->loop) {
+        return PTM_COST_WINDOW;
+    }
+    for (unsigned i = 0; i < sc->nphases; i++) {
+        if (ptm_gen_source_ops.cost(sc->phase[i].gen) != PTM_COST_RANGE) {
+            return PTM_COST_WINDOW;
+        }
+    }
+    return PTM_COST_RANGE;
+}
+
 const PtmGenModel ptm_model_scenario = {
     .name = "scenario",
     .summary = "phases of other models, read from a key file",
@@ -691,5 +711,6 @@ const PtmGenModel ptm_model_scenario = {
     .count = scenario_count,
     .settings = scenario_settings,
     .reset = scenario_reset,
+    .cost = scenario_cost,
     .cache_free = cache_free,
 };

@@ -15,6 +15,13 @@
 #
 # usage: qemu-table.py [--vsec 60] [--runs 3] [--boots 5] [--no-boot]
 #                      [--no-cpu]
+#        qemu-table.py --first-access [--runs 3] [--paced 10 600]
+#                      [--stepped 3600]
+# The second form prints only the first access after unread stretches, for
+# every traffic that the card counts in the background or lazily: the wall
+# time from sending the access to its reply minus the same access's round
+# trip right after, the clock either paced at real time in 10 ms qtest
+# steps (as a running VM's) or stepped at once.
 # QEMU=... and FIRMWARE_DIR=... measure another binary (a copy finds its
 # firmware only with FIRMWARE_DIR, the directory of bios-256k.bin).
 import argparse
@@ -180,6 +187,70 @@ def first_access(traffic, unread_s):
         q.close()
 
 
+def timed_read(q):
+    start = time.perf_counter()
+    q.readl(0x24)
+    return time.perf_counter() - start
+
+
+def first_access_wall(traffic, unread_s, paced):
+    """Wall time of the first access after unread_s of virtual time, minus
+    the round trip of the same access right after it (nothing left to
+    catch up). Paced: the clock advanced in 10 ms steps, each padded with
+    sleep to 10 ms of host time, as a running VM's clock; else in one
+    step."""
+    q = Qtest('', traffic)
+    try:
+        q.readout()
+        if paced:
+            for _ in range(int(round(unread_s * 100))):
+                start = time.monotonic()
+                q.ask('clock_step 10000000')
+                left = 0.01 - (time.monotonic() - start)
+                if left > 0:
+                    time.sleep(left)
+        else:
+            q.ask('clock_step %d' % int(unread_s * 1e9))
+        first = timed_read(q)
+        idle = statistics.median(timed_read(q) for _ in range(5))
+        return max(0.0, first - idle)
+    finally:
+        q.close()
+
+
+def first_access_table(a):
+    """The first access after unread stretches, every traffic that counts
+    in the background or lazily; the runs of one table row in parallel
+    (they sleep most of the time)."""
+    import concurrent.futures
+    tmp = tempfile.mkdtemp(prefix='qemu-table-')
+    trace = os.path.join(tmp, 'dense.trace')
+    write_trace(trace)
+    scenario = os.path.join(REPO, 'examples', 'scenario-burst.ini')
+    sources = [('ptc', 'ptc'), ('random', 'random'),
+               ('scenario (examples/, looped)',
+                'scenario,file=%s,loop=on' % scenario),
+               ('replay, dense, looped', 'replay,file=%s,end=loop' % trace),
+               ('pattern (first)', FIRST)]
+    cases = [(u, True) for u in a.paced] + [(u, False) for u in a.stepped]
+    print('\nFirst access to a default card after a stretch unread: wall '
+          'time minus an idle round trip, ms (median of %d)\n' % a.runs)
+    print('| traffic | ' + ' | '.join(
+        '%g s %s' % (u, 'paced' if p else 'one step') for u, p in cases) +
+        ' |')
+    print('| --- |' + ' ---: |' * len(cases))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as ex:
+        for name, traffic in sources:
+            cells = []
+            for unread, paced in cases:
+                runs = list(ex.map(lambda _: first_access_wall(
+                    traffic, unread, paced), range(a.runs)))
+                cells.append('%.3f' % (1e3 * statistics.median(runs)))
+            print('| %s | %s |' % (name, ' | '.join(cells)), flush=True)
+    os.unlink(trace)
+    os.rmdir(tmp)
+
+
 def boot_time(initrd, args):
     cmd = [os.path.join(REPO, 'scripts', 'guest-run.sh'), initrd] + args
     env = dict(os.environ, GUEST_TIMEOUT="300")
@@ -206,8 +277,17 @@ def main():
     ap.add_argument('--boots', type=int, default=5)
     ap.add_argument('--no-boot', action='store_true')
     ap.add_argument('--no-cpu', action='store_true')
+    ap.add_argument('--first-access', action='store_true',
+                    help='only the table of first accesses')
+    ap.add_argument('--paced', type=float, nargs='*', default=[10, 600],
+                    help='unread seconds, clock paced at real time')
+    ap.add_argument('--stepped', type=float, nargs='*', default=[3600],
+                    help='unread seconds, clock stepped at once')
     a = ap.parse_args()
 
+    if a.first_access:
+        first_access_table(a)
+        return
     if not a.no_cpu:
         cpu_table(a)
     if not a.no_boot:

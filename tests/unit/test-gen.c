@@ -67,6 +67,50 @@ static void test_models(void)
     }
 }
 
+/*
+ * What a long span costs each built-in model with its defaults, and what
+ * the core makes of it: only a range query lets it stay idle unread.
+ */
+static void test_cost_classes(void)
+{
+    static const struct {
+        const char *model;
+        PtmCost cost;
+    } want[] = {
+        { "idle", PTM_COST_RANGE }, { "pattern", PTM_COST_RANGE },
+        { "ptc", PTM_COST_WINDOW }, { "random", PTM_COST_WINDOW },
+    };
+    PtmConfig cfg;
+    PtmGeometry geo;
+    PtmCore *core;
+
+    ptm_config_default(&cfg);
+    core = ptm_core_new(&cfg);
+    ptm_core_geometry(core, &geo);
+    ptm_core_free(core);
+    for (unsigned i = 0; i < G_N_ELEMENTS(want); i++) {
+        const PtmGenModel *m = ptm_gen_model_find(want[i].model);
+        void *p = g_malloc0(m->params_size);
+        char *err = NULL;
+        PtmGen *g;
+
+        m->defaults(p);
+        g = ptm_gen_new(m, p, &geo, &err);
+        g_assert_null(err);
+        g_assert_cmpint(ptm_gen_source_ops.cost(g), ==, want[i].cost);
+        core = ptm_core_new(&cfg);
+        ptm_core_set_source(core, &ptm_gen_source_ops, g);
+        ptm_core_power_on(core, 0);
+        /* long enough for the timing to be found periodic */
+        ptm_core_advance(core, 2000000);
+        g_assert_cmpint(ptm_core_lazy(core), ==,
+                        want[i].cost == PTM_COST_RANGE);
+        ptm_core_free(core);
+        ptm_gen_free(g);
+        g_free(p);
+    }
+}
+
 static void test_history(void)
 {
     PtmGen *g = pattern_gen(256);
@@ -346,6 +390,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/gen/models", test_models);
     g_test_add_func("/gen/history", test_history);
+    g_test_add_func("/gen/cost-classes", test_cost_classes);
     g_test_add_func("/gen/fill-cut-at-change", test_fill_cut_at_change);
     g_test_add_func("/gen/save-load", test_save_load);
     g_test_add_func("/gen/live-change", test_live_change);

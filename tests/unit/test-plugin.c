@@ -277,8 +277,8 @@ static void test_refusals(void)
     expect_refusal(text, "", text, "not a shared object");
     expect_refusal(env_path("PTM_NO_ENTRY_PLUGIN"), "",
                    "no symbol ptm_plugin_entry", "not a telemetry traffic");
-    expect_refusal(env_path("PTM_BAD_ABI_PLUGIN"), "", "ABI version 1002",
-                   "takes versions 1 to 2");
+    expect_refusal(env_path("PTM_BAD_ABI_PLUGIN"), "", "ABI version 1003",
+                   "takes versions 1 to 3");
     /* create() refuses: the plugin's own message, with its name */
     expect_refusal(sample(), "bytes=1000", "(sample)", "bytes=1000");
     expect_refusal(sample(), "burst=3,foo=1", "unknown argument 'foo=1'",
@@ -480,6 +480,9 @@ static void test_abi_v1(void)
     }
     g_assert_cmpuint(ptm_core_counter(core[0], false, 0), >, 0);
     for (unsigned i = 0; i < 2; i++) {
+        /* neither declares a cost (nor counts): per window, not lazy */
+        g_assert_cmpint(ptm_gen_source_ops.cost(g[i]), ==, PTM_COST_WINDOW);
+        g_assert_false(ptm_core_lazy(core[i]));
         ptm_core_free(core[i]);
         ptm_gen_free(g[i]);
     }

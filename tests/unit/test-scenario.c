@@ -592,6 +592,33 @@ static void test_same_counts(void)
     g_assert_cmpint(memcmp(a, c, sizeof(a)), !=, 0);
 }
 
+/*
+ * A schedule that ends costs what its phases cost; a looped one costs per
+ * turn, as does one with a phase that decides per window.
+ */
+static void test_cost(void)
+{
+    g_autofree char *burst = write_file("burst.ini", burst_file);
+    g_autofree char *mixed = write_file("mixed.ini", mixed_file);
+    const char *files[] = { burst, burst, mixed, mixed };
+    const bool loops[] = { false, true, false, true };
+    const PtmCost want[] = {
+        PTM_COST_RANGE, PTM_COST_WINDOW, PTM_COST_WINDOW, PTM_COST_WINDOW,
+    };
+    PtmConfig cfg;
+    PtmGeometry geo;
+
+    default_geometry(&cfg, &geo);
+    for (unsigned i = 0; i < G_N_ELEMENTS(files); i++) {
+        char *err;
+        PtmGen *g = scenario_gen(files[i], loops[i], &geo, &err);
+
+        g_assert_null(err);
+        g_assert_cmpint(ptm_gen_source_ops.cost(g), ==, want[i]);
+        ptm_gen_free(g);
+    }
+}
+
 /* The example shipped in examples/ is a valid scenario. */
 static void test_example(void)
 {
@@ -621,6 +648,7 @@ int main(int argc, char **argv)
     g_assert_nonnull(tmpdir);
     g_test_add_func("/scenario/durations", test_durations);
     g_test_add_func("/scenario/boundaries-no-loop", test_boundaries_no_loop);
+    g_test_add_func("/scenario/cost", test_cost);
     g_test_add_func("/scenario/boundaries-loop", test_boundaries_loop);
     g_test_add_func("/scenario/boundaries-between-cycles",
                     test_boundaries_between_cycles);
