@@ -15,6 +15,7 @@
 #include "qemu/module.h"
 #include "qemu/range.h"
 #include "qemu/timer.h"
+#include "system/runstate.h"
 #include "hw/pci/msi.h"
 #include "hw/pci/pci_device.h"
 #include "hw/pci/pcie.h"
@@ -130,11 +131,17 @@ static void ndk_telemetry_schedule(NdkPcieTelemetryState *s);
  * both regions pass on the part [addr, addr + size) of the block's
  * [0, PTM_BAR_SIZE) that an access covers, and only that.
  */
+static bool ndk_telemetry_catch_up(NdkPcieTelemetryState *s, uint64_t t);
+
 static uint64_t ndk_telemetry_block_read(NdkPcieTelemetryState *s,
                                          hwaddr addr, unsigned size)
 {
-    uint64_t val = ptm_core_read(s->core, now_ns(), addr, size);
+    uint64_t t = now_ns(), val;
 
+    if (!ndk_telemetry_catch_up(s, t)) {
+        return 0;
+    }
+    val = ptm_core_read(s->core, t, addr, size);
     ndk_telemetry_schedule(s);
     trace_ptm_mmio_read(addr, size, val);
     return val;
@@ -146,6 +153,9 @@ static void ndk_telemetry_block_write(NdkPcieTelemetryState *s, hwaddr addr,
     uint64_t t = now_ns();
 
     trace_ptm_mmio_write(addr, size, val);
+    if (!ndk_telemetry_catch_up(s, t)) {
+        return;
+    }
     ptm_core_write(s->core, t, addr, val, size);
     ndk_telemetry_schedule(s);
     /* COMMAND and its aliases below the counter window */
@@ -246,19 +256,19 @@ static void ndk_telemetry_schedule(NdkPcieTelemetryState *s)
     }
 }
 
-static void ndk_telemetry_tick(void *opaque)
+/*
+ * Advance the model towards t until host time `stop`, in steps that cost
+ * about half a slice at the last measured cost (ranges that end inside a
+ * source's decision block cost extra: fewer of them are cheaper). Returns
+ * the virtual time reached and measures the cost.
+ */
+static uint64_t ndk_telemetry_advance_until(NdkPcieTelemetryState *s,
+                                            uint64_t t, int64_t stop)
 {
-    NdkPcieTelemetryState *s = opaque;
-    uint64_t t = now_ns(), from = ptm_core_done_ns(s->core), at = from;
-    int64_t begin = get_clock(), stop = begin + NDK_TELEMETRY_SLICE_NS;
-    int64_t cost;
+    uint64_t from = ptm_core_done_ns(s->core), at = from;
+    int64_t begin = get_clock();
 
     while (at < t) {
-        /*
-         * A step as long as half a slice allows at the last tick's cost
-         * (ranges that end inside a source's decision block cost extra:
-         * fewer of them are cheaper).
-         */
         uint64_t step = t - at;
 
         if (s->host_per_virt * step > NDK_TELEMETRY_SLICE_NS / 2) {
@@ -273,13 +283,44 @@ static void ndk_telemetry_tick(void *opaque)
             break;
         }
         if (get_clock() >= stop) {
-            break;          /* the rest in a later slice */
+            break;
         }
     }
-    cost = MAX(get_clock() - begin, 1);
     if (at > from) {
-        s->host_per_virt = (double)cost / (at - from);
+        s->host_per_virt = (double)MAX(get_clock() - begin, 1) / (at - from);
     }
+    return at;
+}
+
+/*
+ * Before an access: a backlog longer than the timer's longest interval
+ * (the model could not keep up) is caught up slice by slice, and the
+ * access gives up, unperformed, when QEMU is asked to shut down, so that
+ * SIGTERM ends it at once however long the wait would be.
+ */
+static bool ndk_telemetry_catch_up(NdkPcieTelemetryState *s, uint64_t t)
+{
+    if (ptm_core_lazy(s->core) ||
+        ptm_core_done_ns(s->core) + NDK_TELEMETRY_TICK_MAX_NS >= t) {
+        return true;
+    }
+    while (ndk_telemetry_advance_until(s, t, get_clock() +
+                                       NDK_TELEMETRY_SLICE_NS) < t) {
+        if (qemu_shutdown_requested_get() != SHUTDOWN_CAUSE_NONE) {
+            trace_ptm_access_abandoned(t, ptm_core_done_ns(s->core));
+            return false;
+        }
+    }
+    return true;
+}
+
+static void ndk_telemetry_tick(void *opaque)
+{
+    NdkPcieTelemetryState *s = opaque;
+    uint64_t t = now_ns(), from = ptm_core_done_ns(s->core);
+    uint64_t at = ndk_telemetry_advance_until(s, t, get_clock() +
+                                              NDK_TELEMETRY_SLICE_NS);
+
     if (at < t) {
         s->tick_ns = MIN(2 * s->tick_ns, NDK_TELEMETRY_TICK_MAX_NS);
     } else if (at > from) {

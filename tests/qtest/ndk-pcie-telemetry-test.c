@@ -2194,6 +2194,79 @@ static void test_sizing_warning(void)
     g_assert_nonnull(strstr(e2, "drain-period=2048 is the smallest"));
 }
 
+/* Send one qtest command over fd `in` and read its reply line from `out`. */
+static void raw_ask(int in, FILE *out, const char *cmd)
+{
+    char line[256];
+
+    g_assert_cmpint(write(in, cmd, strlen(cmd)), ==, strlen(cmd));
+    do {
+        g_assert_nonnull(fgets(line, sizeof(line), out));
+    } while (strncmp(line, "OK", 2) && strncmp(line, "FAIL", 4));
+    g_assert_cmpint(strncmp(line, "OK", 2), ==, 0);
+}
+
+/*
+ * SIGTERM while a read of an overloaded card waits for a catch-up of many
+ * host seconds: the read gives up and QEMU exits (over the raw qtest
+ * protocol, since libqtest would wait for the reply itself).
+ */
+static void test_sigterm_during_read(void)
+{
+    const char *argv[] = {
+        g_getenv("QTEST_QEMU_BINARY"), "-machine", "q35", "-nodefaults",
+        "-display", "none", "-accel", "qtest", "-qtest", "stdio",
+        "-object", "telemetry-traffic-ptc,id=t0", "-device",
+        "ndk-pcie-telemetry,addr=04.0,traffic=t0,pcie-endpoints=16,"
+        "dma-ports=4", NULL,
+    };
+    static const char read_status[] = "readl 0xe0000024\n";
+    g_autoptr(GError) gerr = NULL;
+    int in, out, status = 0;
+    pid_t r = 0;
+    GPid pid;
+    FILE *rsp;
+    char buf[256];
+
+    g_assert_nonnull(argv[0]);
+    g_assert(g_spawn_async_with_pipes(NULL, (char **)argv, NULL,
+                                      G_SPAWN_DO_NOT_REAP_CHILD |
+                                      G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
+                                      &pid, &in, &out, NULL, &gerr));
+    rsp = fdopen(out, "r");
+    raw_ask(in, rsp, "clock_step 1000\n");
+    /* BAR0 at 0xe0000000, memory decoding on (config through CF8/CFC) */
+    raw_ask(in, rsp, "outl 0xcf8 0x80002010\n");
+    raw_ask(in, rsp, "outl 0xcfc 0xe0000000\n");
+    raw_ask(in, rsp, "outl 0xcf8 0x80002004\n");
+    raw_ask(in, rsp, "outl 0xcfc 0x2\n");
+    /* 20 virtual seconds: about 8 host seconds of catch-up each */
+    raw_ask(in, rsp, "clock_step 20000000000\n");
+    g_assert_cmpint(write(in, read_status, strlen(read_status)), ==,
+                    strlen(read_status));
+    g_usleep(G_USEC_PER_SEC);
+    /* the read still waits: no reply yet */
+    g_assert(g_unix_set_fd_nonblocking(out, true, NULL));
+    g_assert_null(fgets(buf, sizeof(buf), rsp));
+    kill(pid, SIGTERM);
+    for (int i = 0; i < 1000 && r != pid; i++) {
+        r = waitpid(pid, &status, WNOHANG);
+        if (r != pid) {
+            g_usleep(10000);
+        }
+    }
+    if (r != pid) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+    }
+    fclose(rsp);
+    close(in);
+    g_spawn_close_pid(pid);
+    g_assert_cmpint(r, ==, pid);
+    g_assert_true(WIFEXITED(status));
+    g_assert_cmpint(WEXITSTATUS(status), ==, 0);
+}
+
 /* The smallest and largest legal values start and read back. */
 static void test_edge_properties(void)
 {
@@ -6200,6 +6273,8 @@ int main(int argc, char **argv)
                    test_lost_deltas_3);
     g_test_add_func("/ndk-pcie-telemetry/lost-deltas/sizing-warning",
                     test_sizing_warning);
+    g_test_add_func("/ndk-pcie-telemetry/lost-deltas/sigterm-during-read",
+                    test_sigterm_during_read);
     g_test_add_func("/ndk-pcie-telemetry/lost-deltas/2-endpoints",
                    test_lost_deltas_2);
     g_test_add_func("/ndk-pcie-telemetry/properties/refused",
