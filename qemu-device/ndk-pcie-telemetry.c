@@ -55,7 +55,8 @@ OBJECT_DECLARE_SIMPLE_TYPE(NdkPcieTelemetryState, NDK_PCIE_TELEMETRY)
  * catches up in the background, so that no access waits for a long
  * backlog: a timer every TICK of virtual time advances it, for at most
  * SLICE of host time (under the big lock), in steps that cost about half
- * a slice at the last tick's cost (at least STEP of virtual time).
+ * a slice at the last tick's cost (at least STEP of virtual time; an
+ * access that waits for a long backlog takes steps of WAIT_STEP).
  * The interval adapts so that a tick costs about TARGET of host time
  * (between TICK_MIN and TICK_MAX): the backlog an access may find costs
  * about that much. While catching up costs nothing (ptm_core_lazy) no
@@ -69,6 +70,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(NdkPcieTelemetryState, NDK_PCIE_TELEMETRY)
 #define NDK_TELEMETRY_TARGET_NS (100 * SCALE_US)
 #define NDK_TELEMETRY_SLICE_NS  (1 * SCALE_MS)
 #define NDK_TELEMETRY_STEP_NS   (10 * SCALE_US)
+#define NDK_TELEMETRY_WAIT_STEP_NS (16 * SCALE_MS)
 
 /* PCIe fields that pci_regs.h of QEMU 10.0 does not name */
 #define EXP_DEVCAP2_10BIT_TAG_COMP 0x00010000
@@ -83,6 +85,8 @@ struct NdkPcieTelemetryState {
     QEMUTimer *timer;
     uint64_t tick_ns;           /* virtual time between catch-ups */
     double host_per_virt;       /* what the last catch-up cost, ns per ns */
+    Notifier shutdown;          /* sets shutting_down */
+    bool shutting_down;
     PtmCore *core;
     uint8_t *state;             /* migration buffer of the core */
     uint32_t state_len;
@@ -258,12 +262,15 @@ static void ndk_telemetry_schedule(NdkPcieTelemetryState *s)
 
 /*
  * Advance the model towards t until host time `stop`, in steps that cost
- * about half a slice at the last measured cost (ranges that end inside a
- * source's decision block cost extra: fewer of them are cheaper). Returns
- * the virtual time reached and measures the cost.
+ * about half a slice at the last measured cost but span at least
+ * min_step (short ranges cost extra: a range that ends inside a source's
+ * decision block, or one too short to jump over periods of the timing
+ * after a command). Returns the virtual time reached and measures the
+ * cost.
  */
 static uint64_t ndk_telemetry_advance_until(NdkPcieTelemetryState *s,
-                                            uint64_t t, int64_t stop)
+                                            uint64_t t, int64_t stop,
+                                            uint64_t min_step)
 {
     uint64_t from = ptm_core_done_ns(s->core), at = from;
     int64_t begin = get_clock();
@@ -273,7 +280,7 @@ static uint64_t ndk_telemetry_advance_until(NdkPcieTelemetryState *s,
 
         if (s->host_per_virt * step > NDK_TELEMETRY_SLICE_NS / 2) {
             step = MAX((uint64_t)(NDK_TELEMETRY_SLICE_NS / 2 /
-                                  s->host_per_virt), NDK_TELEMETRY_STEP_NS);
+                                  s->host_per_virt), min_step);
         }
         at = MIN(t, at + step);
         ptm_core_advance(s->core, at);
@@ -305,8 +312,10 @@ static bool ndk_telemetry_catch_up(NdkPcieTelemetryState *s, uint64_t t)
         return true;
     }
     while (ndk_telemetry_advance_until(s, t, get_clock() +
-                                       NDK_TELEMETRY_SLICE_NS) < t) {
-        if (qemu_shutdown_requested_get() != SHUTDOWN_CAUSE_NONE) {
+                                       NDK_TELEMETRY_SLICE_NS,
+                                       NDK_TELEMETRY_WAIT_STEP_NS) < t) {
+        if (qemu_shutdown_requested_get() != SHUTDOWN_CAUSE_NONE ||
+            qatomic_read(&s->shutting_down)) {
             trace_ptm_access_abandoned(t, ptm_core_done_ns(s->core));
             return false;
         }
@@ -314,12 +323,25 @@ static bool ndk_telemetry_catch_up(NdkPcieTelemetryState *s, uint64_t t)
     return true;
 }
 
+/*
+ * The main loop takes a shutdown request (and clears it) before it stops
+ * the vCPUs: a vCPU still waiting for a catch-up learns of it here.
+ */
+static void ndk_telemetry_shutdown_notify(Notifier *n, void *data)
+{
+    NdkPcieTelemetryState *s = container_of(n, NdkPcieTelemetryState,
+                                            shutdown);
+
+    qatomic_set(&s->shutting_down, true);
+}
+
 static void ndk_telemetry_tick(void *opaque)
 {
     NdkPcieTelemetryState *s = opaque;
     uint64_t t = now_ns(), from = ptm_core_done_ns(s->core);
     uint64_t at = ndk_telemetry_advance_until(s, t, get_clock() +
-                                              NDK_TELEMETRY_SLICE_NS);
+                                              NDK_TELEMETRY_SLICE_NS,
+                                              NDK_TELEMETRY_STEP_NS);
 
     if (at < t) {
         s->tick_ns = MIN(2 * s->tick_ns, NDK_TELEMETRY_TICK_MAX_NS);
@@ -737,6 +759,8 @@ static void ndk_telemetry_realize(PCIDevice *pdev, Error **errp)
     pci_register_bar(pdev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY, &s->bar);
 
     s->tick_ns = NDK_TELEMETRY_TICK_MIN_NS;
+    s->shutdown.notify = ndk_telemetry_shutdown_notify;
+    qemu_register_shutdown_notifier(&s->shutdown);
     s->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, ndk_telemetry_tick, s);
     timer_mod(s->timer, now_ns() + NDK_TELEMETRY_TICK_MIN_NS);
 }
@@ -750,6 +774,7 @@ static void ndk_telemetry_exit(PCIDevice *pdev)
     if (s->timer) {
         timer_free(s->timer);
         s->timer = NULL;
+        notifier_remove(&s->shutdown);
     }
     if (s->traffic) {
         telemetry_traffic_detach(s->traffic);
