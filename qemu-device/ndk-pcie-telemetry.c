@@ -55,22 +55,23 @@ OBJECT_DECLARE_SIMPLE_TYPE(NdkPcieTelemetryState, NDK_PCIE_TELEMETRY)
  * catches up in the background, so that no access waits for a long
  * backlog: a timer every TICK of virtual time advances it, for at most
  * SLICE of host time (under the big lock), in steps that cost about half
- * a slice at the last tick's cost (at least STEP of virtual time; an
- * access that waits for a long backlog takes steps of WAIT_STEP).
- * The interval adapts so that a tick costs about TARGET of host time
- * (between TICK_MIN and TICK_MAX): the backlog an access may find costs
- * about that much. While catching up costs nothing (ptm_core_lazy) no
- * timer runs. A model that costs more than real time cannot keep up
- * however often it runs: each slice that ends behind doubles the interval
- * (up to TICK_MAX), so the guest keeps its speed and only its reads of the
- * card wait.
+ * a slice at the last tick's cost (at least STEP of virtual time). The
+ * interval adapts so that a tick costs about TARGET of host time (between
+ * TICK_MIN and TICK_MAX): the backlog an access may find costs about that
+ * much. A card for which even TICK_MIN costs more ticks every TICK_MAX,
+ * where its fixed cost per catch-up weighs least. While catching up costs
+ * nothing (ptm_core_lazy) no timer runs. A model that costs more than real
+ * time cannot keep up however often it runs: a slice that ends behind
+ * stops the timer until the next access, which catches up in steps of
+ * about WAIT_COST each (checking for shutdown between them), so the guest
+ * keeps its speed and only its reads of the card wait.
  */
-#define NDK_TELEMETRY_TICK_MIN_NS (1 * SCALE_MS)
+#define NDK_TELEMETRY_TICK_MIN_NS (10 * SCALE_MS)
 #define NDK_TELEMETRY_TICK_MAX_NS (64 * SCALE_MS)
 #define NDK_TELEMETRY_TARGET_NS (100 * SCALE_US)
 #define NDK_TELEMETRY_SLICE_NS  (1 * SCALE_MS)
 #define NDK_TELEMETRY_STEP_NS   (10 * SCALE_US)
-#define NDK_TELEMETRY_WAIT_STEP_NS (16 * SCALE_MS)
+#define NDK_TELEMETRY_WAIT_COST_NS (200 * SCALE_MS)
 
 /* PCIe fields that pci_regs.h of QEMU 10.0 does not name */
 #define EXP_DEVCAP2_10BIT_TAG_COMP 0x00010000
@@ -87,6 +88,7 @@ struct NdkPcieTelemetryState {
     double host_per_virt;       /* what the last catch-up cost, ns per ns */
     Notifier shutdown;          /* sets shutting_down */
     bool shutting_down;
+    bool behind;                /* background catch-up left to accesses */
     PtmCore *core;
     uint8_t *state;             /* migration buffer of the core */
     uint32_t state_len;
@@ -253,7 +255,7 @@ static void ndk_telemetry_schedule(NdkPcieTelemetryState *s)
     if (!s->timer) {
         return;
     }
-    if (ptm_core_lazy(s->core)) {
+    if (ptm_core_lazy(s->core) || s->behind) {
         timer_del(s->timer);
     } else if (!timer_pending(s->timer)) {
         timer_mod(s->timer, now_ns() + s->tick_ns);
@@ -262,7 +264,7 @@ static void ndk_telemetry_schedule(NdkPcieTelemetryState *s)
 
 /*
  * Advance the model towards t until host time `stop`, in steps that cost
- * about half a slice at the last measured cost but span at least
+ * about step_cost at the last measured cost but span at least
  * min_step (short ranges cost extra: a range that ends inside a source's
  * decision block, or one too short to jump over periods of the timing
  * after a command). Returns the virtual time reached and measures the
@@ -270,7 +272,8 @@ static void ndk_telemetry_schedule(NdkPcieTelemetryState *s)
  */
 static uint64_t ndk_telemetry_advance_until(NdkPcieTelemetryState *s,
                                             uint64_t t, int64_t stop,
-                                            uint64_t min_step)
+                                            uint64_t min_step,
+                                            int64_t step_cost)
 {
     uint64_t from = ptm_core_done_ns(s->core), at = from;
     int64_t begin = get_clock();
@@ -278,9 +281,8 @@ static uint64_t ndk_telemetry_advance_until(NdkPcieTelemetryState *s,
     while (at < t) {
         uint64_t step = t - at;
 
-        if (s->host_per_virt * step > NDK_TELEMETRY_SLICE_NS / 2) {
-            step = MAX((uint64_t)(NDK_TELEMETRY_SLICE_NS / 2 /
-                                  s->host_per_virt), min_step);
+        if (s->host_per_virt * step > step_cost) {
+            step = MAX((uint64_t)(step_cost / s->host_per_virt), min_step);
         }
         at = MIN(t, at + step);
         ptm_core_advance(s->core, at);
@@ -307,13 +309,15 @@ static uint64_t ndk_telemetry_advance_until(NdkPcieTelemetryState *s,
  */
 static bool ndk_telemetry_catch_up(NdkPcieTelemetryState *s, uint64_t t)
 {
+    s->behind = false;
     if (ptm_core_lazy(s->core) ||
         ptm_core_done_ns(s->core) + NDK_TELEMETRY_TICK_MAX_NS >= t) {
         return true;
     }
     while (ndk_telemetry_advance_until(s, t, get_clock() +
-                                       NDK_TELEMETRY_SLICE_NS,
-                                       NDK_TELEMETRY_WAIT_STEP_NS) < t) {
+                                       NDK_TELEMETRY_WAIT_COST_NS,
+                                       NDK_TELEMETRY_STEP_NS,
+                                       NDK_TELEMETRY_WAIT_COST_NS) < t) {
         if (qemu_shutdown_requested_get() != SHUTDOWN_CAUSE_NONE ||
             qatomic_read(&s->shutting_down)) {
             trace_ptm_access_abandoned(t, ptm_core_done_ns(s->core));
@@ -341,17 +345,31 @@ static void ndk_telemetry_tick(void *opaque)
     uint64_t t = now_ns(), from = ptm_core_done_ns(s->core);
     uint64_t at = ndk_telemetry_advance_until(s, t, get_clock() +
                                               NDK_TELEMETRY_SLICE_NS,
-                                              NDK_TELEMETRY_STEP_NS);
+                                              NDK_TELEMETRY_STEP_NS,
+                                              NDK_TELEMETRY_SLICE_NS / 2);
 
     if (at < t) {
-        s->tick_ns = MIN(2 * s->tick_ns, NDK_TELEMETRY_TICK_MAX_NS);
+        /*
+         * Behind: slices of short steps would cost more than the long
+         * steps of the next access's wait; leave the rest to it.
+         */
+        s->behind = true;
+        timer_del(s->timer);
+        return;
     } else if (at > from) {
         /* the interval that would have cost TARGET, halfway towards it */
         uint64_t want = (uint64_t)(NDK_TELEMETRY_TARGET_NS /
                                    s->host_per_virt);
 
-        want = MAX(MIN(want, NDK_TELEMETRY_TICK_MAX_NS),
-                   NDK_TELEMETRY_TICK_MIN_NS);
+        /*
+         * A card whose shortest tick already costs more (many probes:
+         * every catch-up ends with counting the pieces around each
+         * probe's last drains) misses the target anyway: its ticks are
+         * spread as far apart as they may be, which costs least.
+         */
+        want = want < NDK_TELEMETRY_TICK_MIN_NS ? NDK_TELEMETRY_TICK_MAX_NS
+                                                : MIN(want,
+                                                      NDK_TELEMETRY_TICK_MAX_NS);
         s->tick_ns = (s->tick_ns + want) / 2;
     }
     ndk_telemetry_schedule(s);

@@ -232,6 +232,8 @@ def first_access_table(a):
                 'scenario,file=%s,loop=on' % scenario),
                ('replay, dense, looped', 'replay,file=%s,end=loop' % trace),
                ('pattern (first)', FIRST)]
+    if a.only:
+        sources = [x for x in sources if a.only in x[0]]
     cases = [(u, True) for u in a.paced] + [(u, False) for u in a.stepped]
     print('\nFirst access to a default card after a stretch unread: wall '
           'time minus an idle round trip, ms (median of %d)\n' % a.runs)
@@ -283,6 +285,7 @@ def main():
                     help='unread seconds, clock paced at real time')
     ap.add_argument('--stepped', type=float, nargs='*', default=[3600],
                     help='unread seconds, clock stepped at once')
+    ap.add_argument('--only', help='only the traffic rows whose name has this')
     a = ap.parse_args()
 
     if a.first_access:
