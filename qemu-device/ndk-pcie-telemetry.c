@@ -58,13 +58,13 @@ OBJECT_DECLARE_SIMPLE_TYPE(NdkPcieTelemetryState, NDK_PCIE_TELEMETRY)
  * a slice at the last tick's cost (at least STEP of virtual time). The
  * interval adapts so that a tick costs about TARGET of host time (between
  * TICK_MIN and TICK_MAX): the backlog an access may find costs about that
- * much. A card for which even TICK_MIN costs more ticks every TICK_MAX,
- * where its fixed cost per catch-up weighs least. While catching up costs
- * nothing (ptm_core_lazy) no timer runs. A model that costs more than real
- * time cannot keep up however often it runs: a slice that ends behind
- * stops the timer until the next access, which catches up in steps of
- * about WAIT_COST each (checking for shutdown between them), so the guest
- * keeps its speed and only its reads of the card wait.
+ * much. While catching up costs nothing (ptm_core_lazy) no timer runs.
+ * A model that costs more than real time cannot keep up however often it
+ * runs: a slice that ends behind doubles the interval, and one that ends
+ * behind at TICK_MAX stops the timer until the next access, which catches
+ * up in steps of about WAIT_COST each (checking for shutdown between
+ * them), so the guest keeps its speed and only its reads of the card
+ * wait.
  */
 #define NDK_TELEMETRY_TICK_MIN_NS (10 * SCALE_MS)
 #define NDK_TELEMETRY_TICK_MAX_NS (64 * SCALE_MS)
@@ -348,28 +348,24 @@ static void ndk_telemetry_tick(void *opaque)
                                               NDK_TELEMETRY_STEP_NS,
                                               NDK_TELEMETRY_SLICE_NS / 2);
 
-    if (at < t) {
+    if (at < t && s->tick_ns >= NDK_TELEMETRY_TICK_MAX_NS) {
         /*
-         * Behind: slices of short steps would cost more than the long
-         * steps of the next access's wait; leave the rest to it.
+         * Behind at the longest interval: slices of short steps would
+         * cost more than the long steps of the next access's wait; leave
+         * the rest to it.
          */
         s->behind = true;
         timer_del(s->timer);
         return;
+    } else if (at < t) {
+        s->tick_ns = MIN(2 * s->tick_ns, NDK_TELEMETRY_TICK_MAX_NS);
     } else if (at > from) {
         /* the interval that would have cost TARGET, halfway towards it */
         uint64_t want = (uint64_t)(NDK_TELEMETRY_TARGET_NS /
                                    s->host_per_virt);
 
-        /*
-         * A card whose shortest tick already costs more (many probes:
-         * every catch-up ends with counting the pieces around each
-         * probe's last drains) misses the target anyway: its ticks are
-         * spread as far apart as they may be, which costs least.
-         */
-        want = want < NDK_TELEMETRY_TICK_MIN_NS ? NDK_TELEMETRY_TICK_MAX_NS
-                                                : MIN(want,
-                                                      NDK_TELEMETRY_TICK_MAX_NS);
+        want = MAX(MIN(want, NDK_TELEMETRY_TICK_MAX_NS),
+                   NDK_TELEMETRY_TICK_MIN_NS);
         s->tick_ns = (s->tick_ns + want) / 2;
     }
     ndk_telemetry_schedule(s);
