@@ -61,6 +61,10 @@ typedef struct PtmProbeMark {
     uint64_t last_p[2], last_f[2];
     uint64_t *rq;
     PtmDelta *fifo;         /* count entries from the head */
+    uint64_t dfront;        /* the next delta to write or lose */
+    bool lost, flag;        /* the lost-delta flag and its changes */
+    unsigned nflag;
+    uint64_t flagv;         /* bit i: the value of change i */
 } PtmProbeMark;
 
 /*
@@ -177,6 +181,19 @@ typedef struct PtmProbe {
     GArray *loss;           /* PtmLoss of windows not yet counted */
     uint64_t per_period;    /* windows in one period of the timing */
     PtmProbeMark mark;
+    GArray *mark_loss;      /* PtmLoss since the mark */
+    /*
+     * A timing that repeats with losses: in window w the delta at write
+     * position q is kept iff keep[((w - keep_w0) mod keep_nw) * n + q];
+     * kept[kept_at[r] .. kept_at[r + 1]) lists the channels kept in
+     * residue r.
+     */
+    unsigned keep_nw;
+    uint64_t keep_w0;
+    uint8_t *keep;
+    unsigned *kept, *kept_at;
+    uint64_t *jump_out;     /* the last windows of a jump, counted */
+    uint64_t jump_cap;      /* windows jump_out holds */
 } PtmProbe;
 
 struct PtmCore {
@@ -246,6 +263,9 @@ struct PtmCore {
     unsigned mark_rr;
     uint64_t mark_lost, mark_applied;
     uint64_t applied_per_period;
+    PtmEvalStats stats;
+    bool lossy;             /* the repeating timing loses deltas */
+    uint64_t lost_per_period;
     unsigned mult;          /* the timing repeats every mult x period */
 };
 

@@ -380,7 +380,7 @@ uint64_t ptm_core_done_ns(const PtmCore *core)
 bool ptm_core_lazy(const PtmCore *core)
 {
     /* a count over an empty span asks whether the source counts at all */
-    return !core->reference && core->steady &&
+    return !core->reference && core->steady && !core->lossy &&
            (!core->ops || (core->ops->count && core->ops->cost &&
                            core->ops->cost(core->opaque) == PTM_COST_RANGE &&
                            core->ops->count(core->opaque, &core->probe[0].sh,

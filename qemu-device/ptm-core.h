@@ -291,6 +291,16 @@ void ptm_core_set_memo(PtmCore *core, bool on);
 uint64_t ptm_core_lost_deltas(const PtmCore *core);
 /* Deltas applied by the accumulator so far (diagnostics). */
 uint64_t ptm_core_applied_deltas(const PtmCore *core);
+/*
+ * How the fast evaluation got where it is (diagnostics for tests and
+ * benchmarks): jumps over repeating periods of the timing, those of a
+ * timing that loses deltas, and the MI cycles jumped and simulated.
+ */
+typedef struct PtmEvalStats {
+    uint64_t jumps, lossy_jumps;
+    uint64_t jumped_mi, simulated_mi;
+} PtmEvalStats;
+void ptm_core_eval_stats(const PtmCore *core, PtmEvalStats *st);
 
 /*
  * The invariants every state of the model satisfies; NULL, or a message

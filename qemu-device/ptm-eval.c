@@ -168,6 +168,12 @@ static void settle_all(PtmCore *core)
 /* ------------------------------------------------------------------ */
 /* Periods of the timing                                                */
 
+/* The next delta to be written or lost. */
+static uint64_t probe_dfront(const PtmProbe *p)
+{
+    return p->window ? (p->window - 1) * p->sh.channels + p->pend_next : 0;
+}
+
 static void mark_take(PtmCore *core)
 {
     for (unsigned i = 0; i < core->nprobes; i++) {
@@ -183,6 +189,26 @@ static void mark_take(PtmCore *core)
         for (unsigned k = 0; k < p->count; k++) {
             mk->fifo[k] = p->fifo[(p->head + k) & p->ring_mask];
         }
+        /* what only a timing that loses deltas depends on */
+        mk->nread = p->nread;
+        mk->occ = p->w_total - p->seen;
+        mk->nrq = p->nrq;
+        for (unsigned k = 0; k < p->nrq; k++) {
+            mk->rq[k] = p->rq[(p->rq_head + k) & p->ring_mask];
+        }
+        for (unsigned k = 0; k < 2; k++) {
+            mk->last_p[k] = p->last_p[k];
+            mk->last_f[k] = p->last_f[k];
+        }
+        mk->dfront = probe_dfront(p);
+        mk->lost = p->lost;
+        mk->flag = p->flag;
+        mk->nflag = p->nflag;
+        mk->flagv = 0;
+        for (unsigned k = 0; k < p->nflag && k < 64; k++) {
+            mk->flagv |= (uint64_t)p->flagq[k].v << k;
+        }
+        g_array_set_size(p->mark_loss, 0);
     }
     core->mark_at = core->mi_done;
     core->mark_acc_free = MAX(core->acc_free, core->mi_done + 1) -
@@ -230,6 +256,198 @@ static bool mark_repeats(const PtmCore *core, unsigned j)
 }
 
 /*
+ * The same for a timing that loses deltas: what decides whether a write
+ * finds its FIFO full (the reads from the FIFO memory, the writer's late
+ * view of them) and whether a loss still changes the flag must repeat too.
+ */
+static bool mark_repeats_lossy(const PtmCore *core, unsigned j)
+{
+    uint64_t L = j * core->period;
+
+    if (core->mi_done != core->mark_at + L || core->rr != core->mark_rr ||
+        core->busy_end > core->mark_at + 1 || !core->lost ||
+        MAX(core->acc_free, core->mi_done + 1) - core->mi_done !=
+        core->mark_acc_free) {
+        return false;
+    }
+    for (unsigned i = 0; i < core->nprobes; i++) {
+        const PtmProbe *p = &core->probe[i];
+        const PtmProbeMark *mk = &p->mark;
+        uint64_t nw = j * p->per_period, dp = core->cfg.drain_period;
+        uint64_t flagv = 0;
+
+        if (p->window != mk->window + nw || p->next_ev != mk->next_ev + L ||
+            p->pend_n != mk->pend_n || p->pend_next != mk->pend_next ||
+            p->count != mk->count || p->nread != mk->nread ||
+            p->w_total - p->seen != mk->occ || p->nrq != mk->nrq ||
+            (p->pend_next < p->pend_n &&
+             p->pend_cycle0 != mk->pend_cycle0 + nw * dp) ||
+            p->lost != mk->lost || p->flag != mk->flag ||
+            p->nflag != mk->nflag || p->nflag > 64) {
+            return false;
+        }
+        for (unsigned k = 0; k < p->nflag; k++) {
+            flagv |= (uint64_t)p->flagq[k].v << k;
+        }
+        if (flagv != mk->flagv) {
+            return false;
+        }
+        for (unsigned k = 0; k < 2; k++) {
+            if (p->last_p[k] != mk->last_p[k] + L ||
+                p->last_f[k] != mk->last_f[k] + L) {
+                return false;
+            }
+        }
+        for (unsigned k = 0; k < p->nrq; k++) {
+            if (p->rq[(p->rq_head + k) & p->ring_mask] != mk->rq[k] + L) {
+                return false;
+            }
+        }
+        for (unsigned k = 0; k < p->count; k++) {
+            const PtmDelta *d = &p->fifo[(p->head + k) & p->ring_mask];
+            const PtmDelta *e = &mk->fifo[k];
+
+            if (d->vis != e->vis + L || d->window != e->window + nw ||
+                d->channel != e->channel ||
+                (d->f == UINT64_MAX ? e->f != UINT64_MAX
+                                    : e->f == UINT64_MAX || d->f != e->f + L)) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+/*
+ * From the losses of the j periods since the mark, which deltas each
+ * probe keeps: the same ones in every j periods from now on.
+ */
+static bool keep_pattern(PtmCore *core, unsigned j)
+{
+    for (unsigned i = 0; i < core->nprobes; i++) {
+        PtmProbe *p = &core->probe[i];
+        unsigned n = p->sh.channels, nw = j * p->per_period, k = 0;
+        uint64_t d0 = p->mark.dfront;
+
+        if (nw == 0 || (uint64_t)nw * n > (1u << 20)) {
+            return false;
+        }
+        g_free(p->keep);
+        p->keep = g_malloc(nw * n);
+        memset(p->keep, 1, nw * n);
+        p->keep_nw = nw;
+        p->keep_w0 = d0 / n;
+        for (guint li = 0; li < p->mark_loss->len; li++) {
+            const PtmLoss *l = &g_array_index(p->mark_loss, PtmLoss, li);
+
+            if (l->pos < d0 || l->pos + l->n > d0 + (uint64_t)nw * n) {
+                return false;
+            }
+            for (uint64_t x = l->pos; x < l->pos + l->n; x++) {
+                p->keep[(x / n - p->keep_w0) % nw * n + x % n] = 0;
+            }
+        }
+        g_free(p->kept);
+        g_free(p->kept_at);
+        p->kept = g_new(unsigned, nw * n);
+        p->kept_at = g_new(unsigned, nw + 1);
+        for (unsigned r = 0; r < nw; r++) {
+            p->kept_at[r] = k;
+            for (unsigned q = 0; q < n; q++) {
+                if (p->keep[r * n + q]) {
+                    p->kept[k++] = p->wr_chan[q];
+                }
+            }
+        }
+        p->kept_at[nw] = k;
+    }
+    return true;
+}
+
+/* Is the delta at write position q of window w kept? */
+static bool keeps(const PtmProbe *p, uint64_t w, unsigned q)
+{
+    unsigned nw = p->keep_nw;
+    uint64_t r = w >= p->keep_w0 ? (w - p->keep_w0) % nw
+                                 : (nw - (p->keep_w0 - w) % nw) % nw;
+
+    return p->keep[r * p->sh.channels + q];
+}
+
+/*
+ * The counting of a jump over k whole periods of a timing that loses
+ * deltas: the deltas taken during the jump are the FIFO's, the kept ones
+ * of those still to write, and the kept ones of the windows drained in
+ * it, up to the frontier shifted by the jump; the deltas beyond it are in
+ * the FIFO after the jump and get their values.
+ */
+static void settle_lossy_jump(PtmCore *core, PtmProbe *p, uint64_t nw)
+{
+    unsigned n = p->sh.channels;
+    uint64_t *live = &core->live[p->base], mask = core->cnt_mask;
+    uint64_t a_end = probe_frontier(p) + nw * n;
+    uint64_t w0 = p->window, w1 = w0 + nw, tail_w = a_end / n;
+    uint64_t *out = core->wacc_out;
+
+    g_assert(p->counted == p->window);
+    if (w1 - tail_w > p->jump_cap) {
+        p->jump_cap = w1 - tail_w;
+        g_free(p->jump_out);
+        p->jump_out = g_new(uint64_t, p->jump_cap * n);
+    }
+    for (unsigned j = 0; j < p->count; j++) {
+        const PtmDelta *d = &p->fifo[(p->head + j) & p->ring_mask];
+
+        live[d->channel] = (live[d->channel] + d->value) & mask;
+    }
+    for (unsigned q = p->pend_next; q < p->pend_n; q++) {
+        if (keeps(p, w0 - 1, q)) {
+            unsigned c = p->wr_chan[q];
+
+            live[c] = (live[c] + p->pend[c]) & mask;
+        }
+    }
+    for (uint64_t w = w0; w < w1; w++) {
+        unsigned nw_ = p->keep_nw;
+        uint64_t r = (w - p->keep_w0) % nw_;
+
+        if (w >= tail_w) {
+            out = &p->jump_out[(w - tail_w) * n];
+        }
+        ptm_probe_count_windows(core, p, w + 1, out);
+        if (w < tail_w) {
+            for (unsigned i = p->kept_at[r]; i < p->kept_at[r + 1]; i++) {
+                unsigned c = p->kept[i];
+
+                live[c] = (live[c] + out[c]) & mask;
+            }
+            continue;
+        }
+        for (unsigned q = 0; q < n; q++) {
+            unsigned c = p->wr_chan[q];
+
+            if (w * n + q < a_end && p->keep[r * n + q]) {
+                live[c] = (live[c] + out[c]) & mask;
+            }
+        }
+    }
+    /* the values of the deltas still in flight after the jump */
+    for (unsigned j = 0; j < p->count; j++) {
+        PtmDelta *d = &p->fifo[(p->head + j) & p->ring_mask];
+        uint64_t w = d->window + nw;
+
+        g_assert(w >= tail_w && w < w1);
+        d->value = (uint32_t)p->jump_out[(w - tail_w) * n + d->channel];
+    }
+    if (w1 > tail_w) {
+        for (unsigned c = 0; c < n; c++) {
+            p->pend[c] = (uint32_t)p->jump_out[(w1 - 1 - tail_w) * n + c];
+        }
+    }
+    p->counted = w1;
+}
+
+/*
  * Periods a jump must span so that every delta now in flight is taken
  * within it (then no delta keeps a value across the jump).
  */
@@ -265,19 +483,24 @@ static void shift_periods(PtmCore *core, uint64_t k)
         uint64_t nw = k * core->mult * p->per_period;
 
         g_assert(p->counted == p->window);
+        if (core->lossy) {
+            settle_lossy_jump(core, p, nw);
+        }
         for (unsigned j = 0; j < p->count; j++) {
             PtmDelta *d = &p->fifo[(p->head + j) & p->ring_mask];
             uint64_t *cnt = &core->live[p->base + d->channel];
 
-            *cnt = (*cnt + d->value) & core->cnt_mask;
+            if (!core->lossy) {
+                *cnt = (*cnt + d->value) & core->cnt_mask;
+            }
             d->vis += span;
             d->window += nw;
             if (d->f != UINT64_MAX) {
                 d->f += span;
             }
         }
-        for (unsigned k = p->pend_next; k < p->pend_n; k++) {
-            unsigned c = p->wr_chan[k];
+        for (unsigned q = p->pend_next; q < p->pend_n && !core->lossy; q++) {
+            unsigned c = p->wr_chan[q];
             uint64_t *cnt = &core->live[p->base + c];
 
             *cnt = (*cnt + p->pend[c]) & core->cnt_mask;
@@ -297,6 +520,10 @@ static void shift_periods(PtmCore *core, uint64_t k)
     }
     core->acc_free = MAX(core->acc_free, core->mi_done + 1) + span;
     core->n_applied += k * core->applied_per_period;
+    core->n_lost += k * core->lost_per_period;
+    core->stats.jumps++;
+    core->stats.lossy_jumps += core->lossy;
+    core->stats.jumped_mi += span;
     core->mi_done += span;
     ptm_eval_refresh_all(core);
     mark_take(core);
@@ -307,8 +534,6 @@ static void shift_periods(PtmCore *core, uint64_t k)
 
 /* Periods of L after which the round robin must have settled. */
 #define PTM_MAX_PERIODS 16
-/* Periods without looking for a repeat after one that lost deltas. */
-#define PTM_LOSSY_PERIODS 64
 /* MI cycles simulated between two settlings of a long catch-up. */
 #define PTM_SETTLE_STRIDE 65536
 
@@ -384,17 +609,21 @@ static void advance_to(PtmCore *core, uint64_t m)
                  */
                 ptm_run_to(core, grid);
                 settle_all(core);
-                if (mark_repeats(core, j)) {
+                bool lossy = core->n_lost != core->mark_lost;
+
+                if (lossy ? mark_repeats_lossy(core, j) &&
+                            keep_pattern(core, j)
+                          : mark_repeats(core, j)) {
                     core->mult = j;
                     core->applied_per_period = core->n_applied -
                                                core->mark_applied;
+                    core->lost_per_period = core->n_lost - core->mark_lost;
+                    core->lossy = lossy;
                     core->steady = true;
                     mark_take(core);
-                } else if (core->n_lost != core->mark_lost) {
-                    /* losing deltas: no repeat to find for a while */
-                    core->marked = false;
-                    core->mark_hold = core->mi_done +
-                                      PTM_LOSSY_PERIODS * L;
+                } else if (lossy && j < PTM_MAX_PERIODS &&
+                           core->busy_end <= core->mark_at + 1) {
+                    /* the same mark, more periods */
                 } else if (j >= PTM_MAX_PERIODS ||
                            core->busy_end > core->mark_at + 1) {
                     mark_take(core);
@@ -411,10 +640,16 @@ static void advance_to(PtmCore *core, uint64_t m)
     settle_all(core);       /* after a jump that ended at m */
 }
 
+void ptm_core_eval_stats(const PtmCore *core, PtmEvalStats *st)
+{
+    *st = core->stats;
+}
+
 void ptm_eval_restart(PtmCore *core)
 {
     core->marked = false;
     core->steady = false;
+    core->lossy = false;
     core->mark_hold = 0;
 }
 
@@ -473,6 +708,8 @@ void ptm_eval_init(PtmCore *core)
         uint64_t hz = p->sh.info.hz;
 
         p->loss = g_array_new(FALSE, FALSE, sizeof(PtmLoss));
+        p->mark_loss = g_array_new(FALSE, FALSE, sizeof(PtmLoss));
+        /* the windows a FIFO's deltas span, and the one still to write */
         p->mark.fifo = g_new0(PtmDelta, p->ring_mask + 1);
         p->mark.rq = g_new0(uint64_t, p->ring_mask + 1);
         if (L) {
@@ -501,7 +738,14 @@ void ptm_eval_free(PtmCore *core)
         if (p->loss) {
             g_array_free(p->loss, TRUE);
         }
+        if (p->mark_loss) {
+            g_array_free(p->mark_loss, TRUE);
+        }
         g_free(p->mark.fifo);
         g_free(p->mark.rq);
+        g_free(p->keep);
+        g_free(p->kept);
+        g_free(p->kept_at);
+        g_free(p->jump_out);
     }
 }

@@ -159,6 +159,15 @@ static void probe_commit(PtmCore *core, PtmProbe *p, uint64_t before,
                                true);
             }
             core->n_lost += k;
+            if (!core->reference && core->marked) {
+                /* what a repeating timing loses in each period */
+                PtmLoss l = {
+                    .pos = (p->window - 1) * p->sh.channels + p->pend_next,
+                    .n = k,
+                };
+
+                g_array_append_val(p->mark_loss, l);
+            }
             if (!core->reference && p->window > p->counted) {
                 PtmLoss l = {
                     .pos = (p->window - 1) * p->sh.channels + p->pend_next,
@@ -423,5 +432,6 @@ void ptm_run_to(PtmCore *core, uint64_t m)
         probe_commit(core, &core->probe[i], m > 2 ? m - 2 : 0, m + 1);
         core->offer[i] = probe_offer(core, &core->probe[i]);
     }
+    core->stats.simulated_mi += m - core->mi_done;
     core->mi_done = m;
 }

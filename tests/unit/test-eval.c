@@ -653,6 +653,88 @@ static void test_scenario(void)
     g_free(file);
 }
 
+/*
+ * Overloaded cards, whose timing repeats with its losses: the fast
+ * evaluation jumps whole periods and sums only the deltas kept. Reads at
+ * random moments between a few and hundreds of periods apart, now and
+ * then a command (which ends the repeat until it is found again).
+ */
+typedef struct LossyCase {
+    const char *model;
+    const char *const *params;
+    unsigned endpoints, ports, rq_regions, drain_period;
+    uint64_t pcie_hz, dma_hz, mi_hz;
+    uint64_t vtime_ns;          /* virtual time of the run */
+} LossyCase;
+
+static const LossyCase lossy_cases[] = {
+    { "ptc", NULL, 16, 4, 2, 0, 0, 0, 0, 20000000 },
+    { "pattern", first_pattern, 16, 4, 2, 0, 0, 0, 0, 20000000 },
+    { "pattern", first_pattern, 1, 1, 2, 64, 0, 0, 0, 20000000 },
+    { "ptc", NULL, 1, 1, 2, 256, 0, 0, 0, 30000000 },
+    { "ptc", NULL, 2, 2, 4, 512, 0, 0, 0, 30000000 },
+    { "pattern", odd_pattern, 3, 1, 2, 1024, 0, 0, 0, 40000000 },
+    { "random", NULL, 2, 8, 2, 512, 0, 0, 0, 30000000 },
+    { "pattern", odd_pattern, 1, 2, 2, 256, 250000000, 156250000,
+      125000000, 30000000 },
+    { "random", NULL, 4, 2, 1, 1024, 0, 0, 0, 40000000 },
+};
+
+static void test_lossy_jumps(void)
+{
+    for (unsigned i = 0; i < G_N_ELEMENTS(lossy_cases); i++) {
+        const LossyCase *c = &lossy_cases[i];
+        GRand *r = g_rand_new_with_seed(900 + i);
+        PtmEvalStats st;
+        PtmConfig cfg;
+        Twin tw;
+
+        ptm_config_default(&cfg);
+        cfg.pcie_endpoints = c->endpoints;
+        cfg.dma_ports = c->ports;
+        cfg.pcie_rq_mfb_regions = c->rq_regions;
+        if (c->drain_period) {
+            cfg.drain_period = c->drain_period;
+        }
+        if (c->pcie_hz) {
+            cfg.pcie_clk_hz = c->pcie_hz;
+            cfg.dma_clk_hz = c->dma_hz;
+            cfg.mi_clk_hz = c->mi_hz;
+        }
+        twin_init(&tw, &cfg, make_gen(&cfg, c->model, c->params));
+        while (tw.t < c->vtime_ns) {
+            unsigned k = g_rand_int_range(r, 0, 40);
+
+            tw.t += g_rand_int_range(r, 0, 3) ? g_rand_int_range(r, 2000, 1500000)
+                                               : g_rand_int_range(r, 0, 2000);
+            if (k == 0) {
+                twin_write(&tw, PTM_REG_COMMAND,
+                           g_rand_int_range(r, 1, 16), 4);
+            } else if (k < 4) {
+                twin_read_all(&tw);
+            } else {
+                twin_random_access(&tw, r);
+            }
+        }
+        twin_read_all(&tw);
+        ptm_core_eval_stats(tw.fast, &st);
+        g_assert_cmpuint(ptm_core_lost_deltas(tw.ref), >, 0);
+        g_test_message("case %u: %" G_GUINT64_FORMAT " lossy jumps of %"
+                       G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT " MI cycles "
+                       "jumped, %" G_GUINT64_FORMAT " simulated", i,
+                       st.lossy_jumps, st.jumps, st.jumped_mi,
+                       st.simulated_mi);
+        if (st.lossy_jumps == 0 || st.jumped_mi <= st.simulated_mi) {
+            g_error("case %u: %" G_GUINT64_FORMAT " lossy jumps, %"
+                    G_GUINT64_FORMAT " MI cycles jumped, %" G_GUINT64_FORMAT
+                    " simulated", i, st.lossy_jumps, st.jumped_mi,
+                    st.simulated_mi);
+        }
+        twin_free(&tw);
+        g_rand_free(r);
+    }
+}
+
 /* Long unread stretches (the reference pays for every window of them). */
 static void test_long_unread(void)
 {
@@ -744,6 +826,7 @@ int main(int argc, char **argv)
     g_test_add_func("/eval/live-change-seeded", test_live_change_seeded);
     g_test_add_func("/eval/settings-change", test_settings_change);
     g_test_add_func("/eval/long-unread", test_long_unread);
+    g_test_add_func("/eval/lossy-jumps", test_lossy_jumps);
     g_test_add_func("/eval/load-across", test_load_across);
     g_test_add_func("/eval/replay", test_replay);
     g_test_add_func("/eval/scenario", test_scenario);
