@@ -78,6 +78,22 @@ typedef struct PtmStatusWord {
     uint16_t tag_now, stf_now, tag_min, stf_min;
 } PtmStatusWord;
 
+/*
+ * The windows of one period of a periodic source (PtmSourceOps.period),
+ * for jumps over a timing that loses deltas: val holds the deltas of
+ * windows wbase .. wbase + rows - 1, cum[j] the sums of the kept ones of
+ * the rows before j (rows + 1 entries). A window w >= wbase is the same as
+ * row (w - wbase) mod rows while the source's span and id hold.
+ */
+typedef struct PtmPeriodTable {
+    bool valid;
+    uint64_t id, from, until, period;
+    uint64_t origin, wbase;
+    unsigned rows, keep_gen;
+    uint32_t *val;
+    uint64_t *cum;
+} PtmPeriodTable;
+
 /* Window edges of a probe: offsets after the window's start cycle E. */
 #define PTM_MAX_EDGES 40
 
@@ -192,6 +208,7 @@ typedef struct PtmProbe {
     uint64_t keep_w0;
     uint8_t *keep;
     unsigned *kept, *kept_at;
+    PtmPeriodTable ptab;
     uint64_t *jump_out;     /* the last windows of a jump, counted */
     uint64_t jump_cap;      /* windows jump_out holds */
 } PtmProbe;
@@ -265,6 +282,7 @@ struct PtmCore {
     uint64_t applied_per_period;
     PtmEvalStats stats;
     bool lossy;             /* the repeating timing loses deltas */
+    unsigned keep_gen;      /* changes with every new keep pattern */
     uint64_t lost_per_period;
     unsigned mult;          /* the timing repeats every mult x period */
 };
@@ -318,5 +336,7 @@ void ptm_eval_probe_settle(PtmCore *core, PtmProbe *p);
 void ptm_eval_advance(PtmCore *core, uint64_t m);
 void ptm_eval_refresh_all(PtmCore *core);
 void ptm_eval_settle_all(PtmCore *core);
+/* the source's traffic may have changed: forget what was derived from it */
+void ptm_eval_source_changed(PtmCore *core);
 
 #endif

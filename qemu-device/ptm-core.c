@@ -207,6 +207,7 @@ void ptm_core_set_source(PtmCore *core, const PtmSourceOps *ops, void *opaque)
 {
     core->ops = ops;
     core->opaque = opaque;
+    ptm_eval_source_changed(core);
 }
 
 void ptm_core_set_reference(PtmCore *core, bool on)

@@ -299,6 +299,7 @@ uint64_t ptm_core_applied_deltas(const PtmCore *core);
 typedef struct PtmEvalStats {
     uint64_t jumps, lossy_jumps;
     uint64_t jumped_mi, simulated_mi;
+    uint64_t table_windows;     /* windows a lossy jump took from a table */
 } PtmEvalStats;
 void ptm_core_eval_stats(const PtmCore *core, PtmEvalStats *st);
 

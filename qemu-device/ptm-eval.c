@@ -361,6 +361,7 @@ static bool keep_pattern(PtmCore *core, unsigned j)
         }
         p->kept_at[nw] = k;
     }
+    core->keep_gen++;
     return true;
 }
 
@@ -372,6 +373,145 @@ static bool keeps(const PtmProbe *p, uint64_t w, unsigned q)
                                  : (nw - (p->keep_w0 - w) % nw) % nw;
 
     return p->keep[r * p->sh.channels + q];
+}
+
+/*
+ * Count the windows [wa, wb) of a lossy jump one by one: the kept deltas
+ * before a_end go to the counters, the windows from tail_w on to
+ * jump_out; with rows set, each window's deltas also to rows.
+ */
+static void lossy_windows(PtmCore *core, PtmProbe *p, uint64_t wa,
+                          uint64_t wb, uint64_t tail_w, uint64_t a_end,
+                          uint32_t *rows)
+{
+    unsigned n = p->sh.channels;
+    uint64_t *live = &core->live[p->base], mask = core->cnt_mask;
+
+    for (uint64_t w = wa; w < wb; w++) {
+        uint64_t r = (w - p->keep_w0) % p->keep_nw;
+        uint64_t *out = w >= tail_w ? &p->jump_out[(w - tail_w) * n]
+                                    : core->wacc_out;
+
+        ptm_probe_count_windows(core, p, w + 1, out);
+        if (rows) {
+            for (unsigned c = 0; c < n; c++) {
+                rows[(w - wa) * n + c] = (uint32_t)out[c];
+            }
+        }
+        if (w < tail_w) {
+            for (unsigned i = p->kept_at[r]; i < p->kept_at[r + 1]; i++) {
+                unsigned c = p->kept[i];
+
+                live[c] = (live[c] + out[c]) & mask;
+            }
+            continue;
+        }
+        for (unsigned q = 0; q < n; q++) {
+            unsigned c = p->wr_chan[q];
+
+            if (w * n + q < a_end && p->keep[r * n + q]) {
+                live[c] = (live[c] + out[c]) & mask;
+            }
+        }
+    }
+}
+
+/* Entries of a period table at most (rows x channels). */
+#define PTM_TABLE_MAX (1u << 16)
+
+/* Row sums of the kept deltas, once every row is counted. */
+static void table_finish(PtmProbe *p)
+{
+    PtmPeriodTable *t = &p->ptab;
+    unsigned n = p->sh.channels, nw = p->keep_nw;
+
+    memset(t->cum, 0, n * sizeof(t->cum[0]));
+    for (unsigned j = 0; j < t->rows; j++) {
+        uint64_t r = (t->wbase + j - p->keep_w0) % nw;
+
+        for (unsigned q = 0; q < n; q++) {
+            unsigned c = p->wr_chan[q];
+            uint64_t v = p->keep[r * n + q] ? t->val[j * n + c] : 0;
+
+            t->cum[(j + 1) * n + c] = t->cum[j * n + c] + v;
+        }
+    }
+    t->valid = true;
+}
+
+/*
+ * Can a table of the source's period give the windows [wa, wb)? Checks
+ * the table against the source (forgetting one that no longer holds) and
+ * sets its span and rows for one to build. Counting runs from a window's
+ * first edge to the next window's last; from one period after the span's
+ * start on, the frame-open state repeats too (every bus maps it through a
+ * period by a constant, the identity or a negation), with twice the
+ * period.
+ */
+static bool table_covers(const PtmCore *core, PtmProbe *p, uint64_t wa,
+                         uint64_t wb)
+{
+    PtmPeriodTable *t = &p->ptab;
+    uint64_t from, until, id, P, U, M, rows;
+    uint64_t a = ptm_window_start(core, p, wa) + p->edges[0];
+    uint64_t b = ptm_window_start(core, p, wb) + p->edges[p->nedges - 1];
+
+    if (!core->ops || !core->ops->period || wa <= p->wbase) {
+        return false;
+    }
+    P = core->ops->period(core->opaque, &p->sh.info, a, &from, &until, &id);
+    if (P == 0 || P > (UINT64_MAX >> 2) || a < from || b > until ||
+        a - from < P) {
+        t->valid = false;
+        return false;
+    }
+    if (t->valid && (t->id != id || t->from != from || t->period != P ||
+                     t->origin != p->origin || wa < t->wbase)) {
+        t->valid = false;
+    }
+    if (t->valid && t->keep_gen != core->keep_gen) {
+        /* another pattern of kept deltas: the same windows, new sums */
+        if (t->rows % p->keep_nw == 0 && t->wbase >= p->keep_w0) {
+            t->keep_gen = core->keep_gen;
+            table_finish(p);
+        } else {
+            t->valid = false;
+        }
+    }
+    if (t->valid) {
+        t->until = until;
+        return true;
+    }
+    U = (uint64_t)p->keep_nw * core->cfg.drain_period;
+    M = 2 * P / ptm_gcd64(2 * P, U);
+    rows = M * p->keep_nw;
+    if (M > PTM_TABLE_MAX || rows * p->sh.channels > PTM_TABLE_MAX) {
+        return false;
+    }
+    t->id = id;
+    t->from = from;
+    t->until = until;
+    t->period = P;
+    t->rows = rows;
+    return true;
+}
+
+/* The kept sums of rows [j, j + len) of a table, len <= rows, into acc. */
+static void table_add(const PtmPeriodTable *t, unsigned n, uint64_t j,
+                      uint64_t len, uint64_t times, uint64_t *acc)
+{
+    const uint64_t *cum = t->cum, *all = &cum[(uint64_t)t->rows * n];
+
+    for (unsigned c = 0; c < n; c++) {
+        uint64_t v = all[c] * times;
+
+        if (j + len <= t->rows) {
+            v += cum[(j + len) * n + c] - cum[j * n + c];
+        } else {
+            v += all[c] - cum[j * n + c] + cum[(j + len - t->rows) * n + c];
+        }
+        acc[c] += v;
+    }
 }
 
 /*
@@ -387,7 +527,7 @@ static void settle_lossy_jump(PtmCore *core, PtmProbe *p, uint64_t nw)
     uint64_t *live = &core->live[p->base], mask = core->cnt_mask;
     uint64_t a_end = probe_frontier(p) + nw * n;
     uint64_t w0 = p->window, w1 = w0 + nw, tail_w = a_end / n;
-    uint64_t *out = core->wacc_out;
+    uint64_t w;
 
     g_assert(p->counted == p->window);
     if (w1 - tail_w > p->jump_cap) {
@@ -407,30 +547,54 @@ static void settle_lossy_jump(PtmCore *core, PtmProbe *p, uint64_t nw)
             live[c] = (live[c] + p->pend[c]) & mask;
         }
     }
-    for (uint64_t w = w0; w < w1; w++) {
-        unsigned nw_ = p->keep_nw;
-        uint64_t r = (w - p->keep_w0) % nw_;
+    w = w0;
+    if (p->keep_w0 <= w0 && table_covers(core, p, w0, w1)) {
+        PtmPeriodTable *t = &p->ptab;
 
-        if (w >= tail_w) {
-            out = &p->jump_out[(w - tail_w) * n];
+        if (!t->valid && w1 - w0 >= 2 * (uint64_t)t->rows) {
+            /* count one period of windows, keeping their deltas */
+            t->val = g_renew(uint32_t, t->val, (size_t)t->rows * n);
+            t->cum = g_renew(uint64_t, t->cum, ((size_t)t->rows + 1) * n);
+            t->wbase = w0;
+            t->origin = p->origin;
+            t->keep_gen = core->keep_gen;
+            lossy_windows(core, p, w0, w0 + t->rows, tail_w, a_end, t->val);
+            table_finish(p);
+            w = w0 + t->rows;
         }
-        ptm_probe_count_windows(core, p, w + 1, out);
-        if (w < tail_w) {
-            for (unsigned i = p->kept_at[r]; i < p->kept_at[r + 1]; i++) {
-                unsigned c = p->kept[i];
+        if (t->valid) {
+            uint64_t mid = MAX(w, MIN(w1, tail_w)), len = mid - w;
 
-                live[c] = (live[c] + out[c]) & mask;
+            memset(core->wacc_out, 0, n * sizeof(core->wacc_out[0]));
+            table_add(t, n, (w - t->wbase) % t->rows, len % t->rows,
+                      len / t->rows, core->wacc_out);
+            for (unsigned c = 0; c < n; c++) {
+                live[c] = (live[c] + core->wacc_out[c]) & mask;
             }
-            continue;
-        }
-        for (unsigned q = 0; q < n; q++) {
-            unsigned c = p->wr_chan[q];
+            /* the windows of the deltas still in flight: from the table */
+            for (uint64_t v = mid; v < w1; v++) {
+                const uint32_t *row =
+                    &t->val[(v - t->wbase) % t->rows * n];
+                uint64_t r = (v - p->keep_w0) % p->keep_nw;
 
-            if (w * n + q < a_end && p->keep[r * n + q]) {
-                live[c] = (live[c] + out[c]) & mask;
+                for (unsigned q = 0; q < n; q++) {
+                    unsigned c = p->wr_chan[q];
+
+                    p->jump_out[(v - tail_w) * n + c] = row[c];
+                    if (v * n + q < a_end && p->keep[r * n + q]) {
+                        live[c] = (live[c] + row[c]) & mask;
+                    }
+                }
             }
+            core->stats.table_windows += w1 - w;
+            /* the counting's state (open frames, lowest values, words) */
+            if (w < w1) {
+                ptm_probe_count_windows(core, p, w1, core->wacc_out);
+            }
+            w = w1;
         }
     }
+    lossy_windows(core, p, w, w1, tail_w, a_end, NULL);
     /* the values of the deltas still in flight after the jump */
     for (unsigned j = 0; j < p->count; j++) {
         PtmDelta *d = &p->fifo[(p->head + j) & p->ring_mask];
@@ -547,6 +711,7 @@ void ptm_eval_advance(PtmCore *core, uint64_t m)
 
         advance_to(core, ch.mi);
         core->settings[ch.endpoint] = ch.settings;
+        ptm_eval_source_changed(core);
         memmove(&core->changes[0], &core->changes[1],
                 --core->nchanges * sizeof(core->changes[0]));
     }
@@ -640,6 +805,13 @@ static void advance_to(PtmCore *core, uint64_t m)
     settle_all(core);       /* after a jump that ended at m */
 }
 
+void ptm_eval_source_changed(PtmCore *core)
+{
+    for (unsigned i = 0; i < core->nprobes; i++) {
+        core->probe[i].ptab.valid = false;
+    }
+}
+
 void ptm_core_eval_stats(const PtmCore *core, PtmEvalStats *st)
 {
     *st = core->stats;
@@ -663,6 +835,7 @@ void ptm_eval_refresh_all(PtmCore *core)
 
 void ptm_eval_probe_reset(PtmCore *core, PtmProbe *p)
 {
+    p->ptab.valid = false;
     p->window = 0;
     for (unsigned k = 0; k < PTM_MEMO_SLOTS; k++) {
         p->memo[k].valid = false;
@@ -747,5 +920,7 @@ void ptm_eval_free(PtmCore *core)
         g_free(p->kept);
         g_free(p->kept_at);
         g_free(p->jump_out);
+        g_free(p->ptab.val);
+        g_free(p->ptab.cum);
     }
 }

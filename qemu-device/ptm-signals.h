@@ -197,6 +197,17 @@ typedef struct PtmSourceOps {
      * a long backlog.
      */
     PtmCost (*cost)(void *opaque);
+    /*
+     * Optional (NULL: none). A period of the probe's traffic around cycle
+     * `cycle`: P > 0 and a span [*from, *until) holding `cycle` such that
+     * fill describes cycle x + P as it describes x wherever both lie in
+     * the span, and no reset is held in it; *id names the span's traffic
+     * (the same id, the same traffic). 0 where the source knows none. The
+     * core then counts a long stretch of windows from one period of them.
+     */
+    uint64_t (*period)(void *opaque, const PtmProbeInfo *probe,
+                       uint64_t cycle, uint64_t *from, uint64_t *until,
+                       uint64_t *id);
 } PtmSourceOps;
 
 #endif

@@ -413,11 +413,29 @@ static PtmCost gen_cost(void *opaque)
     return PTM_COST_RANGE;
 }
 
+/* The model's period within the version in force at the cycle. */
+static uint64_t gen_period(void *opaque, const PtmProbeInfo *probe,
+                           uint64_t cycle, uint64_t *from, uint64_t *until,
+                           uint64_t *id)
+{
+    const PtmGen *g = opaque;
+    uint64_t pcie = g->geo.pcie_hz;
+    unsigned i = version_at(g, probe, cycle, until);
+
+    if (!g->model->period) {
+        return 0;
+    }
+    *from = (uint64_t)(((u128)g->from[i] * probe->hz + pcie - 1) / pcie);
+    *id = g->serial[i];
+    return g->model->period(g, g->params[i], probe);
+}
+
 const PtmSourceOps ptm_gen_source_ops = {
     .fill = gen_fill,
     .count = gen_count,
     .settings = gen_settings,
     .reset = gen_reset,
+    .period = gen_period,
     .cost = gen_cost,
 };
 

@@ -78,6 +78,12 @@ typedef struct PtmGenModel {
      * parameters given
      */
     PtmCost (*cost)(const PtmGen *gen, const void *params);
+    /*
+     * optional (NULL: none), as PtmSourceOps.period: a period of the
+     * probe's traffic under these parameters, 0 if none
+     */
+    uint64_t (*period)(const PtmGen *gen, const void *params,
+                       const PtmProbeInfo *probe);
     /* optional: frees PtmGen.cache */
     void (*cache_free)(void *cache);
 } PtmGenModel;

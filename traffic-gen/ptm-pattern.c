@@ -272,6 +272,34 @@ static unsigned lane_period(const PtmPattern *pat, const PtmProbeInfo *probe,
     return 1;
 }
 
+/* Longest period the pattern names (a common multiple of its lanes'). */
+#define MAX_PERIOD (1ull << 40)
+
+/*
+ * Every lane is a function of the probe's cycle modulo its own period:
+ * the probe's traffic repeats with their least common multiple.
+ */
+static uint64_t pattern_period(const PtmPattern *pat,
+                               const PtmProbeInfo *probe)
+{
+    uint64_t joint = 1;
+
+    for (unsigned b = 0; b <= probe->buses; b++) {
+        PtmSegment seg[8];
+        uint64_t period;
+
+        lane_period(pat, probe, b, seg, &period);
+        joint = joint / ptm_gcd64(joint, period) * period;
+        if (joint > MAX_PERIOD) {
+            return 0;
+        }
+    }
+    return joint;
+}
+
+static uint64_t pattern_model_period(const PtmGen *gen, const void *params,
+                                     const PtmProbeInfo *probe);
+
 /* Every lane by its own period: no common multiple of the buses' periods. */
 static bool pattern_count(void *opaque, const PtmProbeShape *sh,
                           uint64_t start, uint64_t end, PtmCountState *st,
@@ -307,10 +335,21 @@ static PtmCost pattern_model_cost(const PtmGen *gen, const void *params)
     return PTM_COST_RANGE;
 }
 
+static uint64_t pattern_ops_period(void *opaque, const PtmProbeInfo *probe,
+                                   uint64_t cycle, uint64_t *from,
+                                   uint64_t *until, uint64_t *id)
+{
+    *from = 0;
+    *until = UINT64_MAX;
+    *id = 1;
+    return pattern_period(opaque, probe);
+}
+
 const PtmSourceOps ptm_pattern_ops = {
     .fill = pattern_fill,
     .count = pattern_count,
     .cost = pattern_cost,
+    .period = pattern_ops_period,
 };
 
 /* ------------------------------------------------------ generator models */
@@ -380,6 +419,15 @@ static bool pattern_model_count(const PtmGen *gen, const void *params,
     return pattern_count(&pat, probe, start, end, st, acc);
 }
 
+static uint64_t pattern_model_period(const PtmGen *gen, const void *params,
+                                     const PtmProbeInfo *probe)
+{
+    PtmPattern pat = { .par = *(const PtmPatternParams *)params,
+                       .geo = gen->geo };
+
+    return pattern_period(&pat, probe);
+}
+
 const PtmGenModel ptm_model_pattern = {
     .name = "pattern",
     .summary = "every bus repeats one frame forever",
@@ -391,6 +439,7 @@ const PtmGenModel ptm_model_pattern = {
     .fill = pattern_model_fill,
     .count = pattern_model_count,
     .cost = pattern_model_cost,
+    .period = pattern_model_period,
 };
 
 #define OFF(f) offsetof(PtmIdleParams, f)
@@ -440,6 +489,15 @@ static bool idle_model_count(const PtmGen *gen, const void *params,
     return pattern_count(&pat, probe, start, end, st, acc);
 }
 
+static uint64_t idle_model_period(const PtmGen *gen, const void *params,
+                                  const PtmProbeInfo *probe)
+{
+    PtmPattern pat;
+
+    idle_pattern(gen, params, &pat);
+    return pattern_period(&pat, probe);
+}
+
 const PtmGenModel ptm_model_idle = {
     .name = "idle",
     .summary = "no traffic; link and free resources constant",
@@ -450,4 +508,5 @@ const PtmGenModel ptm_model_idle = {
     .fill = idle_model_fill,
     .count = idle_model_count,
     .cost = pattern_model_cost,
+    .period = idle_model_period,
 };

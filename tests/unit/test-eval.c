@@ -680,6 +680,8 @@ static const LossyCase lossy_cases[] = {
     { "random", NULL, 4, 2, 1, 1024, 0, 0, 0, 40000000 },
 };
 
+static char *twin_set_params(Twin *tw, const void *par);
+
 static void test_lossy_jumps(void)
 {
     for (unsigned i = 0; i < G_N_ELEMENTS(lossy_cases); i++) {
@@ -710,6 +712,16 @@ static void test_lossy_jumps(void)
             if (k == 0) {
                 twin_write(&tw, PTM_REG_COMMAND,
                            g_rand_int_range(r, 1, 16), 4);
+            } else if (k == 1 && !strcmp(c->model, "pattern")) {
+                /* a live change: another period from the next window on */
+                static const unsigned sizes[] = { 256, 300, 64, 512 };
+                PtmPatternParams par =
+                    *(const PtmPatternParams *)ptm_gen_params(tw.gen);
+
+                par.bus[PTM_BUS_RQ].frame_bytes =
+                    sizes[g_rand_int_range(r, 0, 4)];
+                par.bus[PTM_BUS_UP].gap = g_rand_int_range(r, 0, 3);
+                g_assert_null(twin_set_params(&tw, &par));
             } else if (k < 4) {
                 twin_read_all(&tw);
             } else {
@@ -721,9 +733,14 @@ static void test_lossy_jumps(void)
         g_assert_cmpuint(ptm_core_lost_deltas(tw.ref), >, 0);
         g_test_message("case %u: %" G_GUINT64_FORMAT " lossy jumps of %"
                        G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT " MI cycles "
-                       "jumped, %" G_GUINT64_FORMAT " simulated", i,
+                       "jumped, %" G_GUINT64_FORMAT " simulated, %"
+                       G_GUINT64_FORMAT " windows from tables", i,
                        st.lossy_jumps, st.jumps, st.jumped_mi,
-                       st.simulated_mi);
+                       st.simulated_mi, st.table_windows);
+        /* a periodic source's windows come from one period of them */
+        if (!strcmp(c->model, "pattern")) {
+            g_assert_cmpuint(st.table_windows, >, 0);
+        }
         if (st.lossy_jumps == 0 || st.jumped_mi <= st.simulated_mi) {
             g_error("case %u: %" G_GUINT64_FORMAT " lossy jumps, %"
                     G_GUINT64_FORMAT " MI cycles jumped, %" G_GUINT64_FORMAT
