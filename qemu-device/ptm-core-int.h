@@ -94,6 +94,24 @@ typedef struct PtmPeriodTable {
     uint64_t *cum;
 } PtmPeriodTable;
 
+/*
+ * What counting a stretch of windows adds (ptm-probe.c): d[c] to the
+ * windows' sum of channel c beyond what the carry held, carry[c] the part
+ * of the next window counted with it; the count state at the drain tick's
+ * sample (min1: its lowest values), at the status word (min2: the lowest
+ * since, the last values) and at the end.
+ */
+typedef struct PtmWinStep {
+    bool valid;
+    uint64_t key, id;
+    uint32_t open_in;
+    PtmCountState last_in;
+    PtmCountState min1, min2, end;
+    uint64_t *d, *carry;
+} PtmWinStep;
+
+#define PTM_STEP_SLOTS 64
+
 /* Window edges of a probe: offsets after the window's start cycle E. */
 #define PTM_MAX_EDGES 40
 
@@ -209,6 +227,8 @@ typedef struct PtmProbe {
     uint8_t *keep;
     unsigned *kept, *kept_at;
     PtmPeriodTable ptab;
+    PtmWinStep *wstep;      /* PTM_STEP_SLOTS steps of named windows */
+    uint64_t *wstep_vals;
     uint64_t *jump_out;     /* the last windows of a jump, counted */
     uint64_t jump_cap;      /* windows jump_out holds */
 } PtmProbe;
@@ -228,6 +248,8 @@ struct PtmCore {
     PtmChunk *chunk;
     uint64_t wacc[256];
     uint64_t wacc_out[256];
+    PtmWinStep step;        /* of a stretch no source names */
+    uint64_t step_vals[2 * 256];
     GArray *tail;           /* PtmSegment: the cycles around a drain */
     PtmSegment *tail_seg;   /* PTM_CHUNK_SEGMENTS, for counting a piece */
 

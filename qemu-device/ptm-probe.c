@@ -131,6 +131,8 @@ void ptm_probe_order_init(PtmProbe *p)
 
 void ptm_probe_order_free(PtmProbe *p)
 {
+    g_free(p->wstep);
+    g_free(p->wstep_vals);
     g_free(p->wr_chan);
     g_free(p->wr_off);
     g_free(p->pos_of);
@@ -648,29 +650,31 @@ static void probe_prime(PtmCore *core, PtmProbe *p)
 }
 
 /*
- * Count the windows [counted, w1) of the current epoch (w1 > counted):
- * out[c] gets the sum of their deltas of channel c. Counting runs on to
- * E(w1) + the last edge; what lies beyond a channel's edge stays in carry
- * for window w1.
+ * Counting windows [cw, w1) runs over the cycles [cpos, E(w1) + last
+ * edge): the middle up to E(w1) + first edge, then the tail piece by
+ * piece. What that does depends only on those cycles and the frame-open
+ * state at cpos (and, for a probe without the side lane's sample, the
+ * last values it carries along): compute_step works it out into a step,
+ * apply_step adds it to the probe. A source that names the cycles of a
+ * single window (PtmSourceOps.span_id) lets a step be reused.
  */
-void ptm_probe_count_windows(PtmCore *core, PtmProbe *p, uint64_t w1,
-                             uint64_t *out)
+static void compute_step(PtmCore *core, PtmProbe *p, uint64_t E,
+                         PtmWinStep *st)
 {
     unsigned n = p->sh.channels;
-    uint64_t E = ptm_window_start(core, p, w1);
+    PtmCountState save = p->cs;
+    uint64_t *taken = st->carry;
 
-    if (!p->primed) {
-        probe_prime(core, p);
+    p->cs = (PtmCountState) { .open = save.open };
+    if (!p->sh.brakes) {
+        p->cs.tag_last = save.tag_last;
+        p->cs.stfifo_last = save.stfifo_last;
+        p->cs.link_last = save.link_last;
     }
-    for (unsigned c = 0; c < n; c++) {
-        out[c] = p->carry[c];
-    }
+    ptm_count_state_window_start(&p->cs);
     /* the middle: in the windows of every channel */
     count_piece(core, p, p->cpos, E + p->edges[0]);
-    for (unsigned c = 0; c < n; c++) {
-        out[c] += core->wacc[c];
-        p->carry[c] = 0;
-    }
+    memcpy(st->d, core->wacc, n * sizeof(st->d[0]));
     /*
      * The tail, piece by piece into one running sum: a channel whose
      * window ends at an edge takes the sum so far; the rest of the tail
@@ -682,24 +686,137 @@ void ptm_probe_count_windows(PtmCore *core, PtmProbe *p, uint64_t w1,
         int lo = p->edges[k], hi = p->edges[k + 1];
 
         if (lo == 1) {
-            tick_lowest(p);
-        } else if (lo == 2 && p->sh.info.domain == PTM_DOMAIN_PCIE) {
-            status_word(core, p, E + 1, w1 - p->cw);
+            st->min1 = p->cs;   /* the drain tick's sample ends here */
+            ptm_count_state_window_start(&p->cs);
+        } else if (lo == 2) {
+            st->min2 = p->cs;   /* the status word's values */
+            ptm_count_state_window_start(&p->cs);
         }
         tail_count(core, p, lo - p->edges[0], hi - p->edges[0]);
         for (unsigned i = p->at_edge[k + 1]; i < p->at_edge[k + 2]; i++) {
             unsigned c = p->by_edge[i];
 
-            out[c] += core->wacc[c];
-            p->carry[c] = core->wacc[c];    /* taken: subtracted below */
+            st->d[c] += core->wacc[c];
+            taken[c] = core->wacc[c];
         }
     }
     for (unsigned c = 0; c < n; c++) {
-        p->carry[c] = core->wacc[c] - (p->edge[c] > p->edges[0] ?
-                                       p->carry[c] : 0);
+        st->carry[c] = core->wacc[c] - (p->edge[c] > p->edges[0] ?
+                                        taken[c] : 0);
     }
+    st->end = p->cs;
+    p->cs = save;
+}
+
+static void apply_step(PtmCore *core, PtmProbe *p, uint64_t E, uint64_t w1,
+                       const PtmWinStep *st, uint64_t *out)
+{
+    unsigned n = p->sh.channels;
+
+    for (unsigned c = 0; c < n; c++) {
+        out[c] = p->carry[c] + st->d[c];
+        p->carry[c] = st->carry[c];
+    }
+    p->cs.tag_min = MIN(p->cs.tag_min, st->min1.tag_min);
+    p->cs.stfifo_min = MIN(p->cs.stfifo_min, st->min1.stfifo_min);
+    tick_lowest(p);
+    p->cs.tag_min = st->min2.tag_min;
+    p->cs.stfifo_min = st->min2.stfifo_min;
+    if (p->sh.info.domain == PTM_DOMAIN_PCIE) {
+        p->cs.tag_last = st->min2.tag_last;
+        p->cs.stfifo_last = st->min2.stfifo_last;
+        p->cs.link_last = st->min2.link_last;
+        status_word(core, p, E + 1, w1 - p->cw);
+    }
+    p->cs.tag_min = MIN(p->cs.tag_min, st->end.tag_min);
+    p->cs.stfifo_min = MIN(p->cs.stfifo_min, st->end.stfifo_min);
+    p->cs.tag_last = st->end.tag_last;
+    p->cs.stfifo_last = st->end.stfifo_last;
+    p->cs.link_last = st->end.link_last;
+    p->cs.open = st->end.open;
     p->cpos = E + p->edges[p->nedges - 1];
     p->cw = w1;
+}
+
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* The step of one window whose cycles the source names, kept or reused. */
+static const PtmWinStep *window_step(PtmCore *core, PtmProbe *p, uint64_t E)
+{
+    uint64_t len = E + p->edges[p->nedges - 1] - p->cpos, id;
+    uint64_t key;
+    PtmWinStep *st;
+    bool lasts = !p->sh.brakes;
+
+    p->sh.info.settings = core->settings[p->sh.info.endpoint];
+    id = core->ops->span_id(core->opaque, &p->sh.info, p->cpos, len);
+    if (!id) {
+        return NULL;
+    }
+    key = mix64(mix64(id ^ len) ^ p->cs.open ^
+                (lasts ? (uint64_t)p->cs.tag_last << 8 ^
+                         (uint64_t)p->cs.stfifo_last << 24 ^
+                         (uint64_t)p->cs.link_last << 40 : 0));
+    if (!p->wstep) {
+        unsigned n = p->sh.channels;
+
+        p->wstep = g_new0(PtmWinStep, PTM_STEP_SLOTS);
+        p->wstep_vals = g_new0(uint64_t, 2 * n * PTM_STEP_SLOTS);
+        for (unsigned i = 0; i < PTM_STEP_SLOTS; i++) {
+            p->wstep[i].d = &p->wstep_vals[2 * n * i];
+            p->wstep[i].carry = &p->wstep_vals[2 * n * i + n];
+        }
+    }
+    st = &p->wstep[key % PTM_STEP_SLOTS];
+    if (!st->valid || st->key != key || st->id != id ||
+        st->open_in != p->cs.open ||
+        (lasts && (st->last_in.tag_last != p->cs.tag_last ||
+                   st->last_in.stfifo_last != p->cs.stfifo_last ||
+                   st->last_in.link_last != p->cs.link_last))) {
+        compute_step(core, p, E, st);
+        st->valid = true;
+        st->key = key;
+        st->id = id;
+        st->open_in = p->cs.open;
+        st->last_in = p->cs;
+    }
+    return st;
+}
+
+/*
+ * Count the windows [counted, w1) of the current epoch (w1 > counted):
+ * out[c] gets the sum of their deltas of channel c. Counting runs on to
+ * E(w1) + the last edge; what lies beyond a channel's edge stays in carry
+ * for window w1.
+ */
+void ptm_probe_count_windows(PtmCore *core, PtmProbe *p, uint64_t w1,
+                             uint64_t *out)
+{
+    uint64_t E = ptm_window_start(core, p, w1);
+    const PtmWinStep *st = NULL;
+
+    if (!p->primed) {
+        probe_prime(core, p);
+    }
+    if (w1 == p->cw + 1 && p->cw > p->wbase && !core->reference &&
+        !core->memo_off && core->ops && core->ops->span_id) {
+        st = window_step(core, p, E);
+    }
+    if (!st) {
+        /* (a loaded state is swapped in by value: point it here) */
+        core->step.d = core->step_vals;
+        core->step.carry = core->step_vals + 256;
+        compute_step(core, p, E, &core->step);
+        st = &core->step;
+    }
+    apply_step(core, p, E, w1, st, out);
 }
 
 /*

@@ -50,6 +50,19 @@ ODD = FIRST.replace('rq-frame-bytes=256', 'rq-frame-bytes=300') + \
 BIG = 'pcie-endpoints=2,dma-ports=2,pcie-rq-mfb-regions=4'
 
 
+def rtl_set(name, clocks=',pcie-clk-freq=250000000,dma-clk-freq=125000000'):
+    """The generics of an RTL vector's card (tests/rtl/<name>/card.txt) as
+    device properties; the DMA clock at 125 MHz, which ptc needs (a whole
+    fraction of 256 PCIe cycles), for the vectors' 200 MHz."""
+    props = []
+    with open(os.path.join(REPO, 'tests', 'rtl', name, 'card.txt')) as f:
+        for line in f:
+            line = line.split('#')[0].strip()
+            if line and not line.startswith(('pcie-clk', 'dma-clk')):
+                props.append(line)
+    return ','.join(props) + clocks
+
+
 def write_trace(path, cycles=200000, seed=7):
     """A dense text trace: frames of 1 to 4 words with gaps and stalls on
     RQ and UP (with MVB) of endpoint 0, `cycles` cycles per probe."""
@@ -94,6 +107,20 @@ def rows(trace):
         ('16 x 4, drain-period=16384', 'ptc',
          'pcie-endpoints=16,dma-ports=4,drain-period=16384', 'ptc'),
         ('16 x 4 (overloaded)', 'ptc', 'pcie-endpoints=16,dma-ports=4', 'ptc'),
+        ('16 x 4 (overloaded)', 'pattern (first)',
+         'pcie-endpoints=16,dma-ports=4', FIRST),
+        ('default, drain-period=64 (overloaded)', 'pattern (first)',
+         'drain-period=64', FIRST),
+        ('default, drain-period=256 (overloaded)', 'ptc', 'drain-period=256',
+         'ptc'),
+        ('2 x 2, 4 RQ regions, drain-period=512 (overloaded)', 'ptc',
+         BIG + ',drain-period=512', 'ptc'),
+        ('RTL set A (overload-A, DMA clock 125 MHz)', 'ptc',
+         rtl_set('overload-A'), 'ptc'),
+        ('RTL set B (overload-B, DMA clock 125 MHz)', 'ptc',
+         rtl_set('overload-B'), 'ptc'),
+        ('RTL set C (overload-C, DMA clock 125 MHz)', 'ptc',
+         rtl_set('overload-C'), 'ptc'),
     ]
 
 
@@ -286,6 +313,7 @@ def main():
     ap.add_argument('--stepped', type=float, nargs='*', default=[3600],
                     help='unread seconds, clock stepped at once')
     ap.add_argument('--only', help='only the traffic rows whose name has this')
+    ap.add_argument('--card', help='only the CPU rows whose card has this')
     a = ap.parse_args()
 
     if a.first_access:
@@ -307,6 +335,8 @@ def cpu_table(a):
     print('| card | traffic | CPU s per virtual s |')
     print('| --- | --- | ---: |')
     for card, name, props, traffic in rows(trace):
+        if a.card and a.card not in card:
+            continue
         runs = [per_vsec(props, traffic, a.vsec) for _ in range(a.runs)]
         print('| %s | %s | %.4f |' % (card, name, statistics.median(runs)))
         sys.stdout.flush()
