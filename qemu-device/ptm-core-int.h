@@ -95,22 +95,25 @@ typedef struct PtmPeriodTable {
 } PtmPeriodTable;
 
 /*
- * What counting a stretch of windows adds (ptm-probe.c): d[c] to the
- * windows' sum of channel c beyond what the carry held, carry[c] the part
- * of the next window counted with it; the count state at the drain tick's
- * sample (min1: its lowest values), at the status word (min2: the lowest
- * since, the last values) and at the end.
+ * What counting a span of a probe's cycles adds (ptm-probe.c): d[c] before
+ * channel c's window ends, carry[c] after; the count state's lowest values
+ * before the drain tick's sample (min1), up to the status word (min2, with
+ * its last values if has_l2) and after (end, with the last values and the
+ * frame-open state at the span's end). Kept for spans a source names.
  */
 typedef struct PtmWinStep {
-    bool valid;
-    uint64_t key, id;
+    bool valid, has_l2;
+    uint64_t key, id, len, used;
+    int64_t rel;                    /* the span's start - E */
     uint32_t open_in;
     PtmCountState last_in;
     PtmCountState min1, min2, end;
     uint64_t *d, *carry;
 } PtmWinStep;
 
-#define PTM_STEP_SLOTS 64
+/* Kept steps per probe: two ways of sets by key, at most the maximum. */
+#define PTM_STEP_SLOTS 128
+#define PTM_STEP_SLOTS_MAX 1024
 
 /* Window edges of a probe: offsets after the window's start cycle E. */
 #define PTM_MAX_EDGES 40
@@ -227,8 +230,9 @@ typedef struct PtmProbe {
     uint8_t *keep;
     unsigned *kept, *kept_at;
     PtmPeriodTable ptab;
-    PtmWinStep *wstep;      /* PTM_STEP_SLOTS steps of named windows */
+    PtmWinStep *wstep;      /* PTM_STEP_SLOTS steps of named spans */
     uint64_t *wstep_vals;
+    uint64_t wstep_clock;
     uint64_t *jump_out;     /* the last windows of a jump, counted */
     uint64_t jump_cap;      /* windows jump_out holds */
 } PtmProbe;
@@ -250,6 +254,8 @@ struct PtmCore {
     uint64_t wacc_out[256];
     PtmWinStep step;        /* of a stretch no source names */
     uint64_t step_vals[2 * 256];
+    uint64_t taken[256];
+    unsigned step_slots;    /* PTM_STEP_SLOTS, or fewer to test */
     GArray *tail;           /* PtmSegment: the cycles around a drain */
     PtmSegment *tail_seg;   /* PTM_CHUNK_SEGMENTS, for counting a piece */
 

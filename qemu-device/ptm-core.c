@@ -128,6 +128,7 @@ PtmCore *ptm_core_new(const PtmConfig *cfg)
     core->live_old = g_new0(uint64_t, core->lay.entries);
     core->snap_old = g_new0(uint64_t, core->lay.entries);
     core->chunk = ptm_chunk_new();
+    core->step_slots = PTM_STEP_SLOTS;
     core->tail = g_array_new(FALSE, FALSE, sizeof(PtmSegment));
     core->tail_seg = g_new(PtmSegment, PTM_CHUNK_SEGMENTS);
     ptm_eval_init(core);

@@ -287,6 +287,11 @@ uint64_t ptm_core_counter(const PtmCore *core, bool snapshot, unsigned e);
  * off only to test that it changes nothing).
  */
 void ptm_core_set_memo(PtmCore *core, bool on);
+/*
+ * Steps of named spans kept per probe (PtmSourceOps.span_id; an even
+ * number, 2 to 1024, 128 by default): fewer only to test their reuse.
+ */
+void ptm_core_set_step_slots(PtmCore *core, unsigned slots);
 /* Deltas lost so far (diagnostics; the guest sees only the flag). */
 uint64_t ptm_core_lost_deltas(const PtmCore *core);
 /* Deltas applied by the accumulator so far (diagnostics). */

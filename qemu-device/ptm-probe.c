@@ -282,6 +282,20 @@ static uint64_t chunk_cycles(const PtmChunk *ch)
     return sum * ch->repeat;
 }
 
+void ptm_core_set_step_slots(PtmCore *core, unsigned slots)
+{
+    g_assert(slots >= 2 && slots <= PTM_STEP_SLOTS_MAX && slots % 2 == 0);
+    for (unsigned i = 0; i < core->nprobes; i++) {
+        PtmProbe *p = &core->probe[i];
+
+        g_free(p->wstep);
+        g_free(p->wstep_vals);
+        p->wstep = NULL;
+        p->wstep_vals = NULL;
+    }
+    core->step_slots = slots;
+}
+
 void ptm_core_set_memo(PtmCore *core, bool on)
 {
     core->memo_off = !on;
@@ -651,19 +665,34 @@ static void probe_prime(PtmCore *core, PtmProbe *p)
 
 /*
  * Counting windows [cw, w1) runs over the cycles [cpos, E(w1) + last
- * edge): the middle up to E(w1) + first edge, then the tail piece by
- * piece. What that does depends only on those cycles and the frame-open
- * state at cpos (and, for a probe without the side lane's sample, the
- * last values it carries along): compute_step works it out into a step,
- * apply_step adds it to the probe. A source that names the cycles of a
- * single window (PtmSourceOps.span_id) lets a step be reused.
+ * edge), E = E(w1): the middle, in the windows of every channel, then the
+ * tail, where the channels' windows end one slot after another (channel c
+ * at E + edge[c]). What a span [a, b) of those cycles adds depends only on
+ * its cycles, where it lies against E and the frame-open state at a (and,
+ * for a probe without the side lane's sample, the last values carried
+ * along): compute_piece works it out into a step (before[c] and after[c]:
+ * its counts before and after channel c's end; the count state's lowest
+ * values before the drain tick's sample at E + 1, up to the status word at
+ * E + 2, and after; the last values at E + 2 and at b). A source that
+ * names spans of its cycles (PtmSourceOps.span_id) lets steps be reused:
+ * a window is then counted from the steps of its named pieces.
  */
-static void compute_step(PtmCore *core, PtmProbe *p, uint64_t E,
-                         PtmWinStep *st)
+static void stage_close(PtmWinStep *st, unsigned stage, const PtmCountState *cs)
 {
-    unsigned n = p->sh.channels;
+    PtmCountState *m = stage == 0 ? &st->min1 : stage == 1 ? &st->min2
+                                                         : &st->end;
+
+    m->tag_min = cs->tag_min;
+    m->stfifo_min = cs->stfifo_min;
+}
+
+static void compute_piece(PtmCore *core, PtmProbe *p, uint64_t E,
+                          uint64_t a, uint64_t b, PtmWinStep *st)
+{
+    unsigned n = p->sh.channels, stage = a < E + 1 ? 0 : a < E + 2 ? 1 : 2;
     PtmCountState save = p->cs;
-    uint64_t *taken = st->carry;
+    uint64_t e0 = E + p->edges[0], x = a, m = MIN(b, MAX(a, e0));
+    uint64_t *taken = core->taken;
 
     p->cs = (PtmCountState) { .open = save.open };
     if (!p->sh.brakes) {
@@ -672,68 +701,134 @@ static void compute_step(PtmCore *core, PtmProbe *p, uint64_t E,
         p->cs.link_last = save.link_last;
     }
     ptm_count_state_window_start(&p->cs);
-    /* the middle: in the windows of every channel */
-    count_piece(core, p, p->cpos, E + p->edges[0]);
-    memcpy(st->d, core->wacc, n * sizeof(st->d[0]));
-    /*
-     * The tail, piece by piece into one running sum: a channel whose
-     * window ends at an edge takes the sum so far; the rest of the tail
-     * begins its next window.
-     */
-    tail_fetch(core, p, E + p->edges[0], E + p->edges[p->nedges - 1]);
-    memset(core->wacc, 0, n * sizeof(core->wacc[0]));
-    for (unsigned k = 0; k + 1 < p->nedges; k++) {
-        int lo = p->edges[k], hi = p->edges[k + 1];
+    st->min1 = st->min2 = st->end = p->cs;
+    st->has_l2 = false;
+    memset(st->d, 0, n * sizeof(st->d[0]));
+    memset(st->carry, 0, n * sizeof(st->carry[0]));
+    /* before the first end: in the windows of every channel */
+    if (x < m) {
+        count_piece(core, p, x, m);
+        memcpy(st->d, core->wacc, n * sizeof(st->d[0]));
+        x = m;
+    }
+    if (x < b) {
+        /* piece by piece between the ends into one running sum */
+        uint64_t pos = x;
 
-        if (lo == 1) {
-            st->min1 = p->cs;   /* the drain tick's sample ends here */
-            ptm_count_state_window_start(&p->cs);
-        } else if (lo == 2) {
-            st->min2 = p->cs;   /* the status word's values */
-            ptm_count_state_window_start(&p->cs);
+        tail_fetch(core, p, x, b);
+        memset(core->wacc, 0, n * sizeof(core->wacc[0]));
+        for (unsigned k = 0; k < p->nedges; k++) {
+            uint64_t pt = E + p->edges[k];
+
+            if (pt <= x) {
+                continue;
+            }
+            if (MIN(pt, b) > pos) {
+                tail_count(core, p, pos - x, MIN(pt, b) - x);
+                pos = MIN(pt, b);
+            }
+            if (pt >= b) {
+                break;
+            }
+            for (unsigned i = p->at_edge[k]; i < p->at_edge[k + 1]; i++) {
+                unsigned c = p->by_edge[i];
+
+                taken[c] = core->wacc[c];
+            }
+            if (p->edges[k] == 1 && stage == 0) {
+                stage_close(st, 0, &p->cs);   /* the drain tick's sample */
+                ptm_count_state_window_start(&p->cs);
+                stage = 1;
+            } else if (p->edges[k] == 2 && stage == 1) {
+                stage_close(st, 1, &p->cs);   /* the status word's */
+                st->min2.tag_last = p->cs.tag_last;
+                st->min2.stfifo_last = p->cs.stfifo_last;
+                st->min2.link_last = p->cs.link_last;
+                st->has_l2 = true;
+                ptm_count_state_window_start(&p->cs);
+                stage = 2;
+            }
         }
-        tail_count(core, p, lo - p->edges[0], hi - p->edges[0]);
-        for (unsigned i = p->at_edge[k + 1]; i < p->at_edge[k + 2]; i++) {
-            unsigned c = p->by_edge[i];
+        if (pos < b) {
+            tail_count(core, p, pos - x, b - x);
+        }
+        for (unsigned c = 0; c < n; c++) {
+            uint64_t pt = E + p->edge[c];
 
-            st->d[c] += core->wacc[c];
-            taken[c] = core->wacc[c];
+            if (pt <= x) {
+                st->carry[c] += core->wacc[c];
+            } else if (pt < b) {
+                st->d[c] += taken[c];
+                st->carry[c] += core->wacc[c] - taken[c];
+            } else {
+                st->d[c] += core->wacc[c];
+            }
         }
     }
-    for (unsigned c = 0; c < n; c++) {
-        st->carry[c] = core->wacc[c] - (p->edge[c] > p->edges[0] ?
-                                        taken[c] : 0);
+    if (stage == 1 && b == E + 2) {
+        /* ends at the status word: its values are the last ones */
+        st->min2.tag_last = p->cs.tag_last;
+        st->min2.stfifo_last = p->cs.stfifo_last;
+        st->min2.link_last = p->cs.link_last;
+        st->has_l2 = true;
     }
-    st->end = p->cs;
+    stage_close(st, stage, &p->cs);
+    st->end.tag_last = p->cs.tag_last;
+    st->end.stfifo_last = p->cs.stfifo_last;
+    st->end.link_last = p->cs.link_last;
+    st->end.open = p->cs.open;
     p->cs = save;
 }
 
-static void apply_step(PtmCore *core, PtmProbe *p, uint64_t E, uint64_t w1,
-                       const PtmWinStep *st, uint64_t *out)
+/* Add the steps of a window's pieces, in order, to the probe. */
+static void apply_steps(PtmCore *core, PtmProbe *p, uint64_t E, uint64_t w1,
+                        const PtmWinStep *const *st, unsigned nst,
+                        uint64_t *out)
 {
     unsigned n = p->sh.channels;
+    PtmCountState m1 = p->cs, m2 = st[nst - 1]->end, m3;
+    const PtmWinStep *last = st[nst - 1];
 
+    ptm_count_state_window_start(&m2);
+    m3 = m2;
     for (unsigned c = 0; c < n; c++) {
-        out[c] = p->carry[c] + st->d[c];
-        p->carry[c] = st->carry[c];
+        out[c] = p->carry[c];
+        p->carry[c] = 0;
     }
-    p->cs.tag_min = MIN(p->cs.tag_min, st->min1.tag_min);
-    p->cs.stfifo_min = MIN(p->cs.stfifo_min, st->min1.stfifo_min);
+    for (unsigned i = 0; i < nst; i++) {
+        for (unsigned c = 0; c < n; c++) {
+            out[c] += st[i]->d[c];
+            p->carry[c] += st[i]->carry[c];
+        }
+        m1.tag_min = MIN(m1.tag_min, st[i]->min1.tag_min);
+        m1.stfifo_min = MIN(m1.stfifo_min, st[i]->min1.stfifo_min);
+        m2.tag_min = MIN(m2.tag_min, st[i]->min2.tag_min);
+        m2.stfifo_min = MIN(m2.stfifo_min, st[i]->min2.stfifo_min);
+        m3.tag_min = MIN(m3.tag_min, st[i]->end.tag_min);
+        m3.stfifo_min = MIN(m3.stfifo_min, st[i]->end.stfifo_min);
+        if (st[i]->has_l2) {
+            m2.tag_last = st[i]->min2.tag_last;
+            m2.stfifo_last = st[i]->min2.stfifo_last;
+            m2.link_last = st[i]->min2.link_last;
+        }
+    }
+    p->cs.tag_min = m1.tag_min;
+    p->cs.stfifo_min = m1.stfifo_min;
     tick_lowest(p);
-    p->cs.tag_min = st->min2.tag_min;
-    p->cs.stfifo_min = st->min2.stfifo_min;
+    p->cs.tag_min = m2.tag_min;
+    p->cs.stfifo_min = m2.stfifo_min;
     if (p->sh.info.domain == PTM_DOMAIN_PCIE) {
-        p->cs.tag_last = st->min2.tag_last;
-        p->cs.stfifo_last = st->min2.stfifo_last;
-        p->cs.link_last = st->min2.link_last;
+        p->cs.tag_last = m2.tag_last;
+        p->cs.stfifo_last = m2.stfifo_last;
+        p->cs.link_last = m2.link_last;
         status_word(core, p, E + 1, w1 - p->cw);
     }
-    p->cs.tag_min = MIN(p->cs.tag_min, st->end.tag_min);
-    p->cs.stfifo_min = MIN(p->cs.stfifo_min, st->end.stfifo_min);
-    p->cs.tag_last = st->end.tag_last;
-    p->cs.stfifo_last = st->end.stfifo_last;
-    p->cs.link_last = st->end.link_last;
-    p->cs.open = st->end.open;
+    p->cs.tag_min = MIN(p->cs.tag_min, m3.tag_min);
+    p->cs.stfifo_min = MIN(p->cs.stfifo_min, m3.stfifo_min);
+    p->cs.tag_last = last->end.tag_last;
+    p->cs.stfifo_last = last->end.stfifo_last;
+    p->cs.link_last = last->end.link_last;
+    p->cs.open = last->end.open;
     p->cpos = E + p->edges[p->nedges - 1];
     p->cw = w1;
 }
@@ -747,47 +842,109 @@ static uint64_t mix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
-/* The step of one window whose cycles the source names, kept or reused. */
-static const PtmWinStep *window_step(PtmCore *core, PtmProbe *p, uint64_t E)
+/*
+ * The step of the named span [a, a + len) from the frame-open state and
+ * last values of *in: kept, or computed into a slot no other piece of this
+ * window uses (busy: a bit for each slot taken so far).
+ */
+static const PtmWinStep *piece_step(PtmCore *core, PtmProbe *p, uint64_t E,
+                                    uint64_t id, uint64_t a, uint64_t len,
+                                    const PtmCountState *in, uint64_t *busy)
 {
-    uint64_t len = E + p->edges[p->nedges - 1] - p->cpos, id;
-    uint64_t key;
-    PtmWinStep *st;
     bool lasts = !p->sh.brakes;
+    int64_t rel = (int64_t)(a - E);
+    uint64_t key = mix64(mix64(mix64(id) ^ (uint64_t)rel) ^ len) ^
+                   mix64(in->open ^ (lasts ? (uint64_t)in->tag_last << 8 ^
+                                             (uint64_t)in->stfifo_last << 24 ^
+                                             (uint64_t)in->link_last << 40
+                                           : 0));
+    unsigned set = (unsigned)(key % (core->step_slots / 2)) * 2;
+    PtmWinStep *st = NULL;
+    PtmCountState save = p->cs;
 
-    p->sh.info.settings = core->settings[p->sh.info.endpoint];
-    id = core->ops->span_id(core->opaque, &p->sh.info, p->cpos, len);
-    if (!id) {
-        return NULL;
-    }
-    key = mix64(mix64(id ^ len) ^ p->cs.open ^
-                (lasts ? (uint64_t)p->cs.tag_last << 8 ^
-                         (uint64_t)p->cs.stfifo_last << 24 ^
-                         (uint64_t)p->cs.link_last << 40 : 0));
     if (!p->wstep) {
         unsigned n = p->sh.channels;
 
-        p->wstep = g_new0(PtmWinStep, PTM_STEP_SLOTS);
-        p->wstep_vals = g_new0(uint64_t, 2 * n * PTM_STEP_SLOTS);
-        for (unsigned i = 0; i < PTM_STEP_SLOTS; i++) {
+        p->wstep = g_new0(PtmWinStep, core->step_slots);
+        p->wstep_vals = g_new0(uint64_t, 2 * n * core->step_slots);
+        for (unsigned i = 0; i < core->step_slots; i++) {
             p->wstep[i].d = &p->wstep_vals[2 * n * i];
             p->wstep[i].carry = &p->wstep_vals[2 * n * i + n];
         }
     }
-    st = &p->wstep[key % PTM_STEP_SLOTS];
-    if (!st->valid || st->key != key || st->id != id ||
-        st->open_in != p->cs.open ||
-        (lasts && (st->last_in.tag_last != p->cs.tag_last ||
-                   st->last_in.stfifo_last != p->cs.stfifo_last ||
-                   st->last_in.link_last != p->cs.link_last))) {
-        compute_step(core, p, E, st);
-        st->valid = true;
-        st->key = key;
-        st->id = id;
-        st->open_in = p->cs.open;
-        st->last_in = p->cs;
+    for (unsigned k = set; k < set + 2; k++) {
+        PtmWinStep *w = &p->wstep[k];
+
+        if (w->valid && w->key == key && w->id == id && w->rel == rel &&
+            w->len == len && w->open_in == in->open &&
+            (!lasts || (w->last_in.tag_last == in->tag_last &&
+                        w->last_in.stfifo_last == in->stfifo_last &&
+                        w->last_in.link_last == in->link_last))) {
+            w->used = ++p->wstep_clock;
+            busy[k / 64] |= 1ull << (k % 64);
+            return w;
+        }
     }
+    for (unsigned k = set; k < set + 2; k++) {
+        if (!(busy[k / 64] >> (k % 64) & 1) &&
+            (!st || p->wstep[k].used < st->used)) {
+            st = &p->wstep[k];
+        }
+    }
+    if (!st) {
+        return NULL;
+    }
+    busy[(st - p->wstep) / 64] |= 1ull << ((st - p->wstep) % 64);
+    p->cs.open = in->open;
+    p->cs.tag_last = in->tag_last;
+    p->cs.stfifo_last = in->stfifo_last;
+    p->cs.link_last = in->link_last;
+    compute_piece(core, p, E, a, a + len, st);
+    p->cs = save;
+    st->valid = true;
+    st->key = key;
+    st->id = id;
+    st->rel = rel;
+    st->len = len;
+    st->open_in = in->open;
+    st->last_in = *in;
+    st->used = ++p->wstep_clock;
     return st;
+}
+
+/* Pieces of a window at most, from the source's names. */
+#define PTM_PIECES 8
+
+/* The steps of a window's named pieces; 0 if the source names too few. */
+static unsigned named_steps(PtmCore *core, PtmProbe *p, uint64_t E,
+                            const PtmWinStep **st)
+{
+    uint64_t a = p->cpos, end = E + p->edges[p->nedges - 1];
+    uint64_t busy[PTM_STEP_SLOTS_MAX / 64] = { 0 };
+    PtmCountState in = p->cs;
+    unsigned nst = 0;
+
+    p->sh.info.settings = core->settings[p->sh.info.endpoint];
+    while (a < end) {
+        uint64_t len = 0;
+        uint64_t id = core->ops->span_id(core->opaque, &p->sh.info, a,
+                                         end - a, &len);
+
+        if (!id || len == 0 || len > end - a || nst == PTM_PIECES) {
+            return 0;
+        }
+        st[nst] = piece_step(core, p, E, id, a, len, &in, busy);
+        if (!st[nst]) {
+            return 0;
+        }
+        in.open = st[nst]->end.open;
+        in.tag_last = st[nst]->end.tag_last;
+        in.stfifo_last = st[nst]->end.stfifo_last;
+        in.link_last = st[nst]->end.link_last;
+        nst++;
+        a += len;
+    }
+    return nst;
 }
 
 /*
@@ -800,23 +957,26 @@ void ptm_probe_count_windows(PtmCore *core, PtmProbe *p, uint64_t w1,
                              uint64_t *out)
 {
     uint64_t E = ptm_window_start(core, p, w1);
-    const PtmWinStep *st = NULL;
+    const PtmWinStep *st[PTM_PIECES];
+    unsigned nst = 0;
 
     if (!p->primed) {
         probe_prime(core, p);
     }
     if (w1 == p->cw + 1 && p->cw > p->wbase && !core->reference &&
         !core->memo_off && core->ops && core->ops->span_id) {
-        st = window_step(core, p, E);
+        nst = named_steps(core, p, E, st);
     }
-    if (!st) {
+    if (!nst) {
         /* (a loaded state is swapped in by value: point it here) */
         core->step.d = core->step_vals;
         core->step.carry = core->step_vals + 256;
-        compute_step(core, p, E, &core->step);
-        st = &core->step;
+        compute_piece(core, p, E, p->cpos, E + p->edges[p->nedges - 1],
+                      &core->step);
+        st[0] = &core->step;
+        nst = 1;
     }
-    apply_step(core, p, E, w1, st, out);
+    apply_steps(core, p, E, w1, st, nst, out);
 }
 
 /*

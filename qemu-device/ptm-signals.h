@@ -209,13 +209,14 @@ typedef struct PtmSourceOps {
                        uint64_t cycle, uint64_t *from, uint64_t *until,
                        uint64_t *id);
     /*
-     * Optional (NULL: none). A name of the probe's cycles [start, start +
-     * len), nonzero, that the source gives every span of the probe with
-     * the same description (the same len and segments); 0 where it has
-     * none. The core reuses what it counted of a window so named.
+     * Optional (NULL: none). A name, nonzero, of the probe's cycles
+     * [start, start + *len), 1 <= *len <= max (as far as the name
+     * reaches), that the source gives every span of the probe with the
+     * same description; 0 where it has none. The core reuses what it
+     * counted of a span so named.
      */
     uint64_t (*span_id)(void *opaque, const PtmProbeInfo *probe,
-                        uint64_t start, uint64_t len);
+                        uint64_t start, uint64_t max, uint64_t *len);
 } PtmSourceOps;
 
 #endif

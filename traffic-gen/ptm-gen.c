@@ -430,12 +430,32 @@ static uint64_t gen_period(void *opaque, const PtmProbeInfo *probe,
     return g->model->period(g, g->params[i], probe);
 }
 
+/* The model's name of a span, cut where the next parameter version starts. */
+static uint64_t gen_span_id(void *opaque, const PtmProbeInfo *probe,
+                            uint64_t start, uint64_t max, uint64_t *len)
+{
+    const PtmGen *g = opaque;
+    uint64_t next, id;
+    unsigned i;
+
+    if (!g->model->span_id || max == 0) {
+        return 0;
+    }
+    i = version_at(g, probe, start, &next);
+    if (next > start && next - start < max) {
+        max = next - start;
+    }
+    id = g->model->span_id(g, g->params[i], probe, start, max, len);
+    return id ? ptm_hash(id, g->serial[i], 0, 0) | 1 : 0;
+}
+
 const PtmSourceOps ptm_gen_source_ops = {
     .fill = gen_fill,
     .count = gen_count,
     .settings = gen_settings,
     .reset = gen_reset,
     .period = gen_period,
+    .span_id = gen_span_id,
     .cost = gen_cost,
 };
 

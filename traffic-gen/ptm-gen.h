@@ -84,6 +84,13 @@ typedef struct PtmGenModel {
      */
     uint64_t (*period)(const PtmGen *gen, const void *params,
                        const PtmProbeInfo *probe);
+    /*
+     * optional (NULL: none), as PtmSourceOps.span_id, for a span under
+     * these parameters alone
+     */
+    uint64_t (*span_id)(const PtmGen *gen, const void *params,
+                        const PtmProbeInfo *probe, uint64_t start,
+                        uint64_t max, uint64_t *len);
     /* optional: frees PtmGen.cache */
     void (*cache_free)(void *cache);
 } PtmGenModel;

@@ -1055,6 +1055,26 @@ static void ptc_defaults(void *params)
     ptm_ptc_params_default(params);
 }
 
+/*
+ * Within a block a span is what fill makes of it: the schedule's segments
+ * from the span's phase. Schedules are named by their build number, never
+ * reused for another.
+ */
+static uint64_t ptc_span_id(const PtmGen *gen, const void *params,
+                            const PtmProbeInfo *probe, uint64_t start,
+                            uint64_t max, uint64_t *len)
+{
+    bool pcie = probe->domain == PTM_DOMAIN_PCIE;
+    uint64_t pd = (uint64_t)PTC_PERIOD * gen->geo.dma_hz / gen->geo.pcie_hz;
+    uint64_t period = pcie ? PTC_PERIOD : pd;
+    uint64_t blen = gen->geo.drain_period * period / PTC_PERIOD;
+    uint64_t block = start / blen, in_block = start % blen;
+    const Plan *pl = plan_for(gen, params, probe, block);
+
+    *len = MIN(max, blen - in_block);
+    return ptm_hash(pl->build, in_block, *len, pcie) | 1;
+}
+
 const PtmGenModel ptm_model_ptc = {
     .name = "ptc",
     .summary = "closed-loop model of the PTC: requests, tags, completions",
@@ -1065,5 +1085,6 @@ const PtmGenModel ptm_model_ptc = {
     .check = ptc_check,
     .fill = ptc_fill,
     .count = ptc_count,
+    .span_id = ptc_span_id,
     .cache_free = ptc_cache_free,
 };

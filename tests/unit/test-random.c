@@ -243,7 +243,7 @@ static void test_invariants_and_seeds(void)
 {
     for (unsigned gi = 0; gi < ptm_test_ngeos; gi++) {
         PtmConfig cfg;
-        uint64_t a[4096], b[4096], c[4096];
+        uint64_t a[4096] = { 0 }, b[4096] = { 0 }, c[4096] = { 0 };
 
         ptm_test_make_cfg(&ptm_test_geos[gi], &cfg);
         run_card(&cfg, 7, 2000000, a);
