@@ -112,7 +112,7 @@ typedef struct PtmWinStep {
 } PtmWinStep;
 
 /* Kept steps per probe: two ways of sets by key, at most the maximum. */
-#define PTM_STEP_SLOTS 128
+#define PTM_STEP_SLOTS 512
 #define PTM_STEP_SLOTS_MAX 1024
 
 /* Window edges of a probe: offsets after the window's start cycle E. */
@@ -233,6 +233,9 @@ typedef struct PtmProbe {
     PtmWinStep *wstep;      /* PTM_STEP_SLOTS steps of named spans */
     uint64_t *wstep_vals;
     uint64_t wstep_clock;
+    uint32_t *agg_d, *agg_c;        /* see ptm_probe_count_kept */
+    bool *agg_used;                 /* slots with counts */
+    unsigned *agg_list, agg_n;      /* and where they are listed */
     uint64_t *jump_out;     /* the last windows of a jump, counted */
     uint64_t jump_cap;      /* windows jump_out holds */
 } PtmProbe;
@@ -335,6 +338,7 @@ void ptm_probe_count_span(PtmCore *core, PtmProbe *p, uint64_t start,
                           uint64_t end);
 void ptm_probe_count_windows(PtmCore *core, PtmProbe *p, uint64_t w1,
                              uint64_t *out);
+uint64_t ptm_probe_count_kept(PtmCore *core, PtmProbe *p, uint64_t wb);
 uint64_t ptm_probe_write_cycle(const PtmProbe *p, unsigned k);
 void ptm_probe_flag(PtmCore *core, PtmProbe *p, uint64_t k, bool v);
 void ptm_pcie_regs_at(PtmCore *core, uint64_t m);

@@ -387,6 +387,10 @@ static void lossy_windows(PtmCore *core, PtmProbe *p, uint64_t wa,
     unsigned n = p->sh.channels;
     uint64_t *live = &core->live[p->base], mask = core->cnt_mask;
 
+    if (!rows && wa < tail_w && wa + 1 < wb) {
+        /* the windows of named pieces in bulk, all but the last */
+        wa = ptm_probe_count_kept(core, p, MIN(tail_w, wb - 1));
+    }
     for (uint64_t w = wa; w < wb; w++) {
         uint64_t r = (w - p->keep_w0) % p->keep_nw;
         uint64_t *out = w >= tail_w ? &p->jump_out[(w - tail_w) * n]

@@ -131,6 +131,10 @@ void ptm_probe_order_init(PtmProbe *p)
 
 void ptm_probe_order_free(PtmProbe *p)
 {
+    g_free(p->agg_d);
+    g_free(p->agg_c);
+    g_free(p->agg_used);
+    g_free(p->agg_list);
     g_free(p->wstep);
     g_free(p->wstep_vals);
     g_free(p->wr_chan);
@@ -290,8 +294,15 @@ void ptm_core_set_step_slots(PtmCore *core, unsigned slots)
 
         g_free(p->wstep);
         g_free(p->wstep_vals);
+        g_free(p->agg_d);
+        g_free(p->agg_c);
         p->wstep = NULL;
         p->wstep_vals = NULL;
+        g_free(p->agg_used);
+        g_free(p->agg_list);
+        p->agg_d = p->agg_c = NULL;
+        p->agg_used = NULL;
+        p->agg_list = NULL;
     }
     core->step_slots = slots;
 }
@@ -791,15 +802,25 @@ static void apply_steps(PtmCore *core, PtmProbe *p, uint64_t E, uint64_t w1,
 
     ptm_count_state_window_start(&m2);
     m3 = m2;
-    for (unsigned c = 0; c < n; c++) {
-        out[c] = p->carry[c];
-        p->carry[c] = 0;
+    {
+        /* (no aliasing: the loops vectorize) */
+        uint64_t *restrict o = out, *restrict cy = p->carry;
+        const uint64_t *restrict d = st[0]->d, *restrict k = st[0]->carry;
+
+        for (unsigned c = 0; c < n; c++) {
+            o[c] = cy[c] + d[c];
+            cy[c] = k[c];
+        }
+        for (unsigned i = 1; i < nst; i++) {
+            d = st[i]->d;
+            k = st[i]->carry;
+            for (unsigned c = 0; c < n; c++) {
+                o[c] += d[c];
+                cy[c] += k[c];
+            }
+        }
     }
     for (unsigned i = 0; i < nst; i++) {
-        for (unsigned c = 0; c < n; c++) {
-            out[c] += st[i]->d[c];
-            p->carry[c] += st[i]->carry[c];
-        }
         m1.tag_min = MIN(m1.tag_min, st[i]->min1.tag_min);
         m1.stfifo_min = MIN(m1.stfifo_min, st[i]->min1.stfifo_min);
         m2.tag_min = MIN(m2.tag_min, st[i]->min2.tag_min);
@@ -842,6 +863,57 @@ static uint64_t mix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
+/* Residues of windows an aggregated count tells apart, at most. */
+#define PTM_AGG_RES 16
+
+/*
+ * Add what the windows counted with kept step k contributed to the kept
+ * deltas (agg_d: windows of residue r it belongs to, agg_c: windows of
+ * residue r its carry went to), and forget the counts.
+ */
+static void agg_flush(PtmCore *core, PtmProbe *p, unsigned k)
+{
+    uint64_t *live = &core->live[p->base], mask = core->cnt_mask;
+    const PtmWinStep *st = &p->wstep[k];
+
+    if (!p->agg_used[k]) {
+        return;
+    }
+    p->agg_used[k] = false;     /* (stays listed: flushing again is a no-op) */
+    for (unsigned r = 0; r < p->keep_nw; r++) {
+        uint64_t a = p->agg_d[k * PTM_AGG_RES + r];
+        uint64_t b = p->agg_c[k * PTM_AGG_RES + r];
+
+        if (!(a | b)) {
+            continue;
+        }
+        for (unsigned i = p->kept_at[r]; i < p->kept_at[r + 1]; i++) {
+            unsigned c = p->kept[i];
+
+            live[c] = (live[c] + a * st->d[c] + b * st->carry[c]) & mask;
+        }
+        p->agg_d[k * PTM_AGG_RES + r] = 0;
+        p->agg_c[k * PTM_AGG_RES + r] = 0;
+    }
+}
+
+/* Slot k gets counts: list it for the flush at the end. */
+static void agg_mark(PtmCore *core, PtmProbe *p, unsigned k)
+{
+    if (p->agg_used[k]) {
+        return;
+    }
+    if (p->agg_n == 2 * core->step_slots) {
+        /* (a slot flushed on its reuse may be listed twice) */
+        for (unsigned j = 0; j < p->agg_n; j++) {
+            agg_flush(core, p, p->agg_list[j]);
+        }
+        p->agg_n = 0;
+    }
+    p->agg_used[k] = true;
+    p->agg_list[p->agg_n++] = k;
+}
+
 /*
  * The step of the named span [a, a + len) from the frame-open state and
  * last values of *in: kept, or computed into a slot no other piece of this
@@ -853,11 +925,11 @@ static const PtmWinStep *piece_step(PtmCore *core, PtmProbe *p, uint64_t E,
 {
     bool lasts = !p->sh.brakes;
     int64_t rel = (int64_t)(a - E);
-    uint64_t key = mix64(mix64(mix64(id) ^ (uint64_t)rel) ^ len) ^
-                   mix64(in->open ^ (lasts ? (uint64_t)in->tag_last << 8 ^
-                                             (uint64_t)in->stfifo_last << 24 ^
-                                             (uint64_t)in->link_last << 40
-                                           : 0));
+    uint64_t key = mix64(id ^ (uint64_t)rel * 0x9e3779b97f4a7c15ull ^
+                         len << 32 ^ (uint64_t)in->open << 48 ^
+                         (lasts ? mix64((uint64_t)in->tag_last |
+                                        (uint64_t)in->stfifo_last << 16 |
+                                        (uint64_t)in->link_last << 32) : 0));
     unsigned set = (unsigned)(key % (core->step_slots / 2)) * 2;
     PtmWinStep *st = NULL;
     PtmCountState save = p->cs;
@@ -894,6 +966,9 @@ static const PtmWinStep *piece_step(PtmCore *core, PtmProbe *p, uint64_t E,
     if (!st) {
         return NULL;
     }
+    if (p->agg_d) {
+        agg_flush(core, p, st - p->wstep);
+    }
     busy[(st - p->wstep) / 64] |= 1ull << ((st - p->wstep) % 64);
     p->cs.open = in->open;
     p->cs.tag_last = in->tag_last;
@@ -917,10 +992,9 @@ static const PtmWinStep *piece_step(PtmCore *core, PtmProbe *p, uint64_t E,
 
 /* The steps of a window's named pieces; 0 if the source names too few. */
 static unsigned named_steps(PtmCore *core, PtmProbe *p, uint64_t E,
-                            const PtmWinStep **st)
+                            const PtmWinStep **st, uint64_t *busy)
 {
     uint64_t a = p->cpos, end = E + p->edges[p->nedges - 1];
-    uint64_t busy[PTM_STEP_SLOTS_MAX / 64] = { 0 };
     PtmCountState in = p->cs;
     unsigned nst = 0;
 
@@ -948,6 +1022,134 @@ static unsigned named_steps(PtmCore *core, PtmProbe *p, uint64_t E,
 }
 
 /*
+ * Count windows [cw, wb) of a timing that repeats with its losses, adding
+ * only the deltas kept (p->keep: by window residue) to the counters:
+ * windows of named pieces by how often each kept step served which
+ * residue, never channel by channel. The count state ends as after
+ * counting them at once (one status word for all, with their lowest
+ * values), the carry as counted. Returns the windows done (fewer where
+ * the source stops naming them): the caller counts the rest.
+ */
+uint64_t ptm_probe_count_kept(PtmCore *core, PtmProbe *p, uint64_t wb)
+{
+    uint64_t *live = &core->live[p->base], mask = core->cnt_mask;
+    unsigned nw = p->keep_nw, prev_n = 0, prev[PTM_PIECES];
+    uint64_t w = p->cw, E_last = 0;
+    uint16_t mf_tag = p->cs.tag_min, mf_stf = p->cs.stfifo_min;
+    size_t na = (size_t)core->step_slots * PTM_AGG_RES;
+
+    if (!p->primed || p->cw <= p->wbase || core->reference ||
+        core->memo_off || !core->ops || !core->ops->span_id ||
+        nw > PTM_AGG_RES || p->keep_w0 > w) {
+        return w;
+    }
+    if (!p->agg_d) {
+        p->agg_d = g_new0(uint32_t, na);
+        p->agg_c = g_new0(uint32_t, na);
+        p->agg_used = g_new0(bool, core->step_slots);
+        p->agg_list = g_new0(unsigned, 2 * core->step_slots);
+    }
+    for (; w < wb; w++) {
+        uint64_t E = ptm_window_start(core, p, w + 1);
+        uint64_t busy[PTM_STEP_SLOTS_MAX / 64] = { 0 };
+        const PtmWinStep *st[PTM_PIECES];
+        unsigned nst, r = (w - p->keep_w0) % nw;
+
+        for (unsigned i = 0; i < prev_n; i++) {
+            busy[prev[i] / 64] |= 1ull << (prev[i] % 64);
+        }
+        nst = named_steps(core, p, E, st, busy);
+        if (!nst) {
+            break;
+        }
+        if (prev_n) {
+            /* the window before is not the last: its carry comes here */
+            for (unsigned i = 0; i < prev_n; i++) {
+                const PtmWinStep *q = &p->wstep[prev[i]];
+
+                agg_mark(core, p, prev[i]);
+                p->agg_c[prev[i] * PTM_AGG_RES + r]++;
+                mf_tag = MIN(mf_tag, MIN(q->min2.tag_min, q->end.tag_min));
+                mf_stf = MIN(mf_stf, MIN(q->min2.stfifo_min,
+                                         q->end.stfifo_min));
+            }
+        } else {
+            /* what the window's carry already holds */
+            for (unsigned i = p->kept_at[r]; i < p->kept_at[r + 1]; i++) {
+                unsigned c = p->kept[i];
+
+                live[c] = (live[c] + p->carry[c]) & mask;
+            }
+        }
+        for (unsigned i = 0; i < nst; i++) {
+            unsigned k = st[i] - p->wstep;
+
+            agg_mark(core, p, k);
+            p->agg_d[k * PTM_AGG_RES + r]++;
+            mf_tag = MIN(mf_tag, st[i]->min1.tag_min);
+            mf_stf = MIN(mf_stf, st[i]->min1.stfifo_min);
+            prev[i] = k;
+        }
+        prev_n = nst;
+        p->cpos = E + p->edges[p->nedges - 1];
+        p->cs.open = st[nst - 1]->end.open;
+        p->cs.tag_last = st[nst - 1]->end.tag_last;
+        p->cs.stfifo_last = st[nst - 1]->end.stfifo_last;
+        p->cs.link_last = st[nst - 1]->end.link_last;
+        E_last = E;
+    }
+    if (prev_n) {
+        /* the last window: its carry stays, its tick and status word */
+        PtmCountState m2 = p->cs, m3;
+
+        ptm_count_state_window_start(&m2);
+        m3 = m2;
+        memset(p->carry, 0, p->sh.channels * sizeof(p->carry[0]));
+        for (unsigned i = 0; i < prev_n; i++) {
+            const PtmWinStep *q = &p->wstep[prev[i]];
+
+            for (unsigned c = 0; c < p->sh.channels; c++) {
+                p->carry[c] += q->carry[c];
+            }
+            m2.tag_min = MIN(m2.tag_min, q->min2.tag_min);
+            m2.stfifo_min = MIN(m2.stfifo_min, q->min2.stfifo_min);
+            m3.tag_min = MIN(m3.tag_min, q->end.tag_min);
+            m3.stfifo_min = MIN(m3.stfifo_min, q->end.stfifo_min);
+            if (q->has_l2) {
+                m2.tag_last = q->min2.tag_last;
+                m2.stfifo_last = q->min2.stfifo_last;
+                m2.link_last = q->min2.link_last;
+            }
+        }
+        p->cs.tag_min = mf_tag;
+        p->cs.stfifo_min = mf_stf;
+        tick_lowest(p);
+        p->cs.tag_min = m2.tag_min;
+        p->cs.stfifo_min = m2.stfifo_min;
+        if (p->sh.info.domain == PTM_DOMAIN_PCIE) {
+            uint16_t tl = p->cs.tag_last, sl = p->cs.stfifo_last;
+            uint8_t ll = p->cs.link_last;
+
+            p->cs.tag_last = m2.tag_last;
+            p->cs.stfifo_last = m2.stfifo_last;
+            p->cs.link_last = m2.link_last;
+            status_word(core, p, E_last + 1, w - p->cw);
+            p->cs.tag_last = tl;
+            p->cs.stfifo_last = sl;
+            p->cs.link_last = ll;
+        }
+        p->cs.tag_min = MIN(p->cs.tag_min, m3.tag_min);
+        p->cs.stfifo_min = MIN(p->cs.stfifo_min, m3.stfifo_min);
+        p->cw = w;
+    }
+    for (unsigned i = 0; i < p->agg_n; i++) {
+        agg_flush(core, p, p->agg_list[i]);
+    }
+    p->agg_n = 0;
+    return w;
+}
+
+/*
  * Count the windows [counted, w1) of the current epoch (w1 > counted):
  * out[c] gets the sum of their deltas of channel c. Counting runs on to
  * E(w1) + the last edge; what lies beyond a channel's edge stays in carry
@@ -965,7 +1167,9 @@ void ptm_probe_count_windows(PtmCore *core, PtmProbe *p, uint64_t w1,
     }
     if (w1 == p->cw + 1 && p->cw > p->wbase && !core->reference &&
         !core->memo_off && core->ops && core->ops->span_id) {
-        nst = named_steps(core, p, E, st);
+        uint64_t busy[PTM_STEP_SLOTS_MAX / 64] = { 0 };
+
+        nst = named_steps(core, p, E, st, busy);
     }
     if (!nst) {
         /* (a loaded state is swapped in by value: point it here) */

@@ -446,7 +446,7 @@ static uint64_t gen_span_id(void *opaque, const PtmProbeInfo *probe,
         max = next - start;
     }
     id = g->model->span_id(g, g->params[i], probe, start, max, len);
-    return id ? ptm_hash(id, g->serial[i], 0, 0) | 1 : 0;
+    return id ? ptm_mix64(id ^ g->serial[i] * 0x9e3779b97f4a7c15ull) | 1 : 0;
 }
 
 const PtmSourceOps ptm_gen_source_ops = {

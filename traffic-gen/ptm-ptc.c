@@ -1072,7 +1072,8 @@ static uint64_t ptc_span_id(const PtmGen *gen, const void *params,
     const Plan *pl = plan_for(gen, params, probe, block);
 
     *len = MIN(max, blen - in_block);
-    return ptm_hash(pl->build, in_block, *len, pcie) | 1;
+    return ptm_mix64(ptm_mix64(pl->build) ^ in_block ^ *len << 24 ^
+                     (uint64_t)pcie << 48) | 1;
 }
 
 const PtmGenModel ptm_model_ptc = {
