@@ -1056,24 +1056,39 @@ static void ptc_defaults(void *params)
 }
 
 /*
- * Within a block a span is what fill makes of it: the schedule's segments
- * from the span's phase. Schedules are named by their build number, never
- * reused for another.
+ * Within a block a span is what fill makes of it: the segments of the
+ * block's schedule from the span's phase, and a schedule is built from
+ * its key alone (blocks of one key share it). Within one version of the
+ * parameters (the generator names that) the key is what decide() varies
+ * per block, and the settings.
  */
 static uint64_t ptc_span_id(const PtmGen *gen, const void *params,
                             const PtmProbeInfo *probe, uint64_t start,
                             uint64_t max, uint64_t *len)
 {
+    PtmGen *g = (PtmGen *)gen;      /* the cache is derived data only */
     bool pcie = probe->domain == PTM_DOMAIN_PCIE;
     uint64_t pd = (uint64_t)PTC_PERIOD * gen->geo.dma_hz / gen->geo.pcie_hz;
     uint64_t period = pcie ? PTC_PERIOD : pd;
     uint64_t blen = gen->geo.drain_period * period / PTC_PERIOD;
     uint64_t block = start / blen, in_block = start % blen;
-    const Plan *pl = plan_for(gen, params, probe, block);
+    const PtmSettings *st = &probe->settings;
+    Key key;
 
+    if (!g->cache) {
+        g->cache = g_new0(PtcCache, 1);
+    }
+    decide(gen, params, probe, block, &key);
     *len = MIN(max, blen - in_block);
-    return ptm_mix64(ptm_mix64(pl->build) ^ in_block ^ *len << 24 ^
-                     (uint64_t)pcie << 48) | 1;
+    return ptm_mix64(ptm_mix64((uint64_t)key.lat << 32 ^ key.ph ^
+                               (uint64_t)key.tag_limited << 63) ^
+                     ((uint64_t)key.nr << 40 ^ (uint64_t)key.nw << 20 ^
+                      (uint64_t)(st->mps & 7) << 10 ^
+                      (uint64_t)(st->mrrs & 7) << 13 ^
+                      (uint64_t)st->ext_tag << 16 ^
+                      (uint64_t)st->tag_10bit << 17 ^
+                      (uint64_t)st->rcb_128 << 18 ^ pcie)) ^
+           (ptm_mix64(in_block | *len << 32) | 1);
 }
 
 const PtmGenModel ptm_model_ptc = {

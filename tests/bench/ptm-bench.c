@@ -4,6 +4,8 @@
  * cards and traffic settings. Not a test: it prints figures.
  *
  * usage: ptm-bench [virtual-seconds]   (default 1.0)
+ * PTM_BENCH_ONLY=<text>: only the cases whose name contains it;
+ * PTM_BENCH_STEP_MS=<ms>: the step between accesses (default 1 ms)
  */
 #include <glib.h>
 #include <stdio.h>
@@ -58,6 +60,11 @@ static void run_gen(const char *name, const PtmConfig *cfg,
     PtmGen *g;
     char *err = NULL;
     uint64_t end = (uint64_t)(vsec * 1e9), step = 1000000;
+    const char *ms = getenv("PTM_BENCH_STEP_MS");
+
+    if (ms && atof(ms) > 0) {
+        step = (uint64_t)(atof(ms) * 1e6);
+    }
     double t0;
 
     if (skip(name)) {
