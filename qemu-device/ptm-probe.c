@@ -1033,7 +1033,7 @@ static unsigned named_steps(PtmCore *core, PtmProbe *p, uint64_t E,
 uint64_t ptm_probe_count_kept(PtmCore *core, PtmProbe *p, uint64_t wb)
 {
     uint64_t *live = &core->live[p->base], mask = core->cnt_mask;
-    unsigned nw = p->keep_nw, prev_n = 0, prev[PTM_PIECES];
+    unsigned nw = p->keep_nw, prev_n = 0, prev[PTM_PIECES], r;
     uint64_t w = p->cw, E_last = 0;
     uint16_t mf_tag = p->cs.tag_min, mf_stf = p->cs.stfifo_min;
     size_t na = (size_t)core->step_slots * PTM_AGG_RES;
@@ -1049,11 +1049,12 @@ uint64_t ptm_probe_count_kept(PtmCore *core, PtmProbe *p, uint64_t wb)
         p->agg_used = g_new0(bool, core->step_slots);
         p->agg_list = g_new0(unsigned, 2 * core->step_slots);
     }
-    for (; w < wb; w++) {
+    r = (w - p->keep_w0) % nw;
+    for (; w < wb; w++, r = r + 1 == nw ? 0 : r + 1) {
         uint64_t E = ptm_window_start(core, p, w + 1);
         uint64_t busy[PTM_STEP_SLOTS_MAX / 64] = { 0 };
         const PtmWinStep *st[PTM_PIECES];
-        unsigned nst, r = (w - p->keep_w0) % nw;
+        unsigned nst;
 
         for (unsigned i = 0; i < prev_n; i++) {
             busy[prev[i] / 64] |= 1ull << (prev[i] % 64);

@@ -292,6 +292,16 @@ const void *ptm_gen_params_at(const PtmGen *g, uint64_t c)
     return g->params[i];
 }
 
+uint64_t ptm_gen_params_serial(const PtmGen *g, const void *params)
+{
+    for (unsigned i = g->nver; i-- > 0;) {
+        if (g->params[i] == params) {
+            return g->serial[i];
+        }
+    }
+    return 0;
+}
+
 const void *ptm_gen_params(const PtmGen *g)
 {
     return g->params[g->nver - 1];

@@ -136,6 +136,11 @@ char *ptm_gen_set_params(PtmGen *g, const void *params, uint64_t from,
                          uint64_t now_ns);
 /* The parameters in force at PCIe cycle c. */
 const void *ptm_gen_params_at(const PtmGen *g, uint64_t c);
+/*
+ * The serial of the version whose parameters are at `params` (a pointer
+ * the generator gave its model), 0 if none: a cheap name of them.
+ */
+uint64_t ptm_gen_params_serial(const PtmGen *g, const void *params);
 /* The newest parameters. */
 const void *ptm_gen_params(const PtmGen *g);
 

@@ -237,6 +237,7 @@ typedef struct Recent {
 /* What decide() works out for one jitter level, before a block's counts. */
 typedef struct Decision {
     bool valid;
+    uint64_t serial;        /* of the parameters' version, 0: unknown */
     PtmPtcParams params;
     PtmSettings settings;
     Key key;                /* nr, nw still to set */
@@ -262,8 +263,16 @@ typedef struct Piece {
     PassCounts c;
 } Piece;
 
+/* The key of an endpoint's block last named (ptc_span_id). */
+typedef struct LastKey {
+    uint64_t block, serial;         /* 0: none */
+    PtmSettings settings;
+    Key key;
+} LastKey;
+
 typedef struct PtcCache {
     Decision decision[8];
+    LastKey last_key[PTM_MAX_ENDPOINTS];
     uint64_t level_group[PTM_MAX_ENDPOINTS];    /* jitter group + 1 */
     uint32_t level_seed[PTM_MAX_ENDPOINTS];     /* the seed it came from */
     uint32_t level[PTM_MAX_ENDPOINTS];
@@ -409,6 +418,7 @@ static void decide(const PtmGen *gen, const PtmPtcParams *p,
      */
     unsigned e = probe->endpoint;
     uint32_t level;
+    uint64_t serial;
     Decision *dc;
 
     /* a live change of the seed may come within a group: key on both */
@@ -424,13 +434,17 @@ static void decide(const PtmGen *gen, const PtmPtcParams *p,
     level = c->level[e];
     dc = &c->decision[level];
 
-    if (!dc->valid || memcmp(&dc->params, p, sizeof(*p)) ||
+    serial = ptm_gen_params_serial(gen, p);
+    if (!dc->valid ||
+        (serial ? dc->serial != serial
+                : memcmp(&dc->params, p, sizeof(*p)) != 0) ||
         memcmp(&dc->settings, &probe->settings, sizeof(probe->settings))) {
         decide_level(gen, p, &probe->settings, level, dc);
         dc->params = *p;
         dc->settings = probe->settings;
         dc->valid = true;
     }
+    dc->serial = serial;
     *key = dc->key;
     /* whole requests per period; the fractions carry from block to block */
     key->nr = (uint32_t)(floor(dc->nrf * (block + 1)) -
@@ -1071,14 +1085,29 @@ static uint64_t ptc_span_id(const PtmGen *gen, const void *params,
     uint64_t pd = (uint64_t)PTC_PERIOD * gen->geo.dma_hz / gen->geo.pcie_hz;
     uint64_t period = pcie ? PTC_PERIOD : pd;
     uint64_t blen = gen->geo.drain_period * period / PTC_PERIOD;
-    uint64_t block = start / blen, in_block = start % blen;
+    /* (blocks are mostly a power of two long: no division then) */
+    uint64_t block = blen & (blen - 1) ? start / blen
+                                       : start >> __builtin_ctzll(blen);
+    uint64_t in_block = start - block * blen;
     const PtmSettings *st = &probe->settings;
     Key key;
+
+    uint64_t serial = ptm_gen_params_serial(gen, params);
+    LastKey *lk;
 
     if (!g->cache) {
         g->cache = g_new0(PtcCache, 1);
     }
-    decide(gen, params, probe, block, &key);
+    /* a window's last piece and the next one's first share a block */
+    lk = &((PtcCache *)g->cache)->last_key[probe->endpoint];
+    if (serial && lk->serial == serial && lk->block == block &&
+        !memcmp(&lk->settings, st, sizeof(*st))) {
+        key = lk->key;
+    } else {
+        decide(gen, params, probe, block, &key);
+        *lk = (LastKey) { .block = block, .serial = serial,
+                          .settings = *st, .key = key };
+    }
     *len = MIN(max, blen - in_block);
     return ptm_mix64(ptm_mix64((uint64_t)key.lat << 32 ^ key.ph ^
                                (uint64_t)key.tag_limited << 63) ^

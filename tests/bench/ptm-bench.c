@@ -225,5 +225,16 @@ int main(int argc, char **argv)
     cfg.dma_ports = 4;
     run_gen("16 endpoints x 4 DMA ports, ptc", &cfg, &ptm_model_ptc, &ptc,
             vsec / 10);
+    /* overloaded: the accumulator loses deltas all the time */
+    ptm_config_default(&cfg);
+    cfg.drain_period = 256;
+    run_gen("default card, ptc, DRAIN_PERIOD 256", &cfg, &ptm_model_ptc,
+            &ptc, vsec / 10);
+    cfg.pcie_endpoints = 2;
+    cfg.dma_ports = 2;
+    cfg.pcie_rq_mfb_regions = 4;
+    cfg.drain_period = 512;
+    run_gen("2 x 2, 4 RQ regions, ptc, DRAIN_PERIOD 512", &cfg,
+            &ptm_model_ptc, &ptc, vsec / 10);
     return 0;
 }
