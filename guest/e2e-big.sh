@@ -1,12 +1,13 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# Guest side of tests/e2e/guest-big-cards.py: the big cards, read with
-# pcie-telemetry at their default drain periods where the accumulator
-# keeps up. Each run between markers, as guest/e2e-tool.sh prints them.
-# The cards, each behind a PCIe root port:
+# Guest side of tests/e2e/guest-big-cards.py: the big and the overloaded
+# cards, read with pcie-telemetry. Each run between markers, as
+# guest/e2e-tool.sh prints them. The cards, each behind a PCIe root port:
 #   01:00.0  2 endpoints, 2 DMA ports, 4 RQ regions, pattern traffic
-#   02:00.0  16 endpoints, 4 DMA ports, ptc traffic, DRAIN_PERIOD 16384
+#   02:00.0  16 endpoints, 4 DMA ports, ptc traffic (loses deltas)
+#   03:00.0  default card, DRAIN_PERIOD 64, pattern traffic (loses deltas)
+#   04:00.0  default card, DRAIN_PERIOD 256, ptc traffic (loses deltas)
 T=pcie-telemetry
 step() {    # name, command...
     name=$1
@@ -18,4 +19,6 @@ step() {    # name, command...
 step list $T --list
 step two-by-two $T -d 01:00.0 -t 0.5 -j
 step sixteen-by-four $T -d 02:00.0 -t 0.5 -j
+step drain-64 $T -d 03:00.0 -t 0.5 -j
+step drain-256 $T -d 04:00.0 -t 0.5 -j
 exit 0
