@@ -54,8 +54,10 @@ OBJECT_DECLARE_SIMPLE_TYPE(NdkPcieTelemetryState, NDK_PCIE_TELEMETRY)
  * Over a source whose counts cost per window (PtmSourceOps.cost) the model
  * catches up in the background, so that no access waits for a long
  * backlog: a timer every TICK of virtual time advances it, for at most
- * SLICE of host time (under the big lock), in steps that cost about half
- * a slice at the last tick's cost (at least STEP of virtual time). The
+ * SLICE of host time or half the interval, whichever is longer (under the
+ * big lock: a model that costs up to half of real time keeps up), in
+ * steps that cost about half of that at the last tick's cost (at least
+ * STEP of virtual time). The
  * interval adapts so that a tick costs about TARGET of host time (between
  * TICK_MIN and TICK_MAX): the backlog an access may find costs about that
  * much. While catching up costs nothing (ptm_core_lazy) no timer runs.
@@ -343,10 +345,10 @@ static void ndk_telemetry_tick(void *opaque)
 {
     NdkPcieTelemetryState *s = opaque;
     uint64_t t = now_ns(), from = ptm_core_done_ns(s->core);
-    uint64_t at = ndk_telemetry_advance_until(s, t, get_clock() +
-                                              NDK_TELEMETRY_SLICE_NS,
+    int64_t slice = MAX(NDK_TELEMETRY_SLICE_NS, (int64_t)s->tick_ns / 2);
+    uint64_t at = ndk_telemetry_advance_until(s, t, get_clock() + slice,
                                               NDK_TELEMETRY_STEP_NS,
-                                              NDK_TELEMETRY_SLICE_NS / 2);
+                                              slice / 2);
 
     if (at < t && s->tick_ns >= NDK_TELEMETRY_TICK_MAX_NS) {
         /*
