@@ -759,6 +759,75 @@ static void test_lossy_jumps(void)
     }
 }
 
+/*
+ * Migration of an overloaded card in the middle of a lossy period, after
+ * jumps over such periods: the saved state goes on, in a fast and in a
+ * reference core, as the saver does.
+ */
+static void test_load_across_lossy(void)
+{
+    for (unsigned i = 0; i < 4; i++) {
+        const LossyCase *c = &lossy_cases[i];
+        GRand *r = g_rand_new_with_seed(1700 + i);
+        PtmEvalStats st;
+        PtmConfig cfg;
+        Twin tw, cross;
+        size_t len;
+        void *blob;
+
+        ptm_config_default(&cfg);
+        cfg.pcie_endpoints = c->endpoints;
+        cfg.dma_ports = c->ports;
+        cfg.pcie_rq_mfb_regions = c->rq_regions;
+        if (c->drain_period) {
+            cfg.drain_period = c->drain_period;
+        }
+        twin_init(&tw, &cfg, make_gen(&cfg, c->model, c->params));
+        for (unsigned k = 0; k < 12; k++) {
+            tw.t += g_rand_int_range(r, 300000, 3000000);
+            twin_read(&tw, PTM_REG_STATUS, 4);
+        }
+        ptm_core_eval_stats(tw.fast, &st);
+        g_assert_cmpuint(st.lossy_jumps, >, 0);
+        /* mid-period: a few microseconds on */
+        tw.t += g_rand_int_range(r, 1000, 30000);
+        twin_read(&tw, PTM_REG_STATUS, 4);
+        cross = tw;
+        cross.fast = ptm_core_new(&cfg);
+        cross.ref = ptm_core_new(&cfg);
+        ptm_core_set_reference(cross.ref, true);
+        ptm_core_set_source(cross.fast, &ptm_gen_source_ops, tw.gen);
+        ptm_core_set_source(cross.ref, &ptm_gen_source_ops, tw.gen);
+        blob = ptm_core_save(tw.fast, &len);
+        g_assert_null(ptm_core_load(cross.fast, blob, len));
+        g_assert_null(ptm_core_load(cross.ref, blob, len));
+        g_free(blob);
+        for (unsigned k = 0; k < 16; k++) {
+            unsigned e = g_rand_int_range(r, 0,
+                                          ptm_core_layout(tw.fast)->entries);
+
+            tw.t += g_rand_int_range(r, 2000, 3000000);
+            cross.t = tw.t;
+            if (k % 5 == 4) {
+                twin_write(&tw, PTM_REG_COMMAND, PTM_CMD_SNAPSHOT, 4);
+                twin_write(&cross, PTM_REG_COMMAND, PTM_CMD_SNAPSHOT, 4);
+            }
+            g_assert_cmphex(twin_read(&tw, PTM_CNT_BASE + 8 * e, 8), ==,
+                            twin_read(&cross, PTM_CNT_BASE + 8 * e, 8));
+            g_assert_cmphex(twin_read(&tw, PTM_REG_STATUS, 4), ==,
+                            twin_read(&cross, PTM_REG_STATUS, 4));
+        }
+        twin_read_all(&tw);
+        twin_read_all(&cross);
+        g_assert_cmpuint(ptm_core_lost_deltas(tw.fast), ==,
+                         ptm_core_lost_deltas(cross.fast));
+        ptm_core_free(cross.fast);
+        ptm_core_free(cross.ref);
+        twin_free(&tw);
+        g_rand_free(r);
+    }
+}
+
 /* Long unread stretches (the reference pays for every window of them). */
 static void test_long_unread(void)
 {
@@ -851,6 +920,7 @@ int main(int argc, char **argv)
     g_test_add_func("/eval/settings-change", test_settings_change);
     g_test_add_func("/eval/long-unread", test_long_unread);
     g_test_add_func("/eval/lossy-jumps", test_lossy_jumps);
+    g_test_add_func("/eval/load-across-lossy", test_load_across_lossy);
     g_test_add_func("/eval/load-across", test_load_across);
     g_test_add_func("/eval/replay", test_replay);
     g_test_add_func("/eval/scenario", test_scenario);
