@@ -287,7 +287,7 @@ static uint64_t ndk_telemetry_advance_until(NdkPcieTelemetryState *s,
             step = MAX((uint64_t)(step_cost / s->host_per_virt), min_step);
         }
         at = MIN(t, at + step);
-        ptm_core_advance(s->core, at);
+        ptm_core_advance_coarse(s->core, at);
         if (ptm_core_lazy(s->core)) {
             ptm_core_advance(s->core, t);
             at = t;
@@ -366,8 +366,13 @@ static void ndk_telemetry_tick(void *opaque)
         uint64_t want = (uint64_t)(NDK_TELEMETRY_TARGET_NS /
                                    s->host_per_virt);
 
-        want = MAX(MIN(want, NDK_TELEMETRY_TICK_MAX_NS),
-                   NDK_TELEMETRY_TICK_MIN_NS);
+        /*
+         * A card whose shortest tick misses the target pays less for
+         * longer ones (each advance settles every probe): the longest.
+         */
+        want = want < NDK_TELEMETRY_TICK_MIN_NS ? NDK_TELEMETRY_TICK_MAX_NS
+                                                : MIN(want,
+                                                      NDK_TELEMETRY_TICK_MAX_NS);
         s->tick_ns = (s->tick_ns + want) / 2;
     }
     ndk_telemetry_schedule(s);

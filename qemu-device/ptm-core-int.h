@@ -366,6 +366,8 @@ void ptm_eval_probe_reset(PtmCore *core, PtmProbe *p);
 /* the probe's own reset starts: settle what it drained before */
 void ptm_eval_probe_settle(PtmCore *core, PtmProbe *p);
 void ptm_eval_advance(PtmCore *core, uint64_t m);
+/* Towards m, but over a repeating timing only by whole periods. */
+void ptm_eval_advance_coarse(PtmCore *core, uint64_t m);
 void ptm_eval_refresh_all(PtmCore *core);
 void ptm_eval_settle_all(PtmCore *core);
 /* the source's traffic may have changed: forget what was derived from it */

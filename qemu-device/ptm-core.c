@@ -372,6 +372,11 @@ void ptm_core_advance(PtmCore *core, uint64_t now_ns)
     ptm_eval_advance(core, ptm_core_mi_cycle(core, now_ns));
 }
 
+void ptm_core_advance_coarse(PtmCore *core, uint64_t now_ns)
+{
+    ptm_eval_advance_coarse(core, ptm_core_mi_cycle(core, now_ns));
+}
+
 uint64_t ptm_core_done_ns(const PtmCore *core)
 {
     uint64_t hz = core->cfg.mi_clk_hz;

@@ -602,10 +602,10 @@ static void settle_lossy_jump(PtmCore *core, PtmProbe *p, uint64_t nw)
     /* the values of the deltas still in flight after the jump */
     for (unsigned j = 0; j < p->count; j++) {
         PtmDelta *d = &p->fifo[(p->head + j) & p->ring_mask];
-        uint64_t w = d->window + nw;
+        uint64_t dw = d->window + nw;
 
-        g_assert(w >= tail_w && w < w1);
-        d->value = (uint32_t)p->jump_out[(w - tail_w) * n + d->channel];
+        g_assert(dw >= tail_w && dw < w1);
+        d->value = (uint32_t)p->jump_out[(dw - tail_w) * n + d->channel];
     }
     if (w1 > tail_w) {
         for (unsigned c = 0; c < n; c++) {
@@ -819,6 +819,19 @@ void ptm_eval_source_changed(PtmCore *core)
 void ptm_core_eval_stats(const PtmCore *core, PtmEvalStats *st)
 {
     *st = core->stats;
+}
+
+void ptm_eval_advance_coarse(PtmCore *core, uint64_t m)
+{
+    if (!core->reference && core->period && core->steady &&
+        m > core->mi_done) {
+        uint64_t P = core->mult * core->period;
+        uint64_t k = (m - core->mi_done) / P;
+
+        /* whole periods only: the rest would be simulated delta by delta */
+        m = k >= shift_min(core) ? core->mi_done + k * P : core->mi_done;
+    }
+    ptm_eval_advance(core, m);
 }
 
 void ptm_eval_restart(PtmCore *core)
