@@ -62,9 +62,11 @@ OBJECT_DECLARE_SIMPLE_TYPE(NdkPcieTelemetryState, NDK_PCIE_TELEMETRY)
  * TICK_MIN and TICK_MAX): the backlog an access may find costs about that
  * much. While catching up costs nothing (ptm_core_lazy) no timer runs.
  * A model that costs more than real time cannot keep up however often it
- * runs: a slice that ends behind doubles the interval, and one that ends
- * behind at TICK_MAX stops the timer until the next access, which catches
- * up in steps of about WAIT_COST each (checking for shutdown between
+ * runs: a slice that ends behind doubles the interval, and BEHIND_TICKS in
+ * a row that end behind at TICK_MAX (more than the periods after a
+ * command or power-on, simulated delta by delta, take) stop the timer
+ * until the next access, which catches up in steps of about WAIT_COST
+ * each (checking for shutdown between
  * them), so the guest keeps its speed and only its reads of the card
  * wait.
  */
@@ -74,6 +76,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(NdkPcieTelemetryState, NDK_PCIE_TELEMETRY)
 #define NDK_TELEMETRY_SLICE_NS  (1 * SCALE_MS)
 #define NDK_TELEMETRY_STEP_NS   (10 * SCALE_US)
 #define NDK_TELEMETRY_WAIT_COST_NS (200 * SCALE_MS)
+#define NDK_TELEMETRY_BEHIND_TICKS 8
 
 /* PCIe fields that pci_regs.h of QEMU 10.0 does not name */
 #define EXP_DEVCAP2_10BIT_TAG_COMP 0x00010000
@@ -91,6 +94,7 @@ struct NdkPcieTelemetryState {
     Notifier shutdown;          /* sets shutting_down */
     bool shutting_down;
     bool behind;                /* background catch-up left to accesses */
+    unsigned behind_ticks;      /* ticks in a row behind at TICK_MAX */
     PtmCore *core;
     uint8_t *state;             /* migration buffer of the core */
     uint32_t state_len;
@@ -312,6 +316,7 @@ static uint64_t ndk_telemetry_advance_until(NdkPcieTelemetryState *s,
 static bool ndk_telemetry_catch_up(NdkPcieTelemetryState *s, uint64_t t)
 {
     s->behind = false;
+    s->behind_ticks = 0;
     if (ptm_core_lazy(s->core) ||
         ptm_core_done_ns(s->core) + NDK_TELEMETRY_TICK_MAX_NS >= t) {
         return true;
@@ -350,11 +355,13 @@ static void ndk_telemetry_tick(void *opaque)
                                               NDK_TELEMETRY_STEP_NS,
                                               slice / 2);
 
-    if (at < t && s->tick_ns >= NDK_TELEMETRY_TICK_MAX_NS) {
+    if (at < t && s->tick_ns >= NDK_TELEMETRY_TICK_MAX_NS &&
+        ++s->behind_ticks >= NDK_TELEMETRY_BEHIND_TICKS) {
         /*
-         * Behind at the longest interval: slices of short steps would
-         * cost more than the long steps of the next access's wait; leave
-         * the rest to it.
+         * Behind at the longest interval, tick after tick (not only the
+         * periods after a command, simulated delta by delta): slices of
+         * short steps would cost more than the long steps of the next
+         * access's wait; leave the rest to it.
          */
         s->behind = true;
         timer_del(s->timer);
@@ -362,6 +369,7 @@ static void ndk_telemetry_tick(void *opaque)
     } else if (at < t) {
         s->tick_ns = MIN(2 * s->tick_ns, NDK_TELEMETRY_TICK_MAX_NS);
     } else if (at > from) {
+        s->behind_ticks = 0;
         /* the interval that would have cost TARGET, halfway towards it */
         uint64_t want = (uint64_t)(NDK_TELEMETRY_TARGET_NS /
                                    s->host_per_virt);

@@ -254,10 +254,10 @@ void ptm_core_mi_reset(PtmCore *core, uint64_t now_ns, unsigned cycles);
 /* Bring every clock domain up to now_ns (optional: accesses do it too). */
 void ptm_core_advance(PtmCore *core, uint64_t now_ns);
 /*
- * The same for work in the background: over a timing that repeats it
- * stops at the last whole period before now_ns (or does nothing if fewer
- * than a jump's periods are left), so that no part of a period is
- * simulated delta by delta only to be reached again by the next access.
+ * The same for work in the background: over a timing that repeats, when
+ * enough whole periods are left to jump, it stops at the last whole period
+ * before now_ns, so that no part of a period is simulated delta by delta
+ * only to be simulated again up to the next access.
  */
 void ptm_core_advance_coarse(PtmCore *core, uint64_t now_ns);
 /* The virtual time up to which the model has evaluated the block. */

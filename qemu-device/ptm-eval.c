@@ -828,8 +828,13 @@ void ptm_eval_advance_coarse(PtmCore *core, uint64_t m)
         uint64_t P = core->mult * core->period;
         uint64_t k = (m - core->mi_done) / P;
 
-        /* whole periods only: the rest would be simulated delta by delta */
-        m = k >= shift_min(core) ? core->mi_done + k * P : core->mi_done;
+        /*
+         * whole periods only: the rest (less than one) would be simulated
+         * delta by delta, and the next access does that anyway
+         */
+        if (k >= shift_min(core)) {
+            m = core->mi_done + k * P;
+        }
     }
     ptm_eval_advance(core, m);
 }

@@ -1166,8 +1166,9 @@ void ptm_probe_count_windows(PtmCore *core, PtmProbe *p, uint64_t w1,
     if (!p->primed) {
         probe_prime(core, p);
     }
+    /* (kept steps pay where windows come one by one: lossy jumps) */
     if (w1 == p->cw + 1 && p->cw > p->wbase && !core->reference &&
-        !core->memo_off && core->ops && core->ops->span_id) {
+        !core->memo_off && core->lossy && core->ops && core->ops->span_id) {
         uint64_t busy[PTM_STEP_SLOTS_MAX / 64] = { 0 };
 
         nst = named_steps(core, p, E, st, busy);
