@@ -48,8 +48,11 @@ CARDS = [
 def check_lossy(name, step, endpoints, steps, rq_words=True):
     """A card that loses deltas: the reading returns, says so, and counts
     at most what a card that keeps up would (the interval's cycles of a
-    400 MHz clock), but not nothing. (Far overloaded, the accumulator may
-    lose the same channel in every window: then no RQ words.)"""
+    400 MHz clock, and the 32 ms a background tick of the card's model may
+    hold the big lock at either SNAPSHOT, which the guest's clock reads
+    around it do not see), but not nothing. (Far overloaded, the
+    accumulator may lose the same channel in every window: then no RQ
+    words.)"""
     rc, out = steps.get(step, (None, ''))
     try:
         top = json_docs(out)[0]
@@ -59,7 +62,7 @@ def check_lossy(name, step, endpoints, steps, rq_words=True):
               (name, endpoints),
               rc == 0 and len(eps) == endpoints and
               doc['status']['lost_deltas'], out[:2000])
-        most = top['seconds'] * 400e6 * 1.01
+        most = (top['seconds'] + 2 * 0.032) * 400e6 * 1.01
         check('%s: every endpoint counted some of the interval\'s cycles, '
               'not more (%.3f s)' % (name, top['seconds']),
               all(0 < ep['pcie_cycles'] <= most for ep in eps),
