@@ -219,13 +219,51 @@ static void mark_take(PtmCore *core)
     core->marked = true;
 }
 
-/* Is the state j periods after the mark the mark's, shifted? */
-static bool mark_repeats(const PtmCore *core, unsigned j)
+/* The FIFO's reads and the flag of a probe repeat L MI cycles later. */
+static bool probe_reads_repeat(const PtmProbe *p, uint64_t L)
+{
+    const PtmProbeMark *mk = &p->mark;
+    uint64_t flagv = 0;
+
+    if (p->nread != mk->nread || p->w_total - p->seen != mk->occ ||
+        p->nrq != mk->nrq || p->lost != mk->lost || p->flag != mk->flag ||
+        p->nflag != mk->nflag || p->nflag > 64) {
+        return false;
+    }
+    for (unsigned k = 0; k < p->nflag; k++) {
+        flagv |= (uint64_t)p->flagq[k].v << k;
+    }
+    if (flagv != mk->flagv) {
+        return false;
+    }
+    for (unsigned k = 0; k < 2; k++) {
+        if (p->last_p[k] != mk->last_p[k] + L ||
+            p->last_f[k] != mk->last_f[k] + L) {
+            return false;
+        }
+    }
+    for (unsigned k = 0; k < p->nrq; k++) {
+        if (p->rq[(p->rq_head + k) & p->ring_mask] != mk->rq[k] + L) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/*
+ * Is the state j periods after the mark the mark's, shifted? With `lossy`
+ * (a timing that loses deltas) also what decides whether a write finds its
+ * FIFO full (the reads from the FIFO memory, the writer's late view of
+ * them) and whether a loss still changes the flag; without it no delta
+ * may have been lost since the mark.
+ */
+static bool mark_repeats(const PtmCore *core, unsigned j, bool lossy)
 {
     uint64_t L = j * core->period, dp = core->cfg.drain_period;
 
-    if (core->mi_done != core->mark_at + L || core->n_lost != core->mark_lost ||
-        core->rr != core->mark_rr || core->busy_end > core->mark_at + 1 ||
+    if (core->mi_done != core->mark_at + L || core->rr != core->mark_rr ||
+        core->busy_end > core->mark_at + 1 ||
+        (lossy ? !core->lost : core->n_lost != core->mark_lost) ||
         MAX(core->acc_free, core->mi_done + 1) - core->mi_done !=
         core->mark_acc_free) {
         return false;
@@ -242,66 +280,8 @@ static bool mark_repeats(const PtmCore *core, unsigned j)
              p->pend_cycle0 != mk->pend_cycle0 + nw * dp)) {
             return false;
         }
-        for (unsigned k = 0; k < p->count; k++) {
-            const PtmDelta *d = &p->fifo[(p->head + k) & p->ring_mask];
-
-            if (d->vis != mk->fifo[k].vis + L ||
-                d->window != mk->fifo[k].window + nw ||
-                d->channel != mk->fifo[k].channel) {
-                return false;
-            }
-        }
-    }
-    return true;
-}
-
-/*
- * The same for a timing that loses deltas: what decides whether a write
- * finds its FIFO full (the reads from the FIFO memory, the writer's late
- * view of them) and whether a loss still changes the flag must repeat too.
- */
-static bool mark_repeats_lossy(const PtmCore *core, unsigned j)
-{
-    uint64_t L = j * core->period;
-
-    if (core->mi_done != core->mark_at + L || core->rr != core->mark_rr ||
-        core->busy_end > core->mark_at + 1 || !core->lost ||
-        MAX(core->acc_free, core->mi_done + 1) - core->mi_done !=
-        core->mark_acc_free) {
-        return false;
-    }
-    for (unsigned i = 0; i < core->nprobes; i++) {
-        const PtmProbe *p = &core->probe[i];
-        const PtmProbeMark *mk = &p->mark;
-        uint64_t nw = j * p->per_period, dp = core->cfg.drain_period;
-        uint64_t flagv = 0;
-
-        if (p->window != mk->window + nw || p->next_ev != mk->next_ev + L ||
-            p->pend_n != mk->pend_n || p->pend_next != mk->pend_next ||
-            p->count != mk->count || p->nread != mk->nread ||
-            p->w_total - p->seen != mk->occ || p->nrq != mk->nrq ||
-            (p->pend_next < p->pend_n &&
-             p->pend_cycle0 != mk->pend_cycle0 + nw * dp) ||
-            p->lost != mk->lost || p->flag != mk->flag ||
-            p->nflag != mk->nflag || p->nflag > 64) {
+        if (lossy && !probe_reads_repeat(p, L)) {
             return false;
-        }
-        for (unsigned k = 0; k < p->nflag; k++) {
-            flagv |= (uint64_t)p->flagq[k].v << k;
-        }
-        if (flagv != mk->flagv) {
-            return false;
-        }
-        for (unsigned k = 0; k < 2; k++) {
-            if (p->last_p[k] != mk->last_p[k] + L ||
-                p->last_f[k] != mk->last_f[k] + L) {
-                return false;
-            }
-        }
-        for (unsigned k = 0; k < p->nrq; k++) {
-            if (p->rq[(p->rq_head + k) & p->ring_mask] != mk->rq[k] + L) {
-                return false;
-            }
         }
         for (unsigned k = 0; k < p->count; k++) {
             const PtmDelta *d = &p->fifo[(p->head + k) & p->ring_mask];
@@ -309,8 +289,9 @@ static bool mark_repeats_lossy(const PtmCore *core, unsigned j)
 
             if (d->vis != e->vis + L || d->window != e->window + nw ||
                 d->channel != e->channel ||
-                (d->f == UINT64_MAX ? e->f != UINT64_MAX
-                                    : e->f == UINT64_MAX || d->f != e->f + L)) {
+                (lossy && (d->f == UINT64_MAX ? e->f != UINT64_MAX
+                                              : e->f == UINT64_MAX ||
+                                                d->f != e->f + L))) {
                 return false;
             }
         }
@@ -780,9 +761,8 @@ static void advance_to(PtmCore *core, uint64_t m)
                 settle_all(core);
                 bool lossy = core->n_lost != core->mark_lost;
 
-                if (lossy ? mark_repeats_lossy(core, j) &&
-                            keep_pattern(core, j)
-                          : mark_repeats(core, j)) {
+                if (mark_repeats(core, j, lossy) &&
+                    (!lossy || keep_pattern(core, j))) {
                     core->mult = j;
                     core->applied_per_period = core->n_applied -
                                                core->mark_applied;

@@ -684,6 +684,35 @@ static const LossyCase lossy_cases[] = {
     { "random", NULL, 4, 2, 1, 1024, 0, 0, 0, 40000000 },
 };
 
+static void lossy_cfg(const LossyCase *c, PtmConfig *cfg)
+{
+    ptm_config_default(cfg);
+    cfg->pcie_endpoints = c->endpoints;
+    cfg->dma_ports = c->ports;
+    cfg->pcie_rq_mfb_regions = c->rq_regions;
+    if (c->drain_period) {
+        cfg->drain_period = c->drain_period;
+    }
+    if (c->pcie_hz) {
+        cfg->pcie_clk_hz = c->pcie_hz;
+        cfg->dma_clk_hz = c->dma_hz;
+        cfg->mi_clk_hz = c->mi_hz;
+    }
+}
+
+/* A twin of fresh cores (fast and reference) over tw's source and time. */
+static Twin cross_twin(const Twin *tw, const PtmConfig *cfg)
+{
+    Twin cross = *tw;
+
+    cross.fast = ptm_core_new(cfg);
+    cross.ref = ptm_core_new(cfg);
+    ptm_core_set_reference(cross.ref, true);
+    ptm_core_set_source(cross.fast, &ptm_gen_source_ops, tw->gen);
+    ptm_core_set_source(cross.ref, &ptm_gen_source_ops, tw->gen);
+    return cross;
+}
+
 static char *twin_set_params(Twin *tw, const void *par);
 
 static void test_lossy_jumps(void)
@@ -695,18 +724,7 @@ static void test_lossy_jumps(void)
         PtmConfig cfg;
         Twin tw;
 
-        ptm_config_default(&cfg);
-        cfg.pcie_endpoints = c->endpoints;
-        cfg.dma_ports = c->ports;
-        cfg.pcie_rq_mfb_regions = c->rq_regions;
-        if (c->drain_period) {
-            cfg.drain_period = c->drain_period;
-        }
-        if (c->pcie_hz) {
-            cfg.pcie_clk_hz = c->pcie_hz;
-            cfg.dma_clk_hz = c->dma_hz;
-            cfg.mi_clk_hz = c->mi_hz;
-        }
+        lossy_cfg(c, &cfg);
         twin_init(&tw, &cfg, make_gen(&cfg, c->model, c->params));
         if (i % 2) {
             ptm_core_set_step_slots(tw.fast, 4);
@@ -775,13 +793,7 @@ static void test_load_across_lossy(void)
         size_t len;
         void *blob;
 
-        ptm_config_default(&cfg);
-        cfg.pcie_endpoints = c->endpoints;
-        cfg.dma_ports = c->ports;
-        cfg.pcie_rq_mfb_regions = c->rq_regions;
-        if (c->drain_period) {
-            cfg.drain_period = c->drain_period;
-        }
+        lossy_cfg(c, &cfg);
         twin_init(&tw, &cfg, make_gen(&cfg, c->model, c->params));
         for (unsigned k = 0; k < 12; k++) {
             tw.t += g_rand_int_range(r, 300000, 3000000);
@@ -792,12 +804,7 @@ static void test_load_across_lossy(void)
         /* mid-period: a few microseconds on */
         tw.t += g_rand_int_range(r, 1000, 30000);
         twin_read(&tw, PTM_REG_STATUS, 4);
-        cross = tw;
-        cross.fast = ptm_core_new(&cfg);
-        cross.ref = ptm_core_new(&cfg);
-        ptm_core_set_reference(cross.ref, true);
-        ptm_core_set_source(cross.fast, &ptm_gen_source_ops, tw.gen);
-        ptm_core_set_source(cross.ref, &ptm_gen_source_ops, tw.gen);
+        cross = cross_twin(&tw, &cfg);
         blob = ptm_core_save(tw.fast, &len);
         g_assert_null(ptm_core_load(cross.fast, blob, len));
         g_assert_null(ptm_core_load(cross.ref, blob, len));
@@ -867,12 +874,7 @@ static void test_load_across(void)
                                       k == 2 ? first_pattern : NULL));
         twin_run(&tw, r, 80, 1);
         /* the fast one's state into a reference core, and back */
-        cross = tw;
-        cross.fast = ptm_core_new(&cfg);
-        cross.ref = ptm_core_new(&cfg);
-        ptm_core_set_reference(cross.ref, true);
-        ptm_core_set_source(cross.fast, &ptm_gen_source_ops, tw.gen);
-        ptm_core_set_source(cross.ref, &ptm_gen_source_ops, tw.gen);
+        cross = cross_twin(&tw, &cfg);
         blob = ptm_core_save(tw.fast, &len);
         g_assert_null(ptm_core_load(cross.ref, blob, len));
         g_free(blob);
