@@ -1064,15 +1064,21 @@ uint64_t ptm_probe_count_kept(PtmCore *core, PtmProbe *p, uint64_t wb)
             break;
         }
         if (prev_n) {
-            /* the window before is not the last: its carry comes here */
+            /*
+             * the window before is not the last: its carry comes here,
+             * its lowest values go to the one status word
+             */
             for (unsigned i = 0; i < prev_n; i++) {
                 const PtmWinStep *q = &p->wstep[prev[i]];
 
                 agg_mark(core, p, prev[i]);
                 p->agg_c[prev[i] * PTM_AGG_RES + r]++;
-                mf_tag = MIN(mf_tag, MIN(q->min2.tag_min, q->end.tag_min));
-                mf_stf = MIN(mf_stf, MIN(q->min2.stfifo_min,
-                                         q->end.stfifo_min));
+                mf_tag = MIN(mf_tag, MIN(q->min1.tag_min,
+                                         MIN(q->min2.tag_min,
+                                             q->end.tag_min)));
+                mf_stf = MIN(mf_stf, MIN(q->min1.stfifo_min,
+                                         MIN(q->min2.stfifo_min,
+                                             q->end.stfifo_min)));
             }
         } else {
             /* what the window's carry already holds */
@@ -1087,8 +1093,6 @@ uint64_t ptm_probe_count_kept(PtmCore *core, PtmProbe *p, uint64_t wb)
 
             agg_mark(core, p, k);
             p->agg_d[k * PTM_AGG_RES + r]++;
-            mf_tag = MIN(mf_tag, st[i]->min1.tag_min);
-            mf_stf = MIN(mf_stf, st[i]->min1.stfifo_min);
             prev[i] = k;
         }
         prev_n = nst;
@@ -1100,48 +1104,18 @@ uint64_t ptm_probe_count_kept(PtmCore *core, PtmProbe *p, uint64_t wb)
         E_last = E;
     }
     if (prev_n) {
-        /* the last window: its carry stays, its tick and status word */
-        PtmCountState m2 = p->cs, m3;
+        /*
+         * the last window as one counted on its own (its deltas are in
+         * agg_d already): its carry, tick and the stretch's status word
+         */
+        const PtmWinStep *last[PTM_PIECES];
 
-        ptm_count_state_window_start(&m2);
-        m3 = m2;
-        memset(p->carry, 0, p->sh.channels * sizeof(p->carry[0]));
         for (unsigned i = 0; i < prev_n; i++) {
-            const PtmWinStep *q = &p->wstep[prev[i]];
-
-            for (unsigned c = 0; c < p->sh.channels; c++) {
-                p->carry[c] += q->carry[c];
-            }
-            m2.tag_min = MIN(m2.tag_min, q->min2.tag_min);
-            m2.stfifo_min = MIN(m2.stfifo_min, q->min2.stfifo_min);
-            m3.tag_min = MIN(m3.tag_min, q->end.tag_min);
-            m3.stfifo_min = MIN(m3.stfifo_min, q->end.stfifo_min);
-            if (q->has_l2) {
-                m2.tag_last = q->min2.tag_last;
-                m2.stfifo_last = q->min2.stfifo_last;
-                m2.link_last = q->min2.link_last;
-            }
+            last[i] = &p->wstep[prev[i]];
         }
         p->cs.tag_min = mf_tag;
         p->cs.stfifo_min = mf_stf;
-        tick_lowest(p);
-        p->cs.tag_min = m2.tag_min;
-        p->cs.stfifo_min = m2.stfifo_min;
-        if (p->sh.info.domain == PTM_DOMAIN_PCIE) {
-            uint16_t tl = p->cs.tag_last, sl = p->cs.stfifo_last;
-            uint8_t ll = p->cs.link_last;
-
-            p->cs.tag_last = m2.tag_last;
-            p->cs.stfifo_last = m2.stfifo_last;
-            p->cs.link_last = m2.link_last;
-            status_word(core, p, E_last + 1, w - p->cw);
-            p->cs.tag_last = tl;
-            p->cs.stfifo_last = sl;
-            p->cs.link_last = ll;
-        }
-        p->cs.tag_min = MIN(p->cs.tag_min, m3.tag_min);
-        p->cs.stfifo_min = MIN(p->cs.stfifo_min, m3.stfifo_min);
-        p->cw = w;
+        apply_steps(core, p, E_last, w, last, prev_n, core->wacc_out);
     }
     for (unsigned i = 0; i < p->agg_n; i++) {
         agg_flush(core, p, p->agg_list[i]);
