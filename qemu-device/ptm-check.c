@@ -112,6 +112,17 @@ static char *check_probe(const PtmCore *core, const PtmProbe *p, unsigned i)
             FAIL("probe %u: status words out of order", i);
         }
     }
+    /*
+     * none later than the word of the window counted last (or of the
+     * epoch's start): the next one counted must not come before it
+     */
+    if (p->nword && p->origin != UINT64_MAX / 4 &&
+        p->word[p->nword - 1].at >
+        ptm_mi_floor(core, p, ptm_window_start(core, p, p->primed ? p->cw
+                                                                  : p->wbase) +
+                     2) + 6) {
+        FAIL("probe %u: a status word after the counted windows'", i);
+    }
     for (unsigned k = 1; k < p->nflag; k++) {
         if (p->flagq[k].k < p->flagq[k - 1].k) {
             FAIL("probe %u: flag changes out of order", i);
