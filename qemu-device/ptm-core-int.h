@@ -104,6 +104,7 @@ typedef struct PtmPeriodTable {
 typedef struct PtmWinStep {
     bool valid, has_l2;
     uint64_t key, id, len, used;
+    uint64_t busy;                  /* the probe's busy_gen: a window's */
     int64_t rel;                    /* the span's start - E */
     uint32_t open_in;
     PtmCountState last_in;
@@ -233,6 +234,7 @@ typedef struct PtmProbe {
     PtmWinStep *wstep;      /* PTM_STEP_SLOTS steps of named spans */
     uint64_t *wstep_vals;
     uint64_t wstep_clock;
+    uint64_t busy_gen;      /* one per window counted from kept steps */
     uint32_t *agg_d, *agg_c;        /* see ptm_probe_count_kept */
     bool *agg_used;                 /* slots with counts */
     unsigned *agg_list, agg_n;      /* and where they are listed */

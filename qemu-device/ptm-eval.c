@@ -356,6 +356,9 @@ static bool keeps(const PtmProbe *p, uint64_t w, unsigned q)
     return p->keep[r * p->sh.channels + q];
 }
 
+/* Windows counted one by one before bulk counting is tried again. */
+#define PTM_BULK_RETRY 64
+
 /*
  * Count the windows [wa, wb) of a lossy jump one by one: the kept deltas
  * before a_end go to the counters, the windows from tail_w on to
@@ -367,16 +370,24 @@ static void lossy_windows(PtmCore *core, PtmProbe *p, uint64_t wa,
 {
     unsigned n = p->sh.channels;
     uint64_t *live = &core->live[p->base], mask = core->cnt_mask;
+    uint64_t bulk_at = wa;
 
-    if (!rows && wa < tail_w && wa + 1 < wb) {
-        /* the windows of named pieces in bulk, all but the last */
-        wa = ptm_probe_count_kept(core, p, MIN(tail_w, wb - 1));
-    }
     for (uint64_t w = wa; w < wb; w++) {
-        uint64_t r = (w - p->keep_w0) % p->keep_nw;
-        uint64_t *out = w >= tail_w ? &p->jump_out[(w - tail_w) * n]
-                                    : core->wacc_out;
+        uint64_t r, *out;
 
+        if (!rows && w >= bulk_at && w < tail_w && w + 1 < wb) {
+            /*
+             * the windows of named pieces in bulk, all but the last; a
+             * window it cannot name is counted below, then bulk again
+             * (soon where it moved on, later where it could not start)
+             */
+            uint64_t to = ptm_probe_count_kept(core, p, MIN(tail_w, wb - 1));
+
+            bulk_at = to > w ? to : w + PTM_BULK_RETRY;
+            w = to;
+        }
+        r = (w - p->keep_w0) % p->keep_nw;
+        out = w >= tail_w ? &p->jump_out[(w - tail_w) * n] : core->wacc_out;
         ptm_probe_count_windows(core, p, w + 1, out);
         if (rows) {
             for (unsigned c = 0; c < n; c++) {

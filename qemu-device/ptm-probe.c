@@ -288,7 +288,9 @@ static uint64_t chunk_cycles(const PtmChunk *ch)
 
 void ptm_core_set_step_slots(PtmCore *core, unsigned slots)
 {
-    g_assert(slots >= 2 && slots <= PTM_STEP_SLOTS_MAX && slots % 2 == 0);
+    /* (a power of two: sets by mask) */
+    g_assert(slots >= 2 && slots <= PTM_STEP_SLOTS_MAX &&
+             !(slots & (slots - 1)));
     for (unsigned i = 0; i < core->nprobes; i++) {
         PtmProbe *p = &core->probe[i];
 
@@ -917,11 +919,11 @@ static void agg_mark(PtmCore *core, PtmProbe *p, unsigned k)
 /*
  * The step of the named span [a, a + len) from the frame-open state and
  * last values of *in: kept, or computed into a slot no other piece of this
- * window uses (busy: a bit for each slot taken so far).
+ * window uses (those taken so far carry the window's busy_gen).
  */
 static const PtmWinStep *piece_step(PtmCore *core, PtmProbe *p, uint64_t E,
                                     uint64_t id, uint64_t a, uint64_t len,
-                                    const PtmCountState *in, uint64_t *busy)
+                                    const PtmCountState *in)
 {
     bool lasts = !p->sh.brakes;
     int64_t rel = (int64_t)(a - E);
@@ -930,7 +932,7 @@ static const PtmWinStep *piece_step(PtmCore *core, PtmProbe *p, uint64_t E,
                          (lasts ? mix64((uint64_t)in->tag_last |
                                         (uint64_t)in->stfifo_last << 16 |
                                         (uint64_t)in->link_last << 32) : 0));
-    unsigned set = (unsigned)(key % (core->step_slots / 2)) * 2;
+    unsigned set = (unsigned)(key & (core->step_slots / 2 - 1)) * 2;
     PtmWinStep *st = NULL;
     PtmCountState save = p->cs;
 
@@ -953,12 +955,12 @@ static const PtmWinStep *piece_step(PtmCore *core, PtmProbe *p, uint64_t E,
                         w->last_in.stfifo_last == in->stfifo_last &&
                         w->last_in.link_last == in->link_last))) {
             w->used = ++p->wstep_clock;
-            busy[k / 64] |= 1ull << (k % 64);
+            w->busy = p->busy_gen;
             return w;
         }
     }
     for (unsigned k = set; k < set + 2; k++) {
-        if (!(busy[k / 64] >> (k % 64) & 1) &&
+        if (p->wstep[k].busy != p->busy_gen &&
             (!st || p->wstep[k].used < st->used)) {
             st = &p->wstep[k];
         }
@@ -969,7 +971,7 @@ static const PtmWinStep *piece_step(PtmCore *core, PtmProbe *p, uint64_t E,
     if (p->agg_d) {
         agg_flush(core, p, st - p->wstep);
     }
-    busy[(st - p->wstep) / 64] |= 1ull << ((st - p->wstep) % 64);
+    st->busy = p->busy_gen;
     p->cs.open = in->open;
     p->cs.tag_last = in->tag_last;
     p->cs.stfifo_last = in->stfifo_last;
@@ -992,7 +994,7 @@ static const PtmWinStep *piece_step(PtmCore *core, PtmProbe *p, uint64_t E,
 
 /* The steps of a window's named pieces; 0 if the source names too few. */
 static unsigned named_steps(PtmCore *core, PtmProbe *p, uint64_t E,
-                            const PtmWinStep **st, uint64_t *busy)
+                            const PtmWinStep **st)
 {
     uint64_t a = p->cpos, end = E + p->edges[p->nedges - 1];
     PtmCountState in = p->cs;
@@ -1007,7 +1009,7 @@ static unsigned named_steps(PtmCore *core, PtmProbe *p, uint64_t E,
         if (!id || len == 0 || len > end - a || nst == PTM_PIECES) {
             return 0;
         }
-        st[nst] = piece_step(core, p, E, id, a, len, &in, busy);
+        st[nst] = piece_step(core, p, E, id, a, len, &in);
         if (!st[nst]) {
             return 0;
         }
@@ -1052,14 +1054,15 @@ uint64_t ptm_probe_count_kept(PtmCore *core, PtmProbe *p, uint64_t wb)
     r = (w - p->keep_w0) % nw;
     for (; w < wb; w++, r = r + 1 == nw ? 0 : r + 1) {
         uint64_t E = ptm_window_start(core, p, w + 1);
-        uint64_t busy[PTM_STEP_SLOTS_MAX / 64] = { 0 };
         const PtmWinStep *st[PTM_PIECES];
         unsigned nst;
 
+        /* the window before's steps stay: their carry counts come here */
+        p->busy_gen++;
         for (unsigned i = 0; i < prev_n; i++) {
-            busy[prev[i] / 64] |= 1ull << (prev[i] % 64);
+            p->wstep[prev[i]].busy = p->busy_gen;
         }
-        nst = named_steps(core, p, E, st, busy);
+        nst = named_steps(core, p, E, st);
         if (!nst) {
             break;
         }
@@ -1143,9 +1146,8 @@ void ptm_probe_count_windows(PtmCore *core, PtmProbe *p, uint64_t w1,
     /* (kept steps pay where windows come one by one: lossy jumps) */
     if (w1 == p->cw + 1 && p->cw > p->wbase && !core->reference &&
         !core->memo_off && core->lossy && core->ops && core->ops->span_id) {
-        uint64_t busy[PTM_STEP_SLOTS_MAX / 64] = { 0 };
-
-        nst = named_steps(core, p, E, st, busy);
+        p->busy_gen++;
+        nst = named_steps(core, p, E, st);
     }
     if (!nst) {
         /* (a loaded state is swapped in by value: point it here) */
