@@ -283,6 +283,7 @@ static uint64_t ndk_telemetry_advance_until(NdkPcieTelemetryState *s,
 {
     uint64_t from = ptm_core_done_ns(s->core), at = from;
     int64_t begin = get_clock();
+    unsigned steps = 0;
 
     while (at < t) {
         uint64_t step = t - at;
@@ -291,6 +292,7 @@ static uint64_t ndk_telemetry_advance_until(NdkPcieTelemetryState *s,
             step = MAX((uint64_t)(step_cost / s->host_per_virt), min_step);
         }
         at = MIN(t, at + step);
+        steps++;
         ptm_core_advance_coarse(s->core, at);
         if (ptm_core_lazy(s->core)) {
             ptm_core_advance(s->core, t);
@@ -304,6 +306,7 @@ static uint64_t ndk_telemetry_advance_until(NdkPcieTelemetryState *s,
     if (at > from) {
         s->host_per_virt = (double)MAX(get_clock() - begin, 1) / (at - from);
     }
+    trace_ptm_catch_up(from, at, t, get_clock() - begin, steps);
     return at;
 }
 

@@ -312,6 +312,8 @@ typedef struct PtmEvalStats {
     uint64_t jumps, lossy_jumps;
     uint64_t jumped_mi, simulated_mi;
     uint64_t table_windows;     /* windows a lossy jump took from a table */
+    uint64_t bulk_windows;      /* ... counted in bulk, named by piece */
+    uint64_t single_windows;    /* ... counted one by one */
 } PtmEvalStats;
 void ptm_core_eval_stats(const PtmCore *core, PtmEvalStats *st);
 

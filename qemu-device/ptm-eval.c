@@ -384,11 +384,13 @@ static void lossy_windows(PtmCore *core, PtmProbe *p, uint64_t wa,
             uint64_t to = ptm_probe_count_kept(core, p, MIN(tail_w, wb - 1));
 
             bulk_at = to > w ? to : w + PTM_BULK_RETRY;
+            core->stats.bulk_windows += to - w;
             w = to;
         }
         r = (w - p->keep_w0) % p->keep_nw;
         out = w >= tail_w ? &p->jump_out[(w - tail_w) * n] : core->wacc_out;
         ptm_probe_count_windows(core, p, w + 1, out);
+        core->stats.single_windows++;
         if (rows) {
             for (unsigned c = 0; c < n; c++) {
                 rows[(w - wa) * n + c] = (uint32_t)out[c];

@@ -10,6 +10,7 @@
 #include <glib.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -65,6 +66,9 @@ static void run_gen(const char *name, const PtmConfig *cfg,
     if (ms && atof(ms) > 0) {
         step = (uint64_t)(atof(ms) * 1e6);
     }
+    /* PTM_BENCH_COARSE=1: whole periods per step, as the device's timer */
+    const char *coarse_env = getenv("PTM_BENCH_COARSE");
+    bool coarse = coarse_env && *coarse_env && strcmp(coarse_env, "0");
     double t0;
 
     if (skip(name)) {
@@ -80,13 +84,30 @@ static void run_gen(const char *name, const PtmConfig *cfg,
     ptm_core_power_on(core, 0);
     t0 = cpu_now();
     for (uint64_t t = step; t <= end; t += step) {
-        ptm_core_advance(core, t);
+        if (coarse) {
+            ptm_core_advance_coarse(core, t);
+        } else {
+            ptm_core_advance(core, t);
+        }
     }
+    ptm_core_advance(core, end);
     t0 = cpu_now() - t0;
     printf("%-44s %8.3f s CPU per virtual s  (%.1fx real time, "
            "%" G_GUINT64_FORMAT " deltas, %" G_GUINT64_FORMAT " lost)\n",
            name, t0 / vsec, vsec / t0, ptm_core_applied_deltas(core),
            ptm_core_lost_deltas(core));
+    if (getenv("PTM_BENCH_STATS") && *getenv("PTM_BENCH_STATS")) {
+        PtmEvalStats st;
+
+        ptm_core_eval_stats(core, &st);
+        printf("    jumps %" G_GUINT64_FORMAT " (lossy %" G_GUINT64_FORMAT
+               "), MI cycles jumped %" G_GUINT64_FORMAT " simulated %"
+               G_GUINT64_FORMAT "; lossy windows from tables %"
+               G_GUINT64_FORMAT ", in bulk %" G_GUINT64_FORMAT
+               ", one by one %" G_GUINT64_FORMAT "\n",
+               st.jumps, st.lossy_jumps, st.jumped_mi, st.simulated_mi,
+               st.table_windows, st.bulk_windows, st.single_windows);
+    }
     ptm_core_free(core);
     ptm_gen_free(g);
 }
