@@ -354,9 +354,13 @@ static void ndk_telemetry_tick(void *opaque)
     NdkPcieTelemetryState *s = opaque;
     uint64_t t = now_ns(), from = ptm_core_done_ns(s->core);
     int64_t slice = MAX(NDK_TELEMETRY_SLICE_NS, (int64_t)s->tick_ns / 2);
+    /*
+     * (one step per tick where the slice allows it: every advance settles
+     * every probe's counts, so two steps cost more than one of both)
+     */
     uint64_t at = ndk_telemetry_advance_until(s, t, get_clock() + slice,
                                               NDK_TELEMETRY_STEP_NS,
-                                              slice / 2);
+                                              slice);
 
     if (at < t && s->tick_ns >= NDK_TELEMETRY_TICK_MAX_NS &&
         ++s->behind_ticks >= NDK_TELEMETRY_BEHIND_TICKS) {

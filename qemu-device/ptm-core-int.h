@@ -102,18 +102,22 @@ typedef struct PtmPeriodTable {
  * frame-open state at the span's end). Kept for spans a source names.
  */
 typedef struct PtmWinStep {
-    bool valid, has_l2;
-    uint64_t key, id, len, used;
-    uint64_t busy;                  /* the probe's busy_gen: a window's */
+    /* what a lookup compares and the next piece starts from: 64 bytes */
+    uint64_t id, len;
     int64_t rel;                    /* the span's start - E */
-    uint32_t open_in;
-    PtmCountState last_in;
-    PtmCountState min1, min2, end;
+    PtmCountState last_in, end;     /* (last_in.open: the open state in) */
+    uint16_t low_tag, low_stfifo;   /* lowest of min1, min2 and end */
+    bool has_l2;
+    /* the rest: 64 bytes */
+    uint64_t used;
+    uint64_t busy;                  /* the probe's busy_gen: a window's */
+    PtmCountState min1, min2;
     uint64_t *d, *carry;
 } PtmWinStep;
 
-/* Kept steps per probe: two ways of sets by key, at most the maximum. */
+/* Kept steps per probe: sets of four ways by span, at most the maximum. */
 #define PTM_STEP_SLOTS 512
+#define PTM_STEP_WAYS 4
 #define PTM_STEP_SLOTS_MAX 1024
 
 /* Window edges of a probe: offsets after the window's start cycle E. */
@@ -232,6 +236,8 @@ typedef struct PtmProbe {
     unsigned *kept, *kept_at;
     PtmPeriodTable ptab;
     PtmWinStep *wstep;      /* PTM_STEP_SLOTS steps of named spans */
+    void *wstep_mem;        /* (what holds them, aligned to a cache line) */
+    uint64_t *wstep_tag;    /* their keys (odd), 0: none */
     uint64_t *wstep_vals;
     uint64_t wstep_clock;
     uint64_t busy_gen;      /* one per window counted from kept steps */

@@ -295,8 +295,8 @@ uint64_t ptm_core_counter(const PtmCore *core, bool snapshot, unsigned e);
  */
 void ptm_core_set_memo(PtmCore *core, bool on);
 /*
- * Steps of named spans kept per probe (PtmSourceOps.span_id; an even
- * number, 2 to 1024, 128 by default): fewer only to test their reuse.
+ * Steps of named spans kept per probe (PtmSourceOps.span_id; a power of
+ * two, 2 to 1024, 512 by default): fewer only to test their reuse.
  */
 void ptm_core_set_step_slots(PtmCore *core, unsigned slots);
 /* Deltas lost so far (diagnostics; the guest sees only the flag). */

@@ -135,7 +135,8 @@ void ptm_probe_order_free(PtmProbe *p)
     g_free(p->agg_c);
     g_free(p->agg_used);
     g_free(p->agg_list);
-    g_free(p->wstep);
+    g_free(p->wstep_mem);
+    g_free(p->wstep_tag);
     g_free(p->wstep_vals);
     g_free(p->wr_chan);
     g_free(p->wr_off);
@@ -294,11 +295,13 @@ void ptm_core_set_step_slots(PtmCore *core, unsigned slots)
     for (unsigned i = 0; i < core->nprobes; i++) {
         PtmProbe *p = &core->probe[i];
 
-        g_free(p->wstep);
+        g_free(p->wstep_mem);
+        g_free(p->wstep_tag);
         g_free(p->wstep_vals);
         g_free(p->agg_d);
         g_free(p->agg_c);
-        p->wstep = NULL;
+        p->wstep = p->wstep_mem = NULL;
+        p->wstep_tag = NULL;
         p->wstep_vals = NULL;
         g_free(p->agg_used);
         g_free(p->agg_list);
@@ -927,30 +930,42 @@ static const PtmWinStep *piece_step(PtmCore *core, PtmProbe *p, uint64_t E,
 {
     bool lasts = !p->sh.brakes;
     int64_t rel = (int64_t)(a - E);
-    uint64_t key = mix64(id ^ (uint64_t)rel * 0x9e3779b97f4a7c15ull ^
-                         len << 32 ^ (uint64_t)in->open << 48 ^
-                         (lasts ? mix64((uint64_t)in->tag_last |
-                                        (uint64_t)in->stfifo_last << 16 |
-                                        (uint64_t)in->link_last << 32) : 0));
-    unsigned set = (unsigned)(key & (core->step_slots / 2 - 1)) * 2;
+    /*
+     * The set by the span alone, the state it starts from only in the
+     * tag: the set's lines load while the piece before is still being
+     * looked up (the state comes from its step).
+     */
+    uint64_t h = mix64(id ^ (uint64_t)rel * 0x9e3779b97f4a7c15ull ^
+                       len << 32);
+    uint64_t key = (h ^ ((uint64_t)in->open << 40 ^
+                         (lasts ? (uint64_t)in->tag_last |
+                                  (uint64_t)in->stfifo_last << 16 |
+                                  (uint64_t)in->link_last << 32 : 0)) *
+                        0xc2b2ae3d27d4eb4full) | 1;
+    unsigned ways = MIN(core->step_slots, PTM_STEP_WAYS);
+    unsigned set = (unsigned)(h & (core->step_slots / ways - 1)) * ways;
     PtmWinStep *st = NULL;
     PtmCountState save = p->cs;
 
     if (!p->wstep) {
         unsigned n = p->sh.channels;
 
-        p->wstep = g_new0(PtmWinStep, core->step_slots);
+        p->wstep_mem = g_malloc0(sizeof(PtmWinStep) * core->step_slots + 63);
+        p->wstep = (PtmWinStep *)(((uintptr_t)p->wstep_mem + 63) &
+                                  ~(uintptr_t)63);
+        p->wstep_tag = g_new0(uint64_t, core->step_slots);
         p->wstep_vals = g_new0(uint64_t, 2 * n * core->step_slots);
         for (unsigned i = 0; i < core->step_slots; i++) {
             p->wstep[i].d = &p->wstep_vals[2 * n * i];
             p->wstep[i].carry = &p->wstep_vals[2 * n * i + n];
         }
     }
-    for (unsigned k = set; k < set + 2; k++) {
+    /* (the tags first: a set's fit in a line the steps are not in) */
+    for (unsigned k = set; k < set + ways; k++) {
         PtmWinStep *w = &p->wstep[k];
 
-        if (w->valid && w->key == key && w->id == id && w->rel == rel &&
-            w->len == len && w->open_in == in->open &&
+        if (p->wstep_tag[k] == key && w->id == id && w->rel == rel &&
+            w->len == len && w->last_in.open == in->open &&
             (!lasts || (w->last_in.tag_last == in->tag_last &&
                         w->last_in.stfifo_last == in->stfifo_last &&
                         w->last_in.link_last == in->link_last))) {
@@ -959,7 +974,7 @@ static const PtmWinStep *piece_step(PtmCore *core, PtmProbe *p, uint64_t E,
             return w;
         }
     }
-    for (unsigned k = set; k < set + 2; k++) {
+    for (unsigned k = set; k < set + ways; k++) {
         if (p->wstep[k].busy != p->busy_gen &&
             (!st || p->wstep[k].used < st->used)) {
             st = &p->wstep[k];
@@ -978,12 +993,14 @@ static const PtmWinStep *piece_step(PtmCore *core, PtmProbe *p, uint64_t E,
     p->cs.link_last = in->link_last;
     compute_piece(core, p, E, a, a + len, st);
     p->cs = save;
-    st->valid = true;
-    st->key = key;
+    p->wstep_tag[st - p->wstep] = key;
     st->id = id;
     st->rel = rel;
     st->len = len;
-    st->open_in = in->open;
+    st->low_tag = MIN(st->min1.tag_min, MIN(st->min2.tag_min,
+                                            st->end.tag_min));
+    st->low_stfifo = MIN(st->min1.stfifo_min, MIN(st->min2.stfifo_min,
+                                                  st->end.stfifo_min));
     st->last_in = *in;
     st->used = ++p->wstep_clock;
     return st;
@@ -997,15 +1014,32 @@ static unsigned named_steps(PtmCore *core, PtmProbe *p, uint64_t E,
                             const PtmWinStep **st)
 {
     uint64_t a = p->cpos, end = E + p->edges[p->nedges - 1];
+    uint64_t ids[PTM_PIECES], lens[PTM_PIECES];
     PtmCountState in = p->cs;
-    unsigned nst = 0;
+    unsigned nst = 0, n = 0;
 
     p->sh.info.settings = core->settings[p->sh.info.endpoint];
+    if (core->ops->span_ids) {
+        n = core->ops->span_ids(core->opaque, &p->sh.info, a, end, ids,
+                                lens, PTM_PIECES);
+        if (!n) {
+            return 0;
+        }
+    }
     while (a < end) {
-        uint64_t len = 0;
-        uint64_t id = core->ops->span_id(core->opaque, &p->sh.info, a,
-                                         end - a, &len);
+        uint64_t len = 0, id;
 
+        if (n) {
+            /* (what the source says is checked as a piece's name is) */
+            if (nst == n) {
+                return 0;
+            }
+            id = ids[nst];
+            len = lens[nst];
+        } else {
+            id = core->ops->span_id(core->opaque, &p->sh.info, a, end - a,
+                                    &len);
+        }
         if (!id || len == 0 || len > end - a || nst == PTM_PIECES) {
             return 0;
         }
@@ -1076,12 +1110,8 @@ uint64_t ptm_probe_count_kept(PtmCore *core, PtmProbe *p, uint64_t wb)
 
                 agg_mark(core, p, prev[i]);
                 p->agg_c[prev[i] * PTM_AGG_RES + r]++;
-                mf_tag = MIN(mf_tag, MIN(q->min1.tag_min,
-                                         MIN(q->min2.tag_min,
-                                             q->end.tag_min)));
-                mf_stf = MIN(mf_stf, MIN(q->min1.stfifo_min,
-                                         MIN(q->min2.stfifo_min,
-                                             q->end.stfifo_min)));
+                mf_tag = MIN(mf_tag, q->low_tag);
+                mf_stf = MIN(mf_stf, q->low_stfifo);
             }
         } else {
             /* what the window's carry already holds */

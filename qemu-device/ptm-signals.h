@@ -217,6 +217,15 @@ typedef struct PtmSourceOps {
      */
     uint64_t (*span_id)(void *opaque, const PtmProbeInfo *probe,
                         uint64_t start, uint64_t max, uint64_t *len);
+    /*
+     * Optional (NULL: span_id piece by piece). The names of [start, end)
+     * at once: the pieces span_id gives one after another from start,
+     * each as far as its name reaches, in ids[] and lens[]; their number,
+     * or 0 if more than max are needed or one has no name.
+     */
+    unsigned (*span_ids)(void *opaque, const PtmProbeInfo *probe,
+                         uint64_t start, uint64_t end, uint64_t *ids,
+                         uint64_t *lens, unsigned max);
 } PtmSourceOps;
 
 #endif

@@ -292,16 +292,6 @@ const void *ptm_gen_params_at(const PtmGen *g, uint64_t c)
     return g->params[i];
 }
 
-uint64_t ptm_gen_params_serial(const PtmGen *g, const void *params)
-{
-    for (unsigned i = g->nver; i-- > 0;) {
-        if (g->params[i] == params) {
-            return g->serial[i];
-        }
-    }
-    return 0;
-}
-
 const void *ptm_gen_params(const PtmGen *g)
 {
     return g->params[g->nver - 1];
@@ -335,12 +325,16 @@ static uint64_t gen_fill(void *opaque, const PtmProbeInfo *probe,
 }
 
 /* The version in force at a probe's cycle, and where the next starts. */
-static unsigned version_at(const PtmGen *g, const PtmProbeInfo *probe,
+static inline unsigned version_at(const PtmGen *g, const PtmProbeInfo *probe,
                            uint64_t c, uint64_t *next)
 {
     uint64_t pcie = g->geo.pcie_hz;
     unsigned i = g->nver - 1;
 
+    if (i == 0) {
+        *next = UINT64_MAX;     /* (one version: the common case) */
+        return 0;
+    }
     while (i > 0 && (u128)g->from[i] * probe->hz > (u128)c * pcie) {
         i--;
     }
@@ -456,7 +450,56 @@ static uint64_t gen_span_id(void *opaque, const PtmProbeInfo *probe,
         max = next - start;
     }
     id = g->model->span_id(g, g->params[i], probe, start, max, len);
-    return id ? ptm_mix64(id ^ g->serial[i] * 0x9e3779b97f4a7c15ull) | 1 : 0;
+    /* (a hash of the version alone: it runs beside the model's naming) */
+    return id ? (id ^ ptm_mix64(g->serial[i])) | 1 : 0;
+}
+
+/* The names of [start, end), version by version. */
+static unsigned gen_span_ids(void *opaque, const PtmProbeInfo *probe,
+                             uint64_t start, uint64_t end, uint64_t *ids,
+                             uint64_t *lens, unsigned max)
+{
+    const PtmGen *g = opaque;
+    unsigned n = 0;
+
+    if (!g->model->span_id && !g->model->span_ids) {
+        return 0;
+    }
+    while (start < end) {
+        uint64_t next, lim, ver;
+        unsigned i = version_at(g, probe, start, &next), k;
+
+        lim = next > start && next < end ? next : end;
+        ver = ptm_mix64(g->serial[i]);
+        if (g->model->span_ids) {
+            k = g->model->span_ids(g, g->params[i], probe, start, lim,
+                                   ids + n, lens + n, max - n);
+            if (!k) {
+                return 0;
+            }
+        } else {
+            for (k = 0; start < lim; k++) {
+                uint64_t len = 0;
+
+                if (n + k == max) {
+                    return 0;
+                }
+                ids[n + k] = g->model->span_id(g, g->params[i], probe, start,
+                                               lim - start, &len);
+                if (!ids[n + k] || len == 0 || len > lim - start) {
+                    return 0;
+                }
+                lens[n + k] = len;
+                start += len;
+            }
+        }
+        for (unsigned j = n; j < n + k; j++) {
+            ids[j] = (ids[j] ^ ver) | 1;
+        }
+        n += k;
+        start = lim;
+    }
+    return n;
 }
 
 const PtmSourceOps ptm_gen_source_ops = {
@@ -466,6 +509,7 @@ const PtmSourceOps ptm_gen_source_ops = {
     .reset = gen_reset,
     .period = gen_period,
     .span_id = gen_span_id,
+    .span_ids = gen_span_ids,
     .cost = gen_cost,
 };
 

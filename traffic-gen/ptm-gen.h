@@ -91,6 +91,11 @@ typedef struct PtmGenModel {
     uint64_t (*span_id)(const PtmGen *gen, const void *params,
                         const PtmProbeInfo *probe, uint64_t start,
                         uint64_t max, uint64_t *len);
+    /* optional, as PtmSourceOps.span_ids, under these parameters alone */
+    unsigned (*span_ids)(const PtmGen *gen, const void *params,
+                         const PtmProbeInfo *probe, uint64_t start,
+                         uint64_t end, uint64_t *ids, uint64_t *lens,
+                         unsigned max);
     /* optional: frees PtmGen.cache */
     void (*cache_free)(void *cache);
 } PtmGenModel;
@@ -140,7 +145,17 @@ const void *ptm_gen_params_at(const PtmGen *g, uint64_t c);
  * The serial of the version whose parameters are at `params` (a pointer
  * the generator gave its model), 0 if none: a cheap name of them.
  */
-uint64_t ptm_gen_params_serial(const PtmGen *g, const void *params);
+static inline uint64_t ptm_gen_params_serial(const PtmGen *g,
+                                             const void *params)
+{
+    /* (the newest first: it is the one asked for nearly always) */
+    for (unsigned i = g->nver; i-- > 0;) {
+        if (g->params[i] == params) {
+            return g->serial[i];
+        }
+    }
+    return 0;
+}
 /* The newest parameters. */
 const void *ptm_gen_params(const PtmGen *g);
 

@@ -263,16 +263,24 @@ typedef struct Piece {
     PassCounts c;
 } Piece;
 
-/* The key of an endpoint's block last named (ptc_span_id). */
-typedef struct LastKey {
-    uint64_t block, serial;         /* 0: none */
+/*
+ * The name of an endpoint's block (ptc_span_id): a hash of what its key
+ * varies by, under one version of the parameters and the settings. The
+ * probes of an endpoint name the same blocks, one after another.
+ */
+typedef struct BlockName {
+    uint64_t block, serial;         /* serial 0: none */
+    uint64_t name;
     PtmSettings settings;
-    Key key;
-} LastKey;
+} BlockName;
+
+#define NAMES 8192
+                  /* blocks named per endpoint, by block */
 
 typedef struct PtcCache {
     Decision decision[8];
-    LastKey last_key[PTM_MAX_ENDPOINTS];
+    BlockName *names;                           /* NAMES per endpoint */
+    uint64_t blen[2];                           /* a block: DMA, PCIe */
     uint64_t level_group[PTM_MAX_ENDPOINTS];    /* jitter group + 1 */
     uint32_t level_seed[PTM_MAX_ENDPOINTS];     /* the seed it came from */
     uint32_t level[PTM_MAX_ENDPOINTS];
@@ -406,9 +414,20 @@ static void decide_level(const PtmGen *gen, const PtmPtcParams *p,
 }
 
 
-/* The schedule of one endpoint's block: its latency, requests, stretch. */
-static void decide(const PtmGen *gen, const PtmPtcParams *p,
-                   const PtmProbeInfo *probe, uint64_t block, Key *key)
+/* floor(), by a conversion where that is exact (the common case, faster) */
+static inline double floor_of(double x)
+{
+    return x >= 0 && x < 0x1p62 ? (double)(int64_t)x : floor(x);
+}
+
+/*
+ * The decision for an endpoint's block: its jitter level's, and the block's
+ * whole requests in *nr, *nw (what varies from block to block).
+ */
+static const Decision *decide_counts(const PtmGen *gen, const PtmPtcParams *p,
+                                     const PtmProbeInfo *probe, uint64_t block,
+                                     uint64_t serial, uint32_t *nr,
+                                     uint32_t *nw)
 {
     PtcCache *c = gen->cache;
     /*
@@ -418,7 +437,6 @@ static void decide(const PtmGen *gen, const PtmPtcParams *p,
      */
     unsigned e = probe->endpoint;
     uint32_t level;
-    uint64_t serial;
     Decision *dc;
 
     /* a live change of the seed may come within a group: key on both */
@@ -434,7 +452,6 @@ static void decide(const PtmGen *gen, const PtmPtcParams *p,
     level = c->level[e];
     dc = &c->decision[level];
 
-    serial = ptm_gen_params_serial(gen, p);
     if (!dc->valid ||
         (serial ? dc->serial != serial
                 : memcmp(&dc->params, p, sizeof(*p)) != 0) ||
@@ -445,16 +462,30 @@ static void decide(const PtmGen *gen, const PtmPtcParams *p,
         dc->valid = true;
     }
     dc->serial = serial;
-    *key = dc->key;
     /* whole requests per period; the fractions carry from block to block */
-    key->nr = (uint32_t)(floor(dc->nrf * (block + 1)) -
-                         floor(dc->nrf * block));
-    key->nw = (uint32_t)(floor(dc->nwf * (block + 1)) -
-                         floor(dc->nwf * block));
-    if (key->nr + key->nw > MAX_REQ) {
-        key->nw = MAX_REQ - MIN(key->nr, MAX_REQ);
-        key->nr = MIN(key->nr, MAX_REQ);
+    *nr = (uint32_t)(floor_of(dc->nrf * (block + 1)) -
+                     floor_of(dc->nrf * block));
+    *nw = (uint32_t)(floor_of(dc->nwf * (block + 1)) -
+                     floor_of(dc->nwf * block));
+    if (*nr + *nw > MAX_REQ) {
+        *nw = MAX_REQ - MIN(*nr, MAX_REQ);
+        *nr = MIN(*nr, MAX_REQ);
     }
+    return dc;
+}
+
+/* The schedule of one endpoint's block: its latency, requests, stretch. */
+static void decide(const PtmGen *gen, const PtmPtcParams *p,
+                   const PtmProbeInfo *probe, uint64_t block, Key *key)
+{
+    uint32_t nr, nw;
+    const Decision *dc = decide_counts(gen, p, probe, block,
+                                       ptm_gen_params_serial(gen, p),
+                                       &nr, &nw);
+
+    *key = dc->key;
+    key->nr = nr;
+    key->nw = nw;
 }
 
 /*
@@ -1029,6 +1060,7 @@ static void ptc_cache_free(void *cache)
     g_free(c->pass[1]);
     g_free(c->sum);
     g_free(c->piece);
+    g_free(c->names);
     for (unsigned i = 0; i < PLANS; i++) {
         g_free(c->plan[i].pcie);
         g_free(c->plan[i].dma);
@@ -1076,48 +1108,115 @@ static void ptc_defaults(void *params)
  * parameters (the generator names that) the key is what decide() varies
  * per block, and the settings.
  */
+/* The name of block `block` of the probe's endpoint, decided once. */
+static inline uint64_t block_name(const PtmGen *gen, PtcCache *c,
+                                  const void *params,
+                                  const PtmProbeInfo *probe, uint64_t block,
+                                  uint64_t serial)
+{
+    const PtmSettings *st = &probe->settings;
+    BlockName *bn = &c->names[probe->endpoint * NAMES +
+                              (block & (NAMES - 1))];
+
+    if (!serial || bn->serial != serial || bn->block != block ||
+        memcmp(&bn->settings, st, sizeof(*st))) {
+        uint32_t nr, nw;
+        const Decision *dc = decide_counts(gen, params, probe, block, serial,
+                                           &nr, &nw);
+        const Key *k = &dc->key;
+
+        *bn = (BlockName) {
+            .block = block, .serial = serial, .settings = *st,
+            .name = ptm_mix64(ptm_mix64((uint64_t)k->lat << 32 ^ k->ph ^
+                                        (uint64_t)k->tag_limited << 63) ^
+                              ((uint64_t)nr << 40 ^ (uint64_t)nw << 20 ^
+                               (uint64_t)(st->mps & 7) << 10 ^
+                               (uint64_t)(st->mrrs & 7) << 13 ^
+                               (uint64_t)st->ext_tag << 16 ^
+                               (uint64_t)st->tag_10bit << 17 ^
+                               (uint64_t)st->rcb_128 << 18)),
+        };
+    }
+    return bn->name;
+}
+
+/* The cache, and the length of a block in the probe's domain. */
+static PtcCache *names_cache(const PtmGen *gen, const PtmProbeInfo *probe,
+                             uint64_t *blen)
+{
+    PtmGen *g = (PtmGen *)gen;      /* the cache is derived data only */
+    PtcCache *c = g->cache;
+
+    if (!c) {
+        c = g->cache = g_new0(PtcCache, 1);
+    }
+    if (!c->names) {
+        uint64_t pd = (uint64_t)PTC_PERIOD * gen->geo.dma_hz /
+                      gen->geo.pcie_hz;
+
+        c->names = g_new0(BlockName, (size_t)PTM_MAX_ENDPOINTS * NAMES);
+        c->blen[0] = gen->geo.drain_period * pd / PTC_PERIOD;
+        c->blen[1] = gen->geo.drain_period;
+    }
+    *blen = c->blen[probe->domain == PTM_DOMAIN_PCIE];
+    return c;
+}
+
+/* (blocks are mostly a power of two long: no division then) */
+static inline uint64_t block_of(uint64_t start, uint64_t blen)
+{
+    return blen & (blen - 1) ? start / blen : start >> __builtin_ctzll(blen);
+}
+
+/* A piece's name: its block's, where in the block it starts, how long. */
+static inline uint64_t piece_name(uint64_t name, bool pcie, uint64_t in_block,
+                                  uint64_t len)
+{
+    /* (the name is a hash already: the engine hashes the piece's id) */
+    return (name ^ (uint64_t)pcie << 63 ^
+            (in_block | len << 32) * 0x9e3779b97f4a7c15ull) | 1;
+}
+
 static uint64_t ptc_span_id(const PtmGen *gen, const void *params,
                             const PtmProbeInfo *probe, uint64_t start,
                             uint64_t max, uint64_t *len)
 {
-    PtmGen *g = (PtmGen *)gen;      /* the cache is derived data only */
-    bool pcie = probe->domain == PTM_DOMAIN_PCIE;
-    uint64_t pd = (uint64_t)PTC_PERIOD * gen->geo.dma_hz / gen->geo.pcie_hz;
-    uint64_t period = pcie ? PTC_PERIOD : pd;
-    uint64_t blen = gen->geo.drain_period * period / PTC_PERIOD;
-    /* (blocks are mostly a power of two long: no division then) */
-    uint64_t block = blen & (blen - 1) ? start / blen
-                                       : start >> __builtin_ctzll(blen);
-    uint64_t in_block = start - block * blen;
-    const PtmSettings *st = &probe->settings;
-    Key key;
+    uint64_t blen, block, in_block;
+    PtcCache *c = names_cache(gen, probe, &blen);
 
-    uint64_t serial = ptm_gen_params_serial(gen, params);
-    LastKey *lk;
-
-    if (!g->cache) {
-        g->cache = g_new0(PtcCache, 1);
-    }
-    /* a window's last piece and the next one's first share a block */
-    lk = &((PtcCache *)g->cache)->last_key[probe->endpoint];
-    if (serial && lk->serial == serial && lk->block == block &&
-        !memcmp(&lk->settings, st, sizeof(*st))) {
-        key = lk->key;
-    } else {
-        decide(gen, params, probe, block, &key);
-        *lk = (LastKey) { .block = block, .serial = serial,
-                          .settings = *st, .key = key };
-    }
+    block = block_of(start, blen);
+    in_block = start - block * blen;
     *len = MIN(max, blen - in_block);
-    return ptm_mix64(ptm_mix64((uint64_t)key.lat << 32 ^ key.ph ^
-                               (uint64_t)key.tag_limited << 63) ^
-                     ((uint64_t)key.nr << 40 ^ (uint64_t)key.nw << 20 ^
-                      (uint64_t)(st->mps & 7) << 10 ^
-                      (uint64_t)(st->mrrs & 7) << 13 ^
-                      (uint64_t)st->ext_tag << 16 ^
-                      (uint64_t)st->tag_10bit << 17 ^
-                      (uint64_t)st->rcb_128 << 18 ^ pcie)) ^
-           (ptm_mix64(in_block | *len << 32) | 1);
+    return piece_name(block_name(gen, c, params, probe, block,
+                                 ptm_gen_params_serial(gen, params)),
+                      probe->domain == PTM_DOMAIN_PCIE, in_block, *len);
+}
+
+/* As ptc_span_id, piece after piece: one lookup of what they share. */
+static unsigned ptc_span_ids(const PtmGen *gen, const void *params,
+                             const PtmProbeInfo *probe, uint64_t start,
+                             uint64_t end, uint64_t *ids, uint64_t *lens,
+                             unsigned max)
+{
+    uint64_t blen, block, in_block, serial = ptm_gen_params_serial(gen, params);
+    PtcCache *c = names_cache(gen, probe, &blen);
+    bool pcie = probe->domain == PTM_DOMAIN_PCIE;
+    unsigned n = 0;
+
+    block = block_of(start, blen);
+    in_block = start - block * blen;
+    for (; start < end; block++, in_block = 0) {
+        uint64_t len = MIN(end - start, blen - in_block);
+
+        if (n == max) {
+            return 0;
+        }
+        ids[n] = piece_name(block_name(gen, c, params, probe, block, serial),
+                            pcie, in_block, len);
+        lens[n++] = len;
+        start += len;
+    }
+    return n;
 }
 
 const PtmGenModel ptm_model_ptc = {
@@ -1131,5 +1230,6 @@ const PtmGenModel ptm_model_ptc = {
     .fill = ptc_fill,
     .count = ptc_count,
     .span_id = ptc_span_id,
+    .span_ids = ptc_span_ids,
     .cache_free = ptc_cache_free,
 };

@@ -229,6 +229,76 @@ static void test_memo_two_generators(void)
     g_rmdir(dir);
 }
 
+/*
+ * Naming a range at once (span_ids) gives the pieces span_id gives one
+ * after another, under one version of the parameters and across a change,
+ * in both domains and for every endpoint; a range of more pieces than
+ * asked for gets none.
+ */
+static void test_span_ids(void)
+{
+    const PtmSourceOps *ops = &ptm_gen_source_ops;
+    PtmConfig cfg;
+    PtmCore *core;
+    PtmGeometry geo;
+    PtmPtcParams p;
+    PtmGen *g;
+    char *err = NULL;
+    GRand *r = g_rand_new_with_seed(7);
+    unsigned checked = 0, refused = 0;
+
+    ptm_config_default(&cfg);
+    cfg.pcie_endpoints = 2;
+    core = ptm_core_new(&cfg);
+    ptm_core_geometry(core, &geo);
+    ptm_ptc_params_default(&p);
+    g = ptm_gen_new(&ptm_model_ptc, &p, &geo, &err);
+    g_assert_null(err);
+    p.load = 40;
+    p.seed = 9;
+    /* a second version from PCIe cycle 3 000 000 on */
+    g_assert_null(ptm_gen_set_params(g, &p, 3000000, 0));
+    for (unsigned i = 0; i < 4000; i++) {
+        PtmProbeInfo info = {
+            .endpoint = g_rand_int_range(r, 0, 2),
+            .domain = g_rand_boolean(r) ? PTM_DOMAIN_PCIE : PTM_DOMAIN_DMA,
+            .settings = { .mps = 1, .mrrs = 2, .ext_tag = true },
+        };
+        uint64_t ids[8], lens[8], want[9], wlen[9];
+        uint64_t start, end, a;
+        unsigned n, k = 0, max = g_rand_int_range(r, 1, 9);
+
+        info.hz = info.domain == PTM_DOMAIN_PCIE ? geo.pcie_hz : geo.dma_hz;
+        start = g_rand_int_range(r, 0, 6000000);
+        end = start + g_rand_int_range(r, 1, 4 * geo.drain_period);
+        for (a = start; a < end && k < 9; k++) {
+            want[k] = ops->span_id(g, &info, a, end - a, &wlen[k]);
+            g_assert_cmpuint(want[k], !=, 0);
+            g_assert_cmpuint(wlen[k], >=, 1);
+            g_assert_cmpuint(wlen[k], <=, end - a);
+            a += wlen[k];
+        }
+        n = ops->span_ids(g, &info, start, end, ids, lens, max);
+        if (a < end || k > max) {
+            g_assert_cmpuint(n, ==, 0);
+            refused++;
+            continue;
+        }
+        g_assert_cmpuint(n, ==, k);
+        for (unsigned j = 0; j < n; j++) {
+            g_assert_cmpuint(ids[j], ==, want[j]);
+            g_assert_cmpuint(lens[j], ==, wlen[j]);
+        }
+        checked++;
+    }
+    /* both outcomes were tried */
+    g_assert_cmpuint(checked, >, 1000);
+    g_assert_cmpuint(refused, >, 100);
+    g_rand_free(r);
+    ptm_gen_free(g);
+    ptm_core_free(core);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -238,5 +308,6 @@ int main(int argc, char **argv)
     g_test_add_func("/ptc/same-seed", test_same_seed);
     g_test_add_func("/ptc/memo-exact", test_memo_exact);
     g_test_add_func("/ptc/memo-two-generators", test_memo_two_generators);
+    g_test_add_func("/ptc/span-ids", test_span_ids);
     return g_test_run();
 }
