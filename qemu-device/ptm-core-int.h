@@ -1,7 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Inside the PCIE_TELEMETRY_MI model: the state that the register file
- * (ptm-core.c) and the evaluation engine (ptm-eval.c) share. Not an API.
+ * Inside the PCIE_TELEMETRY_MI model: the state every layer of the engine
+ * shares. Not an API. The layers, each calling only those below it (a
+ * build check, tests/layers.py, holds them to that):
+ *
+ *   register file   ptm-core.c, ptm-check.c    (ptm-core.h)
+ *   evaluation      ptm-eval.c                 (ptm-eval-int.h)
+ *   FIFO and adder  ptm-fifo.c                 (ptm-fifo-int.h)
+ *   probes          ptm-probe.c                (ptm-probe-int.h)
+ *   layout          ptm-config.c, ptm-count.c  (ptm-core.h)
+ *
+ * ptm-sizing.c is a user of the register file, above it.
  */
 #ifndef PTM_CORE_INT_H
 #define PTM_CORE_INT_H
@@ -325,60 +334,5 @@ struct PtmCore {
     uint64_t lost_per_period;
     unsigned mult;          /* the timing repeats every mult x period */
 };
-
-/* ptm-core.c */
-uint64_t ptm_cycles_at_ns(uint64_t ns, uint64_t hz);
-uint64_t ptm_first_cycle_at_ns(uint64_t ns, uint64_t hz);
-void ptm_live_regs_reset(PtmCore *core);
-
-/* ptm-probe.c */
-uint64_t ptm_mi_floor(const PtmCore *core, const PtmProbe *p, uint64_t c);
-uint64_t ptm_mi_ceil(const PtmCore *core, const PtmProbe *p, uint64_t c);
-uint64_t ptm_window_start(const PtmCore *core, const PtmProbe *p, uint64_t w);
-uint64_t ptm_probe_next_event(const PtmCore *core, PtmProbe *p);
-uint64_t ptm_probe_reset_end(PtmCore *core, PtmProbe *p, uint64_t from);
-void ptm_probe_reset_from(PtmProbe *p, uint64_t from);
-uint64_t ptm_probe_reset_by(const PtmCore *core, PtmProbe *p, uint64_t m);
-void ptm_probe_order_init(PtmProbe *p);
-void ptm_probe_order_free(PtmProbe *p);
-/* Count the absolute cycles [start, end) of a probe into core->wacc. */
-void ptm_probe_count_span(PtmCore *core, PtmProbe *p, uint64_t start,
-                          uint64_t end);
-void ptm_probe_count_windows(PtmCore *core, PtmProbe *p, uint64_t w1,
-                             uint64_t *out);
-uint64_t ptm_probe_count_kept(PtmCore *core, PtmProbe *p, uint64_t wb);
-uint64_t ptm_probe_write_cycle(const PtmProbe *p, unsigned k);
-void ptm_probe_flag(PtmCore *core, PtmProbe *p, uint64_t k, bool v);
-void ptm_pcie_regs_at(PtmCore *core, uint64_t m);
-void ptm_probe_status_reset(PtmCore *core, PtmProbe *p, uint64_t k);
-void ptm_probe_keep_lowest(PtmCore *core, PtmProbe *p, uint64_t until);
-void ptm_probe_drain(PtmCore *core, PtmProbe *p);
-
-/* ptm-fifo.c */
-void ptm_probe_refresh(PtmCore *core, PtmProbe *p);
-void ptm_fifo_reset(PtmProbe *p);
-void ptm_find_next_drain(PtmCore *core);
-/* Run the events of MI cycles up to m. */
-void ptm_run_to(PtmCore *core, uint64_t m);
-uint64_t ptm_acc_last_take(PtmCore *core, uint64_t lim);
-
-/* ptm-core.c */
-void ptm_sweep_apply(PtmCore *core);
-
-/* ptm-eval.c */
-void ptm_eval_init(PtmCore *core);
-void ptm_eval_free(PtmCore *core);
-/* after a reset, a load or a command: the timing may change */
-void ptm_eval_restart(PtmCore *core);
-void ptm_eval_probe_reset(PtmCore *core, PtmProbe *p);
-/* the probe's own reset starts: settle what it drained before */
-void ptm_eval_probe_settle(PtmCore *core, PtmProbe *p);
-void ptm_eval_advance(PtmCore *core, uint64_t m);
-/* Towards m, but over a repeating timing only by whole periods. */
-void ptm_eval_advance_coarse(PtmCore *core, uint64_t m);
-void ptm_eval_refresh_all(PtmCore *core);
-void ptm_eval_settle_all(PtmCore *core);
-/* the source's traffic may have changed: forget what was derived from it */
-void ptm_eval_source_changed(PtmCore *core);
 
 #endif

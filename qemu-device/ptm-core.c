@@ -9,17 +9,17 @@
  */
 #include <string.h>
 
-#include "ptm-core-int.h"
+#include "ptm-eval-int.h"
 
 /* ------------------------------------------------------------------ */
 /* Time                                                                 */
 
-uint64_t ptm_cycles_at_ns(uint64_t ns, uint64_t hz)
+static uint64_t ptm_cycles_at_ns(uint64_t ns, uint64_t hz)
 {
     return (uint64_t)((u128)ns * hz / NS_PER_S);
 }
 
-uint64_t ptm_first_cycle_at_ns(uint64_t ns, uint64_t hz)
+static uint64_t ptm_first_cycle_at_ns(uint64_t ns, uint64_t hz)
 {
     return (uint64_t)(((u128)ns * hz + NS_PER_S - 1) / NS_PER_S);
 }
@@ -257,7 +257,7 @@ void ptm_core_set_settings(PtmCore *core, uint64_t now_ns, unsigned e,
 /* ------------------------------------------------------------------ */
 /* Reset                                                                */
 
-void ptm_live_regs_reset(PtmCore *core)
+static void ptm_live_regs_reset(PtmCore *core)
 {
     for (unsigned e = 0; e < PTM_MAX_ENDPOINTS; e++) {
         core->pcie_status[e] = 0;
@@ -451,29 +451,6 @@ static void command_sweep(PtmCore *core, uint64_t m, uint32_t bits)
     core->nsweep++;
     core->busy_end = q + sweep_len(core, bits);
     ptm_eval_restart(core);
-}
-
-/* The sweep that starts now: its values, read entry by entry. */
-void ptm_sweep_apply(PtmCore *core)
-{
-    unsigned entries = core->lay.entries;
-    uint32_t bits = core->sweep[0].bits;
-
-    /* the fast evaluation settles what the accumulator took */
-    ptm_eval_settle_all(core);
-    memcpy(core->live_old, core->live, entries * sizeof(uint64_t));
-    memcpy(core->snap_old, core->snap, entries * sizeof(uint64_t));
-    core->sw_q = core->sweep[0].q;
-    core->sw_bits = bits;
-    if (bits & PTM_CMD_CLEAR) {
-        memset(core->live, 0, entries * sizeof(uint64_t));
-        memset(core->snap, 0, entries * sizeof(uint64_t));
-    }
-    if (bits & PTM_CMD_SNAPSHOT) {
-        memcpy(core->snap, core->live, entries * sizeof(uint64_t));
-    }
-    memmove(&core->sweep[0], &core->sweep[1],
-            --core->nsweep * sizeof(core->sweep[0]));
 }
 
 static void command(PtmCore *core, uint64_t m, uint32_t bits)

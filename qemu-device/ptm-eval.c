@@ -25,7 +25,7 @@
  */
 #include <string.h>
 
-#include "ptm-core-int.h"
+#include "ptm-eval-int.h"
 
 /* ------------------------------------------------------------------ */
 /* Settling values                                                      */
@@ -701,6 +701,35 @@ static void shift_periods(PtmCore *core, uint64_t k)
 
 static void advance_to(PtmCore *core, uint64_t m);
 
+/*
+ * The MI clock's events up to m, with what the evaluation owes at those
+ * the FIFO layer stops at: before a sweep copies the counters, what the
+ * accumulator took; before a probe's own reset, what it drained.
+ */
+static void run_to(PtmCore *core, uint64_t m)
+{
+    PtmProbe *p = NULL;
+
+    for (;;) {
+        switch (ptm_run_to(core, m, &p)) {
+        case PTM_RUN_DONE:
+            return;
+        case PTM_RUN_SWEEP:
+            ptm_eval_settle_all(core);
+            ptm_sweep_apply(core);
+            break;
+        case PTM_RUN_RESET:
+            ptm_fifo_reset_begin(core, p);
+            if (!core->reference) {
+                probe_settle(core, p);
+            }
+            ptm_fifo_reset_finish(core, p);
+            ptm_eval_restart(core);
+            break;
+        }
+    }
+}
+
 /* Up to MI cycle m, applying the settings changes queued on the way. */
 void ptm_eval_advance(PtmCore *core, uint64_t m)
 {
@@ -722,7 +751,7 @@ static void advance_to(PtmCore *core, uint64_t m)
         return;
     }
     if (core->reference) {
-        ptm_run_to(core, m);
+        run_to(core, m);
         return;
     }
     while (core->mi_done < m) {
@@ -753,7 +782,7 @@ static void advance_to(PtmCore *core, uint64_t m)
                 continue;
             }
             to = MIN(m, core->mi_done + core->mult * L);
-            ptm_run_to(core, to);
+            run_to(core, to);
             settle_all(core);
             continue;
         }
@@ -770,7 +799,7 @@ static void advance_to(PtmCore *core, uint64_t m)
                  * Does the state repeat after j periods? The round robin
                  * may make the true period a few times L.
                  */
-                ptm_run_to(core, grid);
+                run_to(core, grid);
                 settle_all(core);
                 bool lossy = core->n_lost != core->mark_lost;
 
@@ -796,7 +825,7 @@ static void advance_to(PtmCore *core, uint64_t m)
         if (m - core->mi_done > PTM_SETTLE_STRIDE) {
             to = core->mi_done + PTM_SETTLE_STRIDE;
         }
-        ptm_run_to(core, to);
+        run_to(core, to);
         settle_all(core);
     }
     settle_all(core);       /* after a jump that ended at m */
@@ -873,10 +902,6 @@ void ptm_eval_probe_reset(PtmCore *core, PtmProbe *p)
     p->next_ev = ptm_probe_next_event(core, p);
 }
 
-void ptm_eval_probe_settle(PtmCore *core, PtmProbe *p)
-{
-    probe_settle(core, p);
-}
 
 void ptm_eval_settle_all(PtmCore *core)
 {

@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "ptm-core-int.h"
+#include "ptm-fifo-int.h"
 
 /* ------------------------------------------------------------------ */
 /* The FIFO (ASFIFOX, first word fall through, two output registers)    */
@@ -238,20 +238,24 @@ void ptm_find_next_drain(PtmCore *core)
  * The probe's own reset (PCIE_RESET or DMA_RESET) starts at cycle rst_at:
  * the sweep stops (its later writes never happen), the counters restart,
  * and a new epoch of windows begins when the reset ends, at its last held
- * cycle, as after any reset. Its flags are cleared with it.
+ * cycle, as after any reset. Its flags are cleared with it. Between the
+ * two halves the evaluation settles what the probe drained before.
  */
-static void probe_reset_event(PtmCore *core, PtmProbe *p)
+void ptm_fifo_reset_begin(PtmCore *core, PtmProbe *p)
 {
-    uint64_t r0 = p->rst_at, r1;
+    uint64_t r0 = p->rst_at;
 
     while (p->pend_n > p->pend_next &&
            ptm_probe_write_cycle(p, p->pend_n - 1) >= r0) {
         p->pend_n--;
     }
     probe_commit(core, p, UINT64_MAX, p->next_ev + 1);
-    if (!core->reference) {
-        ptm_eval_probe_settle(core, p);
-    }
+}
+
+void ptm_fifo_reset_finish(PtmCore *core, PtmProbe *p)
+{
+    uint64_t r0 = p->rst_at, r1;
+
     /* the FIFO resets from both sides: what it holds is gone */
     ptm_fifo_reset(p);
     r1 = ptm_probe_reset_end(core, p, r0);
@@ -275,18 +279,13 @@ static void probe_reset_event(PtmCore *core, PtmProbe *p)
         p->origin = r1 > r0 ? r1 - 1 : r0;
         ptm_probe_reset_from(p, r1);
     }
-    ptm_eval_restart(core);
+    p->next_ev = ptm_probe_next_event(core, p);
+    ptm_probe_refresh(core, p);
+    ptm_find_next_drain(core);
 }
 
 static void probe_drain_event(PtmCore *core, PtmProbe *p)
 {
-    if (p->ev_reset) {
-        probe_reset_event(core, p);
-        p->next_ev = ptm_probe_next_event(core, p);
-        ptm_probe_refresh(core, p);
-        ptm_find_next_drain(core);
-        return;
-    }
     probe_commit(core, p, UINT64_MAX, p->next_ev + 1);
     ptm_probe_drain(core, p);
     p->next_ev = ptm_probe_next_event(core, p);
@@ -407,8 +406,28 @@ static void acc_step(PtmCore *core, uint64_t t)
     }
 }
 
-/* Run the events of MI cycles up to m. */
-void ptm_run_to(PtmCore *core, uint64_t m)
+/* The sweep that starts now: its values, read entry by entry. */
+void ptm_sweep_apply(PtmCore *core)
+{
+    unsigned entries = core->lay.entries;
+    uint32_t bits = core->sweep[0].bits;
+
+    memcpy(core->live_old, core->live, entries * sizeof(uint64_t));
+    memcpy(core->snap_old, core->snap, entries * sizeof(uint64_t));
+    core->sw_q = core->sweep[0].q;
+    core->sw_bits = bits;
+    if (bits & PTM_CMD_CLEAR) {
+        memset(core->live, 0, entries * sizeof(uint64_t));
+        memset(core->snap, 0, entries * sizeof(uint64_t));
+    }
+    if (bits & PTM_CMD_SNAPSHOT) {
+        memcpy(core->snap, core->live, entries * sizeof(uint64_t));
+    }
+    memmove(&core->sweep[0], &core->sweep[1],
+            --core->nsweep * sizeof(core->sweep[0]));
+}
+
+PtmRunStop ptm_run_to(PtmCore *core, uint64_t m, PtmProbe **reset)
 {
     for (;;) {
         PtmProbe *bp = &core->probe[core->next_drain];
@@ -420,7 +439,10 @@ void ptm_run_to(PtmCore *core, uint64_t m)
         if (ta <= tp && ta <= tc && ta <= m) {
             acc_step(core, ta);
         } else if (tc <= tp && tc <= m) {
-            ptm_sweep_apply(core);
+            return PTM_RUN_SWEEP;
+        } else if (tp <= m && bp->ev_reset) {
+            *reset = bp;
+            return PTM_RUN_RESET;
         } else if (tp <= m) {
             probe_drain_event(core, bp);
         } else {
@@ -434,4 +456,5 @@ void ptm_run_to(PtmCore *core, uint64_t m)
     }
     core->stats.simulated_mi += m - core->mi_done;
     core->mi_done = m;
+    return PTM_RUN_DONE;
 }

@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "ptm-core-int.h"
+#include "ptm-probe-int.h"
 
 /* MI cycle in which probe cycle c happens (its edge at or before c). */
 uint64_t ptm_mi_floor(const PtmCore *core, const PtmProbe *p, uint64_t c)
