@@ -12,6 +12,7 @@
 #include "qapi/error.h"
 #include "qemu/crc32c.h"
 #include "qemu/error-report.h"
+#include "qemu/main-loop.h"
 #include "qemu/module.h"
 #include "qemu/range.h"
 #include "qemu/timer.h"
@@ -93,6 +94,13 @@ struct NdkPcieTelemetryState {
     double host_per_virt;       /* what the last catch-up cost, ns per ns */
     Notifier shutdown;          /* sets shutting_down */
     bool shutting_down;
+    /*
+     * A vCPU catches a long backlog up off the big lock: while it does,
+     * the core is its alone, and everything else that would touch it
+     * waits for caught_up (the timer skips a tick).
+     */
+    bool catching_up;
+    QemuCond caught_up;
     bool behind;                /* background catch-up left to accesses */
     unsigned behind_ticks;      /* ticks in a row behind at TICK_MAX */
     PtmCore *core;
@@ -145,11 +153,21 @@ static void ndk_telemetry_schedule(NdkPcieTelemetryState *s);
  */
 static bool ndk_telemetry_catch_up(NdkPcieTelemetryState *s, uint64_t t);
 
+/* Wait (with the big lock) until no vCPU catches up off it. */
+static void ndk_telemetry_quiesce(NdkPcieTelemetryState *s)
+{
+    while (s->catching_up) {
+        qemu_cond_wait_bql(&s->caught_up);
+    }
+}
+
 static uint64_t ndk_telemetry_block_read(NdkPcieTelemetryState *s,
                                          hwaddr addr, unsigned size)
 {
-    uint64_t t = now_ns(), val;
+    uint64_t t, val;
 
+    ndk_telemetry_quiesce(s);
+    t = now_ns();
     if (!ndk_telemetry_catch_up(s, t)) {
         return 0;
     }
@@ -162,8 +180,10 @@ static uint64_t ndk_telemetry_block_read(NdkPcieTelemetryState *s,
 static void ndk_telemetry_block_write(NdkPcieTelemetryState *s, hwaddr addr,
                                       uint64_t val, unsigned size)
 {
-    uint64_t t = now_ns();
+    uint64_t t;
 
+    ndk_telemetry_quiesce(s);
+    t = now_ns();
     trace_ptm_mmio_write(addr, size, val);
     if (!ndk_telemetry_catch_up(s, t)) {
         return;
@@ -312,17 +332,25 @@ static uint64_t ndk_telemetry_advance_until(NdkPcieTelemetryState *s,
 
 /*
  * Before an access: a backlog longer than the timer's longest interval
- * (the model could not keep up) is caught up slice by slice, and the
- * access gives up, unperformed, when QEMU is asked to shut down, so that
- * SIGTERM ends it at once however long the wait would be.
+ * (the model could not keep up) is caught up slice by slice, off the big
+ * lock, so that the main loop (monitor, timers, signals) and the other
+ * vCPUs run meanwhile and only this access waits; it gives up,
+ * unperformed, when QEMU is asked to shut down, so that SIGTERM ends it
+ * at once however long the wait would be.
  */
 static bool ndk_telemetry_catch_up(NdkPcieTelemetryState *s, uint64_t t)
 {
+    bool locked = bql_locked(), done = true;
+
     s->behind = false;
     s->behind_ticks = 0;
     if (ptm_core_lazy(s->core) ||
         ptm_core_done_ns(s->core) + NDK_TELEMETRY_TICK_MAX_NS >= t) {
         return true;
+    }
+    s->catching_up = true;
+    if (locked) {
+        bql_unlock();
     }
     while (ndk_telemetry_advance_until(s, t, get_clock() +
                                        NDK_TELEMETRY_WAIT_COST_NS,
@@ -331,10 +359,16 @@ static bool ndk_telemetry_catch_up(NdkPcieTelemetryState *s, uint64_t t)
         if (qemu_shutdown_requested_get() != SHUTDOWN_CAUSE_NONE ||
             qatomic_read(&s->shutting_down)) {
             trace_ptm_access_abandoned(t, ptm_core_done_ns(s->core));
-            return false;
+            done = false;
+            break;
         }
     }
-    return true;
+    if (locked) {
+        bql_lock();
+    }
+    s->catching_up = false;
+    qemu_cond_broadcast(&s->caught_up);
+    return done;
 }
 
 /*
@@ -352,15 +386,23 @@ static void ndk_telemetry_shutdown_notify(Notifier *n, void *data)
 static void ndk_telemetry_tick(void *opaque)
 {
     NdkPcieTelemetryState *s = opaque;
-    uint64_t t = now_ns(), from = ptm_core_done_ns(s->core);
+    uint64_t t, from;
     int64_t slice = MAX(NDK_TELEMETRY_SLICE_NS, (int64_t)s->tick_ns / 2);
+    uint64_t at;
+
+    if (s->catching_up) {
+        /* a vCPU's wait does this work now: look again a tick later */
+        timer_mod(s->timer, now_ns() + s->tick_ns);
+        return;
+    }
+    t = now_ns();
+    from = ptm_core_done_ns(s->core);
     /*
      * (one step per tick where the slice allows it: every advance settles
      * every probe's counts, so two steps cost more than one of both)
      */
-    uint64_t at = ndk_telemetry_advance_until(s, t, get_clock() + slice,
-                                              NDK_TELEMETRY_STEP_NS,
-                                              slice);
+    at = ndk_telemetry_advance_until(s, t, get_clock() + slice,
+                                     NDK_TELEMETRY_STEP_NS, slice);
 
     if (at < t && s->tick_ns >= NDK_TELEMETRY_TICK_MAX_NS &&
         ++s->behind_ticks >= NDK_TELEMETRY_BEHIND_TICKS) {
@@ -447,6 +489,7 @@ static uint32_t ndk_telemetry_config_read(PCIDevice *pdev, uint32_t addr,
 static void ndk_telemetry_config_write(PCIDevice *pdev, uint32_t addr,
                                        uint32_t val, int len)
 {
+    ndk_telemetry_quiesce(NDK_PCIE_TELEMETRY(pdev));
     pci_default_write_config(pdev, addr, val, len);
     ndk_telemetry_sync_settings(NDK_PCIE_TELEMETRY(pdev));
 }
@@ -687,6 +730,7 @@ static void ndk_telemetry_traffic_sync(void *card, uint64_t *now,
 {
     NdkPcieTelemetryState *s = card;
 
+    ndk_telemetry_quiesce(s);
     *now = now_ns();
     ptm_core_advance(s->core, *now);
     *from = ptm_core_next_pcie_window(s->core, *now);
@@ -805,6 +849,8 @@ static void ndk_telemetry_exit(PCIDevice *pdev)
 {
     NdkPcieTelemetryState *s = NDK_PCIE_TELEMETRY(pdev);
 
+    /* hot-unplug waits for a read that catches up */
+    ndk_telemetry_quiesce(s);
     /* the block's region holds a reference to the device: drop it */
     memory_region_del_subregion(&s->bar, &s->block);
     if (s->timer) {
@@ -830,6 +876,7 @@ static void ndk_telemetry_reset_hold(Object *obj, ResetType type)
     NdkPcieTelemetryState *s = NDK_PCIE_TELEMETRY(obj);
 
     trace_ptm_reset(type == RESET_TYPE_COLD);
+    ndk_telemetry_quiesce(s);
     ptm_core_reset(s->core, now_ns());
     ndk_telemetry_reset_pcie(s);
     ndk_telemetry_sync_settings(s);
@@ -866,6 +913,7 @@ static int ndk_telemetry_pre_save(void *opaque)
     size_t core_len, gen_len = 0;
 
     /* caught up to now, so the destination starts with no backlog */
+    ndk_telemetry_quiesce(s);
     ptm_core_advance(s->core, now_ns());
     core = ptm_core_save(s->core, &core_len);
     if (s->traffic) {
@@ -1038,6 +1086,14 @@ static void ndk_telemetry_instance_init(Object *obj)
     s->build_author = g_strdup(PTM_MODEL_BUILD_AUTHOR);
     /* 4 KiB of configuration space; realize drops it on a PCI bus */
     PCI_DEVICE(obj)->cap_present |= QEMU_PCI_CAP_EXPRESS;
+    qemu_cond_init(&s->caught_up);
+}
+
+static void ndk_telemetry_instance_finalize(Object *obj)
+{
+    NdkPcieTelemetryState *s = NDK_PCIE_TELEMETRY(obj);
+
+    qemu_cond_destroy(&s->caught_up);
 }
 
 static void ndk_telemetry_class_init(ObjectClass *oc, void *data)
@@ -1141,6 +1197,7 @@ static const TypeInfo ndk_telemetry_info = {
     .parent = TYPE_PCI_DEVICE,
     .instance_size = sizeof(NdkPcieTelemetryState),
     .instance_init = ndk_telemetry_instance_init,
+    .instance_finalize = ndk_telemetry_instance_finalize,
     .class_init = ndk_telemetry_class_init,
     .interfaces = (InterfaceInfo[]) {
         { INTERFACE_PCIE_DEVICE },
