@@ -902,12 +902,19 @@ static void agg_flush(PtmCore *core, PtmProbe *p, unsigned k)
     }
 }
 
+static void agg_list(PtmCore *core, PtmProbe *p, unsigned k);
+
 /* Slot k gets counts: list it for the flush at the end. */
-static void agg_mark(PtmCore *core, PtmProbe *p, unsigned k)
+static inline void agg_mark(PtmCore *core, PtmProbe *p, unsigned k)
 {
-    if (p->agg_used[k]) {
-        return;
+    if (!p->agg_used[k]) {
+        agg_list(core, p, k);
     }
+}
+
+static __attribute__((noinline)) void agg_list(PtmCore *core, PtmProbe *p,
+                                               unsigned k)
+{
     if (p->agg_n == 2 * core->step_slots) {
         /* (a slot flushed on its reuse may be listed twice) */
         for (unsigned j = 0; j < p->agg_n; j++) {

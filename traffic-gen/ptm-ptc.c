@@ -1108,6 +1108,33 @@ static void ptc_defaults(void *params)
  * parameters (the generator names that) the key is what decide() varies
  * per block, and the settings.
  */
+/* Decide block `block` of the probe's endpoint and name it in *bn. */
+static __attribute__((noinline)) void name_block(const PtmGen *gen,
+                                                 const void *params,
+                                                 const PtmProbeInfo *probe,
+                                                 uint64_t block,
+                                                 uint64_t serial,
+                                                 BlockName *bn)
+{
+    const PtmSettings *st = &probe->settings;
+    uint32_t nr, nw;
+    const Decision *dc = decide_counts(gen, params, probe, block, serial,
+                                       &nr, &nw);
+    const Key *k = &dc->key;
+
+    *bn = (BlockName) {
+        .block = block, .serial = serial, .settings = *st,
+        .name = ptm_mix64(ptm_mix64((uint64_t)k->lat << 32 ^ k->ph ^
+                                    (uint64_t)k->tag_limited << 63) ^
+                          ((uint64_t)nr << 40 ^ (uint64_t)nw << 20 ^
+                           (uint64_t)(st->mps & 7) << 10 ^
+                           (uint64_t)(st->mrrs & 7) << 13 ^
+                           (uint64_t)st->ext_tag << 16 ^
+                           (uint64_t)st->tag_10bit << 17 ^
+                           (uint64_t)st->rcb_128 << 18)),
+    };
+}
+
 /* The name of block `block` of the probe's endpoint, decided once. */
 static inline uint64_t block_name(const PtmGen *gen, PtcCache *c,
                                   const void *params,
@@ -1120,29 +1147,14 @@ static inline uint64_t block_name(const PtmGen *gen, PtcCache *c,
 
     if (!serial || bn->serial != serial || bn->block != block ||
         memcmp(&bn->settings, st, sizeof(*st))) {
-        uint32_t nr, nw;
-        const Decision *dc = decide_counts(gen, params, probe, block, serial,
-                                           &nr, &nw);
-        const Key *k = &dc->key;
-
-        *bn = (BlockName) {
-            .block = block, .serial = serial, .settings = *st,
-            .name = ptm_mix64(ptm_mix64((uint64_t)k->lat << 32 ^ k->ph ^
-                                        (uint64_t)k->tag_limited << 63) ^
-                              ((uint64_t)nr << 40 ^ (uint64_t)nw << 20 ^
-                               (uint64_t)(st->mps & 7) << 10 ^
-                               (uint64_t)(st->mrrs & 7) << 13 ^
-                               (uint64_t)st->ext_tag << 16 ^
-                               (uint64_t)st->tag_10bit << 17 ^
-                               (uint64_t)st->rcb_128 << 18)),
-        };
+        name_block(gen, params, probe, block, serial, bn);
     }
     return bn->name;
 }
 
 /* The cache, and the length of a block in the probe's domain. */
-static PtcCache *names_cache(const PtmGen *gen, const PtmProbeInfo *probe,
-                             uint64_t *blen)
+static inline PtcCache *names_cache(const PtmGen *gen,
+                                    const PtmProbeInfo *probe, uint64_t *blen)
 {
     PtmGen *g = (PtmGen *)gen;      /* the cache is derived data only */
     PtcCache *c = g->cache;
