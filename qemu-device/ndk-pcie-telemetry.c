@@ -57,11 +57,16 @@ OBJECT_DECLARE_SIMPLE_TYPE(NdkPcieTelemetryState, NDK_PCIE_TELEMETRY)
  * backlog: a timer every TICK of virtual time advances it, for at most
  * SLICE of host time or half the interval, whichever is longer (under the
  * big lock: a model that costs up to half of real time keeps up), in
- * steps that cost about half of that at the last tick's cost (at least
- * STEP of virtual time). The
+ * steps that cost about that at the last tick's cost, one where it can
+ * (at least STEP of virtual time). The
  * interval adapts so that a tick costs about TARGET of host time (between
  * TICK_MIN and TICK_MAX): the backlog an access may find costs about that
- * much. While catching up costs nothing (ptm_core_lazy) no timer runs.
+ * much. A card whose shortest tick costs more ticks as long as a tick
+ * costs at most ACCESS (the most an access should wait for a backlog),
+ * and one that cannot even do that at TICK_MIN at TICK_MAX: it pays less
+ * per virtual second that way (every advance settles every probe), and
+ * its accesses wait longer in any case. While catching up costs nothing
+ * (ptm_core_lazy) no timer runs.
  * A model that costs more than real time cannot keep up however often it
  * runs: a slice that ends behind doubles the interval, and BEHIND_TICKS in
  * a row that end behind at TICK_MAX (more than the periods after a
@@ -74,6 +79,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(NdkPcieTelemetryState, NDK_PCIE_TELEMETRY)
 #define NDK_TELEMETRY_TICK_MIN_NS (10 * SCALE_MS)
 #define NDK_TELEMETRY_TICK_MAX_NS (64 * SCALE_MS)
 #define NDK_TELEMETRY_TARGET_NS (100 * SCALE_US)
+#define NDK_TELEMETRY_ACCESS_NS (400 * SCALE_US)
 #define NDK_TELEMETRY_SLICE_NS  (1 * SCALE_MS)
 #define NDK_TELEMETRY_STEP_NS   (10 * SCALE_US)
 #define NDK_TELEMETRY_WAIT_COST_NS (200 * SCALE_MS)
@@ -422,14 +428,15 @@ static void ndk_telemetry_tick(void *opaque)
         /* the interval that would have cost TARGET, halfway towards it */
         uint64_t want = (uint64_t)(NDK_TELEMETRY_TARGET_NS /
                                    s->host_per_virt);
+        uint64_t bound = (uint64_t)(NDK_TELEMETRY_ACCESS_NS /
+                                    s->host_per_virt);
 
-        /*
-         * A card whose shortest tick misses the target pays less for
-         * longer ones (each advance settles every probe): the longest.
-         */
-        want = want < NDK_TELEMETRY_TICK_MIN_NS ? NDK_TELEMETRY_TICK_MAX_NS
-                                                : MIN(want,
-                                                      NDK_TELEMETRY_TICK_MAX_NS);
+        if (want < NDK_TELEMETRY_TICK_MIN_NS) {
+            /* dearer: as long as an access's wait stays bounded, or long */
+            want = bound >= NDK_TELEMETRY_TICK_MIN_NS ? bound
+                                                     : NDK_TELEMETRY_TICK_MAX_NS;
+        }
+        want = MIN(want, NDK_TELEMETRY_TICK_MAX_NS);
         s->tick_ns = (s->tick_ns + want) / 2;
     }
     ndk_telemetry_schedule(s);
