@@ -63,9 +63,10 @@ OBJECT_DECLARE_SIMPLE_TYPE(NdkPcieTelemetryState, NDK_PCIE_TELEMETRY)
  * TICK_MIN and TICK_MAX): the backlog an access may find costs about that
  * much. A card whose shortest tick costs more ticks as long as a tick
  * costs at most ACCESS (the most an access should wait for a backlog),
- * and one that cannot even do that at TICK_MIN at TICK_MAX: it pays less
- * per virtual second that way (every advance settles every probe), and
- * its accesses wait longer in any case. While catching up costs nothing
+ * and one that cannot even do that at TICK_MIN, or whose accumulator
+ * cannot keep up at all (its reads wait longer in any case), at TICK_MAX:
+ * it pays less per virtual second that way (every advance settles every
+ * probe). While catching up costs nothing
  * (ptm_core_lazy) no timer runs.
  * A model that costs more than real time cannot keep up however often it
  * runs: a slice that ends behind doubles the interval, and BEHIND_TICKS in
@@ -108,6 +109,7 @@ struct NdkPcieTelemetryState {
     bool catching_up;
     QemuCond caught_up;
     bool behind;                /* background catch-up left to accesses */
+    bool steady_loss;           /* the accumulator cannot keep up at all */
     unsigned behind_ticks;      /* ticks in a row behind at TICK_MAX */
     PtmCore *core;
     uint8_t *state;             /* migration buffer of the core */
@@ -432,9 +434,13 @@ static void ndk_telemetry_tick(void *opaque)
                                     s->host_per_virt);
 
         if (want < NDK_TELEMETRY_TICK_MIN_NS) {
-            /* dearer: as long as an access's wait stays bounded, or long */
-            want = bound >= NDK_TELEMETRY_TICK_MIN_NS ? bound
-                                                     : NDK_TELEMETRY_TICK_MAX_NS;
+            /*
+             * dearer: as long as an access's wait stays bounded, or long
+             * (an overloaded card's reads wait longer in any case, and it
+             * pays per advance: the longest)
+             */
+            want = bound >= NDK_TELEMETRY_TICK_MIN_NS && !s->steady_loss
+                   ? bound : NDK_TELEMETRY_TICK_MAX_NS;
         }
         want = MIN(want, NDK_TELEMETRY_TICK_MAX_NS);
         s->tick_ns = (s->tick_ns + want) / 2;
@@ -754,6 +760,7 @@ static void ndk_telemetry_warn_sizing(NdkPcieTelemetryState *s)
     PtmSizing sz;
 
     ptm_config_sizing(&s->cfg, &sz);
+    s->steady_loss = sz.steady_loss;
     if (!sz.steady_loss && !sz.pause_loss) {
         return;
     }
