@@ -454,7 +454,10 @@ static uint64_t gen_span_id(void *opaque, const PtmProbeInfo *probe,
     return id ? (id ^ ptm_mix64(g->serial[i])) | 1 : 0;
 }
 
-/* The names of [start, end), version by version. */
+/*
+ * The names of [start, end): from the model's span_ids version by version,
+ * or piece by piece from gen_span_id where it has none.
+ */
 static unsigned gen_span_ids(void *opaque, const PtmProbeInfo *probe,
                              uint64_t start, uint64_t end, uint64_t *ids,
                              uint64_t *lens, unsigned max)
@@ -462,36 +465,29 @@ static unsigned gen_span_ids(void *opaque, const PtmProbeInfo *probe,
     const PtmGen *g = opaque;
     unsigned n = 0;
 
-    if (!g->model->span_id && !g->model->span_ids) {
-        return 0;
+    if (!g->model->span_ids) {
+        for (; start < end; start += lens[n++]) {
+            if (n == max) {
+                return 0;
+            }
+            ids[n] = gen_span_id(opaque, probe, start, end - start, &lens[n]);
+            if (!ids[n] || lens[n] == 0 || lens[n] > end - start) {
+                return 0;
+            }
+        }
+        return n;
     }
     while (start < end) {
         uint64_t next, lim, ver;
         unsigned i = version_at(g, probe, start, &next), k;
 
         lim = next > start && next < end ? next : end;
+        /* (as gen_span_id names a piece of this version) */
         ver = ptm_mix64(g->serial[i]);
-        if (g->model->span_ids) {
-            k = g->model->span_ids(g, g->params[i], probe, start, lim,
-                                   ids + n, lens + n, max - n);
-            if (!k) {
-                return 0;
-            }
-        } else {
-            for (k = 0; start < lim; k++) {
-                uint64_t len = 0;
-
-                if (n + k == max) {
-                    return 0;
-                }
-                ids[n + k] = g->model->span_id(g, g->params[i], probe, start,
-                                               lim - start, &len);
-                if (!ids[n + k] || len == 0 || len > lim - start) {
-                    return 0;
-                }
-                lens[n + k] = len;
-                start += len;
-            }
+        k = g->model->span_ids(g, g->params[i], probe, start, lim,
+                               ids + n, lens + n, max - n);
+        if (!k) {
+            return 0;
         }
         for (unsigned j = n; j < n + k; j++) {
             ids[j] = (ids[j] ^ ver) | 1;

@@ -274,8 +274,7 @@ typedef struct BlockName {
     PtmSettings settings;
 } BlockName;
 
-#define NAMES 8192
-                  /* blocks named per endpoint, by block */
+#define NAMES 8192                  /* blocks named per endpoint, by block */
 
 typedef struct PtcCache {
     Decision decision[8];

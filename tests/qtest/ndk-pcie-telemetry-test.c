@@ -3606,17 +3606,39 @@ static void ptc_open(Ndk *n, const char *args)
     set_pcie_settings(n, exp, 1, 2, true, false, false);
 }
 
-/* At t: every register, the live counters, then a snapshot of them */
+/*
+ * Every register, the live counters, then a snapshot of them (its BUSY
+ * waited for as for busy_entries entries)
+ */
+static void read_all(Ndk *n, unsigned entries, unsigned busy_entries,
+                     uint32_t *regs, uint64_t *live, uint64_t *snap)
+{
+    wr(n, REG_READ_SEL, 1);
+    read_regs(n, regs);
+    read_counters(n, entries, live);
+    snapshot(n, busy_entries);
+    wr(n, REG_READ_SEL, 0);
+    read_counters(n, entries, snap);
+}
+
+/* The same at t, of a default card */
 static void read_all_at(Ndk *n, int64_t t, uint32_t *regs, uint64_t *live,
                         uint64_t *snap)
 {
     step_to(n, t);
-    wr(n, REG_READ_SEL, 1);
-    read_regs(n, regs);
-    read_counters(n, DEF_ENTRIES, live);
-    snapshot(n, DEF_ENTRIES);
-    wr(n, REG_READ_SEL, 0);
-    read_counters(n, DEF_ENTRIES, snap);
+    read_all(n, DEF_ENTRIES, DEF_ENTRIES, regs, live, snap);
+}
+
+/* Two copies of the 64 registers agree, or the first difference fails. */
+static void check_regs(const char *what, const uint32_t *b, const uint32_t *c)
+{
+    for (unsigned i = 0; i < 64; i++) {
+        if (b[i] != c[i]) {
+            g_test_message("%s, register 0x%02x: B 0x%08x, C 0x%08x",
+                           what, 4 * i, b[i], c[i]);
+        }
+        g_assert_cmphex(b[i], ==, c[i]);
+    }
 }
 
 /*
@@ -3667,13 +3689,7 @@ static void test_ptc_migration(void)
     ndk_close(&c);
 
     check_counters("ptc, A vs C at T1", at1, ct1, DEF_ENTRIES);
-    for (unsigned i = 0; i < 64; i++) {
-        if (rb[i] != rc[i]) {
-            g_test_message("ptc, register 0x%02x: B 0x%08x, C 0x%08x",
-                           4 * i, rb[i], rc[i]);
-        }
-        g_assert_cmphex(rb[i], ==, rc[i]);
-    }
+    check_regs("ptc", rb, rc);
     check_counters("ptc, B vs C, live at T2", lb, lc, DEF_ENTRIES);
     check_counters("ptc, B vs C, snapshot at T2", sb, sc, DEF_ENTRIES);
 
@@ -3725,17 +3741,8 @@ static void step_paced(Ndk *n, int64_t t)
     }
 }
 
-static void lossy_read_all(Ndk *n, uint32_t *regs, uint64_t *live,
-                           uint64_t *snap)
-{
-    wr(n, REG_READ_SEL, 1);
-    read_regs(n, regs);
-    read_counters(n, LOSSY_BG_ENTRIES, live);
-    /* (BUSY may wait for the adder: a generous bound) */
-    snapshot(n, 4096);
-    wr(n, REG_READ_SEL, 0);
-    read_counters(n, LOSSY_BG_ENTRIES, snap);
-}
+/* (BUSY may wait for the adder: a generous bound) */
+#define LOSSY_BG_BUSY_ENTRIES 4096
 
 static void test_lossy_background_migration(void)
 {
@@ -3760,7 +3767,7 @@ static void test_lossy_background_migration(void)
 
     migrate_in(&b, "q35", LOSSY_BG_ARGS, uri, t0, t1);
     step_paced(&b, t2);
-    lossy_read_all(&b, rb, lb, sb);
+    read_all(&b, LOSSY_BG_ENTRIES, LOSSY_BG_BUSY_ENTRIES, rb, lb, sb);
     ndk_close(&b);
     unlink(file);
     rmdir(dir);
@@ -3768,16 +3775,10 @@ static void test_lossy_background_migration(void)
     ptc_open(&c, LOSSY_BG_ARGS);
     g_assert_cmpint(c.t0, ==, t0);
     step_paced(&c, t2);
-    lossy_read_all(&c, rc, lc, sc);
+    read_all(&c, LOSSY_BG_ENTRIES, LOSSY_BG_BUSY_ENTRIES, rc, lc, sc);
     ndk_close(&c);
 
-    for (unsigned i = 0; i < 64; i++) {
-        if (rb[i] != rc[i]) {
-            g_test_message("lossy, register 0x%02x: B 0x%08x, C 0x%08x",
-                           4 * i, rb[i], rc[i]);
-        }
-        g_assert_cmphex(rb[i], ==, rc[i]);
-    }
+    check_regs("lossy", rb, rc);
     check_counters("lossy, B vs C, live at T2", lb, lc, LOSSY_BG_ENTRIES);
     check_counters("lossy, B vs C, snapshot at T2", sb, sc,
                    LOSSY_BG_ENTRIES);
