@@ -31,11 +31,9 @@
 extern "C" {
 #endif
 
-#define PTL_MAGIC            0x50544C4Du
-#define PTL_VERSION_MAJOR    2
-#define PTL_BLOCK_SIZE       0x10000u
-#define PTL_COMPATIBLE       "cesnet,ofm,pcie_telemetry_mi"
-#define PTL_VSEC_ID          0x0d7b
+/* PTL_MAGIC, PTL_REG_*, PTL_CMD_*, the counter layout, the VSEC */
+#include "pcie-telemetry-regs.h"
+
 #define PTL_BUSY_TIMEOUT_NS  1000000000ull
 
 /* Errors; the values are the tool's exit codes. */

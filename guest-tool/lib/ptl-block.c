@@ -23,38 +23,7 @@
 
 #include "pcie-telemetry.h"
 
-#define REG_MAGIC        0x00
-#define REG_VERSION      0x04
-#define REG_TOPOLOGY     0x08
-#define REG_LAYOUT       0x0C
-#define REG_PCIE         0x10
-#define REG_DMA          0x14
-#define REG_DRAIN        0x18
-#define REG_CNT_BASE     0x1C
-#define REG_COMMAND      0x20
-#define REG_STATUS       0x24
-#define REG_READ_SEL     0x28
-#define REG_REGIONS      0x2C
-#define REG_WIDTH        0x30
-#define REG_HIST         0x34
-#define REG_CAPACITY     0x38
-#define REG_WIDTH_DMA    0x3C
-#define REG_PCIE_STATUS  0x40
-#define REG_PCIE_TAGS    0x80
-#define REG_PCIE_STFIFO  0xC0
-
-#define CMD_SNAPSHOT     (1u << 0)
-#define CMD_CLEAR        (1u << 1)
-#define CMD_CLEAR_FLAGS  (1u << 2)
-#define CMD_CLEAR_LOWEST (1u << 3)
-#define STATUS_BUSY      (1u << 0)
-
 #define ALL_ONES         0xFFFFFFFFu
-/*
- * The per-endpoint live registers are decoded for 16 endpoints (0x40 + 4e
- * up to 0x7C).
- */
-#define MAX_ENDPOINTS    16
 /*
  * Polls of STATUS before giving up even when the clock does not advance
  * (a broken now_ns must not hang the reader); a real MI read takes about a
@@ -100,50 +69,56 @@ static ptl_err gone(ptl_error *err)
 static ptl_err decode_layout(const ptl_block *b, ptl_layout *l,
                              ptl_error *err)
 {
-    uint32_t topo = rd32(b, REG_TOPOLOGY), layout = rd32(b, REG_LAYOUT);
-    uint32_t pcie = rd32(b, REG_PCIE), dma = rd32(b, REG_DMA);
-    uint32_t drain = rd32(b, REG_DRAIN), regions = rd32(b, REG_REGIONS);
-    uint32_t width = rd32(b, REG_WIDTH), hist = rd32(b, REG_HIST);
-    uint32_t cap = rd32(b, REG_CAPACITY), wdma = rd32(b, REG_WIDTH_DMA);
+    uint32_t topo = rd32(b, PTL_REG_CFG_TOPOLOGY);
+    uint32_t layout = rd32(b, PTL_REG_CFG_LAYOUT);
+    uint32_t pcie = rd32(b, PTL_REG_CFG_PCIE), dma = rd32(b, PTL_REG_CFG_DMA);
+    uint32_t drain = rd32(b, PTL_REG_CFG_DRAIN);
+    uint32_t regions = rd32(b, PTL_REG_CFG_REGIONS);
+    uint32_t width = rd32(b, PTL_REG_CFG_WIDTH), hist = rd32(b, PTL_REG_CFG_HIST);
+    uint32_t cap = rd32(b, PTL_REG_CFG_CAPACITY);
+    uint32_t wdma = rd32(b, PTL_REG_CFG_WIDTH_DMA);
     unsigned pcie_ch, dma_ch, hist_ch;
 
-    l->cnt_base = rd32(b, REG_CNT_BASE);
+    l->cnt_base = rd32(b, PTL_REG_CNT_BASE);
     if (topo == ALL_ONES || layout == ALL_ONES) {
         return gone(err);
     }
-    l->endpoints = topo & 0xFF;
-    l->dma_ports = (topo >> 8) & 0xFF;
-    l->probes = (topo >> 16) & 0xFF;
-    l->entries = layout & 0xFFFF;
-    l->cnt_width = (layout >> 16) & 0xFF;
-    l->pcie_channels = pcie & 0xFF;
-    l->pcie_buses = (pcie >> 8) & 0xFF;
-    l->pcie_regions = (pcie >> 16) & 0xFF;
-    l->pcie_brakes = (pcie >> 24) & 0xFF;
-    l->dma_channels = dma & 0xFF;
-    l->dma_buses = (dma >> 8) & 0xFF;
-    l->dma_regions = (dma >> 16) & 0xFF;
-    l->dma_brakes = (dma >> 24) & 0xFF;
-    l->drain_period = drain & 0xFFFF ? drain & 0xFFFF : 65536;
-    l->item_bytes = (drain >> 16) & 0xFF;
-    l->rq_regions = regions & 0xFF;
-    l->rc_regions = (regions >> 8) & 0xFF;
-    l->up_regions = (regions >> 16) & 0xFF;
-    l->down_regions = (regions >> 24) & 0xFF;
-    l->rq_bytes = width & 0xFFFF;
-    l->rc_bytes = width >> 16;
-    l->up_bytes = wdma & 0xFFFF;
-    l->down_bytes = wdma >> 16;
-    l->hist_bands = hist & 0xFF;
-    l->pcie_hists = (hist >> 8) & 0xFF;
-    l->dma_hists = (hist >> 16) & 0xFF;
-    l->tag_capacity = cap & 0xFFFF;
-    l->stfifo_capacity = cap >> 16;
+    l->endpoints = PTL_FIELD(topo, PTL_TOPOLOGY_ENDPOINTS);
+    l->dma_ports = PTL_FIELD(topo, PTL_TOPOLOGY_DMA_PORTS);
+    l->probes = PTL_FIELD(topo, PTL_TOPOLOGY_PROBES);
+    l->entries = PTL_FIELD(layout, PTL_LAYOUT_ENTRIES);
+    l->cnt_width = PTL_FIELD(layout, PTL_LAYOUT_CNT_WIDTH);
+    l->pcie_channels = PTL_FIELD(pcie, PTL_PROBE_CHANNELS);
+    l->pcie_buses = PTL_FIELD(pcie, PTL_PROBE_BUSES);
+    l->pcie_regions = PTL_FIELD(pcie, PTL_PROBE_REGIONS);
+    l->pcie_brakes = PTL_FIELD(pcie, PTL_PROBE_BRAKES);
+    l->dma_channels = PTL_FIELD(dma, PTL_PROBE_CHANNELS);
+    l->dma_buses = PTL_FIELD(dma, PTL_PROBE_BUSES);
+    l->dma_regions = PTL_FIELD(dma, PTL_PROBE_REGIONS);
+    l->dma_brakes = PTL_FIELD(dma, PTL_PROBE_BRAKES);
+    l->drain_period = PTL_FIELD(drain, PTL_DRAIN_PERIOD);
+    if (!l->drain_period) {
+        l->drain_period = 65536;
+    }
+    l->item_bytes = PTL_FIELD(drain, PTL_DRAIN_ITEM_BYTES);
+    l->rq_regions = PTL_FIELD(regions, PTL_REGIONS_RQ);
+    l->rc_regions = PTL_FIELD(regions, PTL_REGIONS_RC);
+    l->up_regions = PTL_FIELD(regions, PTL_REGIONS_UP);
+    l->down_regions = PTL_FIELD(regions, PTL_REGIONS_DOWN);
+    l->rq_bytes = PTL_FIELD(width, PTL_WIDTH_LOW);
+    l->rc_bytes = PTL_FIELD(width, PTL_WIDTH_HIGH);
+    l->up_bytes = PTL_FIELD(wdma, PTL_WIDTH_LOW);
+    l->down_bytes = PTL_FIELD(wdma, PTL_WIDTH_HIGH);
+    l->hist_bands = PTL_FIELD(hist, PTL_HIST_BANDS);
+    l->pcie_hists = PTL_FIELD(hist, PTL_HIST_PCIE);
+    l->dma_hists = PTL_FIELD(hist, PTL_HIST_DMA);
+    l->tag_capacity = PTL_FIELD(cap, PTL_CAPACITY_TAGS);
+    l->stfifo_capacity = PTL_FIELD(cap, PTL_CAPACITY_STFIFO);
 
-    if (l->endpoints < 1 || l->endpoints > MAX_ENDPOINTS) {
+    if (l->endpoints < 1 || l->endpoints > PTL_MAX_ENDPOINTS) {
         return ptl_set_error(err, PTL_E_INTERNAL, "the block reports %u "
                              "PCIe endpoints, supported: 1 to %u",
-                             l->endpoints, MAX_ENDPOINTS);
+                             l->endpoints, PTL_MAX_ENDPOINTS);
     }
     if (l->pcie_buses != 2 || l->dma_buses != 2 * l->dma_ports) {
         return ptl_set_error(err, PTL_E_INTERNAL, "unsupported layout: %u "
@@ -225,7 +200,7 @@ ptl_err ptl_block_open(const ptl_regs_ops *ops, void *opaque,
     }
     b->ops = *ops;
     b->opaque = opaque;
-    b->lay.magic = rd32(b, REG_MAGIC);
+    b->lay.magic = rd32(b, PTL_REG_MAGIC);
     if (b->lay.magic == ALL_ONES) {
         rc = gone(err);
         goto fail;
@@ -236,7 +211,7 @@ ptl_err ptl_block_open(const ptl_regs_ops *ops, void *opaque,
                            PTL_MAGIC);
         goto fail;
     }
-    b->lay.version = rd32(b, REG_VERSION);
+    b->lay.version = rd32(b, PTL_REG_VERSION);
     if (b->lay.version >> 16 != PTL_VERSION_MAJOR) {
         rc = ptl_set_error(err, PTL_E_VERSION, "unsupported block version "
                            "%u.%u (0x%08x); supported: major %u",
@@ -304,12 +279,12 @@ static ptl_err wait_busy(ptl_block *b, uint64_t start, uint32_t *status,
                          const char *what, ptl_error *err)
 {
     for (unsigned polls = 0;; polls++) {
-        uint32_t s = rd32(b, REG_STATUS);
+        uint32_t s = rd32(b, PTL_REG_STATUS);
 
         if (s == ALL_ONES) {
             return gone(err);
         }
-        if (!(s & STATUS_BUSY)) {
+        if (!(s & PTL_STATUS_BUSY)) {
             *status = s;
             return PTL_OK;
         }
@@ -332,13 +307,13 @@ ptl_err ptl_block_read(ptl_block *b, ptl_reading *r, ptl_error *err)
                              "layout");
     }
     mask = l->cnt_width >= 64 ? UINT64_MAX : (1ull << l->cnt_width) - 1;
-    wr32(b, REG_READ_SEL, 0);
+    wr32(b, PTL_REG_READ_SEL, 0);
     /*
      * The interval is timed at the SNAPSHOT itself: a posted write is
      * issued between the two clock reads.
      */
     t0 = now_ns(b);
-    wr32(b, REG_COMMAND, CMD_SNAPSHOT);
+    wr32(b, PTL_REG_COMMAND, PTL_CMD_SNAPSHOT);
     t1 = now_ns(b);
     r->t_ns = t0 + (t1 - t0) / 2;
     rc = wait_busy(b, t1, &status, "SNAPSHOT", err);
@@ -366,9 +341,9 @@ ptl_err ptl_block_read(ptl_block *b, ptl_reading *r, ptl_error *err)
         r->counters[i] = v;
     }
     for (unsigned e = 0; e < l->endpoints; e++) {
-        r->pcie_status[e] = rd32(b, REG_PCIE_STATUS + 4 * e);
-        r->tags[e] = rd32(b, REG_PCIE_TAGS + 4 * e);
-        r->stfifo[e] = rd32(b, REG_PCIE_STFIFO + 4 * e);
+        r->pcie_status[e] = rd32(b, PTL_REG_PCIE_STATUS(e));
+        r->tags[e] = rd32(b, PTL_REG_PCIE_TAGS(e));
+        r->stfifo[e] = rd32(b, PTL_REG_PCIE_STFIFO(e));
         /* PCIE_STATUS has 10 bits: all ones is a vanished card */
         if (r->pcie_status[e] == ALL_ONES) {
             return gone(err);
@@ -383,7 +358,7 @@ ptl_err ptl_block_clear(ptl_block *b, ptl_error *err)
     uint64_t t;
 
     t = now_ns(b);
-    wr32(b, REG_COMMAND, CMD_CLEAR);
+    wr32(b, PTL_REG_COMMAND, PTL_CMD_CLEAR);
     return wait_busy(b, t, &status, "CLEAR", err);
 }
 
@@ -393,13 +368,13 @@ ptl_err ptl_block_clear_flags(ptl_block *b, bool lowest_too, ptl_error *err)
      * One posted write and no read back: PCIe keeps a later read behind it,
      * and the next reading's STATUS polls notice a vanished card.
      */
-    wr32(b, REG_COMMAND, CMD_CLEAR_FLAGS | (lowest_too ? CMD_CLEAR_LOWEST : 0));
+    wr32(b, PTL_REG_COMMAND, PTL_CMD_CLEAR_FLAGS | (lowest_too ? PTL_CMD_CLEAR_LOWEST : 0));
     return PTL_OK;
 }
 
 uint32_t ptl_block_status(ptl_block *b)
 {
-    return rd32(b, REG_STATUS);
+    return rd32(b, PTL_REG_STATUS);
 }
 
 void ptl_reading_diff(const ptl_layout *lay, const ptl_reading *earlier,

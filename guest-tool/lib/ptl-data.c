@@ -16,19 +16,15 @@
 
 #include "pcie-telemetry.h"
 
-enum {
-    CH_WORDS, CH_STALL, CH_SOF, CH_MVB, CH_MVB_STALL, CH_ITEMS, CH_REGION0,
-};
-
 static bool fill_bus(ptl_bus *bus, const uint64_t *ch, unsigned nregions,
                      unsigned region_bytes)
 {
-    bus->words = ch[CH_WORDS];
-    bus->backpressure = ch[CH_STALL];
-    bus->transactions = ch[CH_SOF];
-    bus->mvb = ch[CH_MVB];
-    bus->mvb_backpressure = ch[CH_MVB_STALL];
-    bus->items = ch[CH_ITEMS];
+    bus->words = ch[PTL_CH_WORDS];
+    bus->backpressure = ch[PTL_CH_STALL];
+    bus->transactions = ch[PTL_CH_SOF];
+    bus->mvb = ch[PTL_CH_MVB];
+    bus->mvb_backpressure = ch[PTL_CH_MVB_STALL];
+    bus->items = ch[PTL_CH_ITEMS];
     bus->nregions = nregions;
     bus->region_bytes = region_bytes;
     bus->regions = calloc(nregions + 1, sizeof(uint64_t));
@@ -36,7 +32,7 @@ static bool fill_bus(ptl_bus *bus, const uint64_t *ch, unsigned nregions,
         return false;
     }
     for (unsigned r = 0; r < nregions; r++) {
-        bus->regions[r] = ch[CH_REGION0 + r];
+        bus->regions[r] = ch[PTL_CH_REGION0 + r];
     }
     return true;
 }
@@ -46,20 +42,20 @@ static bool decode_endpoint(const ptl_layout *l, const ptl_reading *rd,
 {
     const uint64_t *pc = rd->counters + (size_t)e * l->per_endpoint;
     const uint64_t *dc = pc + l->pcie_channels;
-    const uint64_t *brk = pc + 1 + 2 * (6 + l->pcie_regions);
+    const uint64_t *brk = pc + ptl_brake_channel(l->pcie_regions, 0);
     uint32_t s = rd->pcie_status[e];
 
     ep->index = e;
-    ep->mps = 128u << (s & 7);
-    ep->mrrs = 128u << ((s >> 3) & 7);
-    ep->ext_tag = s & (1u << 6);
-    ep->tag_10b = s & (1u << 7);
-    ep->rcb = s & (1u << 8) ? 128 : 64;
-    ep->link_up = s & (1u << 9);
-    ep->tags_free = rd->tags[e] & 0xFFFF;
-    ep->tags_free_min = rd->tags[e] >> 16;
-    ep->stfifo_free = rd->stfifo[e] & 0xFFFF;
-    ep->stfifo_free_min = rd->stfifo[e] >> 16;
+    ep->mps = 128u << PTL_FIELD(s, PTL_PCIE_MPS);
+    ep->mrrs = 128u << PTL_FIELD(s, PTL_PCIE_MRRS);
+    ep->ext_tag = PTL_FIELD(s, PTL_PCIE_EXT_TAG);
+    ep->tag_10b = PTL_FIELD(s, PTL_PCIE_TAG_10BIT);
+    ep->rcb = PTL_FIELD(s, PTL_PCIE_RCB_128) ? 128 : 64;
+    ep->link_up = PTL_FIELD(s, PTL_PCIE_LINK_UP);
+    ep->tags_free = PTL_FIELD(rd->tags[e], PTL_FREE_NOW);
+    ep->tags_free_min = PTL_FIELD(rd->tags[e], PTL_FREE_LOWEST);
+    ep->stfifo_free = PTL_FIELD(rd->stfifo[e], PTL_FREE_NOW);
+    ep->stfifo_free_min = PTL_FIELD(rd->stfifo[e], PTL_FREE_LOWEST);
     ep->pcie_cycles = pc[0];
     ep->dma_cycles = dc[0];
 
@@ -85,7 +81,7 @@ static bool decode_endpoint(const ptl_layout *l, const ptl_reading *rd,
         if (b < 2) {
             bus->kind = b ? PTL_BUS_RC : PTL_BUS_RQ;
             bus->pcie_clk = true;
-            ch = pc + 1 + b * (6 + l->pcie_regions);
+            ch = pc + ptl_bus_channel(l->pcie_regions, b, 0);
             nreg = b ? l->rc_regions : l->rq_regions;
             bytes = b ? l->rc_bytes : l->rq_bytes;
             strcpy(bus->name, b ? "PCIe -> PTC (RC)" : "PTC -> PCIe (RQ)");
@@ -96,7 +92,7 @@ static bool decode_endpoint(const ptl_layout *l, const ptl_reading *rd,
             bus->kind = db & 1 ? PTL_BUS_DOWN : PTL_BUS_UP;
             bus->has_mvb = true;
             bus->dma_up = !(db & 1);
-            ch = dc + 1 + db * (6 + l->dma_regions);
+            ch = dc + ptl_bus_channel(l->dma_regions, db, 0);
             nreg = db & 1 ? l->down_regions : l->up_regions;
             bytes = db & 1 ? l->down_bytes : l->up_bytes;
             if (db & 1) {
@@ -121,9 +117,9 @@ ptl_data *ptl_data_decode(const ptl_layout *lay, const ptl_reading *r)
     if (!d) {
         return NULL;
     }
-    d->busy = r->status & 1;
-    d->lost_deltas = r->status & 2;
-    d->readout_overrun = r->status & 4;
+    d->busy = r->status & PTL_STATUS_BUSY;
+    d->lost_deltas = r->status & PTL_STATUS_LOST;
+    d->readout_overrun = r->status & PTL_STATUS_OVERRUN;
     d->config = *lay;
     d->nendpoints = lay->endpoints;
     d->endpoints = calloc(d->nendpoints ? d->nendpoints : 1,

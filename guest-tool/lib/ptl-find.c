@@ -25,13 +25,14 @@
 
 #include "pcie-telemetry.h"
 
-/* The NDK device-tree VSEC (FACTS.md): header at +4, then registers. */
-#define VSEC_HEADER      0x04
-#define VSEC_ENDPOINT    0x08
-#define VSEC_TREE_LEN    0x0C
-#define VSEC_TREE_SEL    0x10
-#define VSEC_TREE_DATA   0x14
-#define VSEC_MIN_LEN     0x18
+/* The NDK device-tree VSEC: header at +4, then registers. */
+#define VSEC_HEADER      PTL_VSEC_REG_HEADER
+#define VSEC_ENDPOINT    PTL_VSEC_REG_ENDPOINT
+#define VSEC_TREE_LEN    PTL_VSEC_REG_LENGTH
+#define VSEC_TREE_SEL    PTL_VSEC_REG_INDEX
+#define VSEC_TREE_DATA   PTL_VSEC_REG_DATA
+/* the shortest capability that holds the data register */
+#define VSEC_MIN_LEN     (PTL_VSEC_REG_DATA + 4)
 /* Far above any real tree; the NDK driver itself stops at 64 KiB. */
 #define TREE_MAX_BYTES   (1u << 20)
 #define LOCK_TIMEOUT_MS  10000
