@@ -322,6 +322,10 @@ class Card:
     def now(self):
         return self.machine.now
 
+    def step(self, ns):
+        """Advance the machine's virtual time by ns (Machine.clock_step)."""
+        return self.machine.clock_step(ns)
+
     def cycle(self, domain, t=None):
         """The cycle of a clock ('pcie', 'dma', 'mi') running at virtual
         time t (now): floor(t f / 10^9)."""
@@ -453,9 +457,26 @@ class Card:
         return self.cycle('mi') - w
 
     # ---------------------------------------------------------- counters
-    def counter(self, key, endpoint=0):
-        """One counter: by entry number or channel name."""
-        e = key if isinstance(key, int) else self.layout.entry(key, endpoint)
+    def counter(self, *key, endpoint=0):
+        """One counter of the copy READ_SEL shows: counter(5) (entry 5),
+        counter('RQ.words'), counter('RQ.words', endpoint=1),
+        counter(1, 'RQ', 'words'), counter(0, 'UP0', 'region', 1),
+        counter(0, 'pcie', 'cycles')."""
+        if len(key) == 1 and isinstance(key[0], int):
+            e = key[0]
+        elif len(key) == 1:
+            e = self.layout.entry(key[0], endpoint)
+        elif len(key) >= 3 and isinstance(key[0], int):
+            name = '%s.%s' % (key[1], key[2])
+            if key[2] == 'region':
+                if len(key) != 4:
+                    raise CardError('counter(%d, %r, \'region\', r): give '
+                                    'the region' % (key[0], key[1]))
+                name += str(key[3])
+            e = self.layout.entry(name, key[0])
+        else:
+            raise CardError('counter%r: give an entry, a name, or '
+                            '(endpoint, bus, quantity[, region])' % (key,))
         return self.read64(self.layout.address(e))
 
     def counters(self, live=None, entries=None):
