@@ -9,22 +9,38 @@
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 QEMU="$REPO/build/qemu-system-x86_64"
-props=${1:+,$1}
-traffic="telemetry-traffic-pattern,id=t0,brake=63,tags-free=7,stfifo-free=100"
+traffic="pattern,brake=63,tags-free=7,stfifo-free=100"
 traffic+=",rq-frame-bytes=256,rc-frame-bytes=96,rc-stall=1"
 traffic+=",up-frame-bytes=100,up-gap=1,down-frame-bytes=64,down-stall=2,down-gap=1"
-tck=$(getconf CLK_TCK)
 
-coproc Q { exec "$QEMU" -machine q35 -nodefaults -display none -accel qtest \
-    -qtest stdio -object "$traffic" -device "ndk-pcie-telemetry,traffic=t0$props" \
-    2>/dev/null; }
-cpu() { awk -v t="$tck" '{print ($14 + $15) / t}' "/proc/$Q_PID/stat"; }
-ask() { echo "$1" >&"${Q[1]}"; read -r reply <&"${Q[0]}"; }
-ask "clock_step 1000"                   # QEMU is up and answering
-before=$(cpu)
-ask "clock_step 1000000000"
-after=$(cpu)
-kill "$Q_PID"
-echo "ndk-pcie-telemetry${props} with the busiest pattern:" \
-     "$(awk -v a="$after" -v b="$before" 'BEGIN {printf "%.2f", a - b}')" \
-     "s host CPU per virtual second ($reply)"
+PYTHONPATH="$REPO/python" exec /usr/bin/python3 - "$QEMU" "$traffic" "${1:-}" <<'PY'
+import os
+import sys
+
+from ndk_telemetry import Card, Machine, Traffic
+
+qemu, traffic, props = sys.argv[1:]
+opts = dict(kv.split('=', 1) for kv in props.split(',')) if props else {}
+tck = os.sysconf('SC_CLK_TCK')
+
+
+def cpu(pid):
+    """utime + stime of the process, in seconds."""
+    with open('/proc/%d/stat' % pid) as f:
+        fields = f.read().rsplit(')', 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / tck
+
+
+m = Machine([Card(opts, traffic=Traffic.parse(traffic))], qemu=qemu,
+            timeout=None)
+try:
+    m.clock_step(1000)                  # QEMU is up and answering
+    before = cpu(m.pid)
+    now = m.clock_step(1000000000)
+    after = cpu(m.pid)
+finally:
+    m.kill()
+print('ndk-pcie-telemetry%s with the busiest pattern: %.2f s host CPU per '
+      'virtual second (OK %d)' % (',' + props if props else '',
+                                  after - before, now))
+PY

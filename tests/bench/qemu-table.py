@@ -35,12 +35,12 @@ import tempfile
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, 'python'))
+from ndk_telemetry import Card, Machine, Traffic  # noqa: E402
 QEMU = os.environ.get('QEMU', os.path.join(REPO, 'build', 'qemu-system-x86_64'))
 # a copy of the binary (QEMU=...) finds no firmware by itself: FIRMWARE_DIR
 FIRMWARE = ['-L', os.environ['FIRMWARE_DIR']] if 'FIRMWARE_DIR' in os.environ \
     else []
-BAR = 0xE0000000
-DEV = 4                                 # the card's PCI slot
 
 FIRST = ('pattern,rq-frame-bytes=256,rc-frame-bytes=64,up-frame-bytes=128,'
          'up-gap=1,down-frame-bytes=512,brake=0x15,brake-duty=25,tags-free=20,'
@@ -137,67 +137,41 @@ def cpu_ns(pid):
 
 
 class Qtest:
+    """QEMU under -accel qtest with one card, through ndk_telemetry (no
+    timeout: a long step of a costly card may take minutes; a QEMU that
+    exits is reported either way)."""
+
     def __init__(self, props, traffic):
-        dev = 'ndk-pcie-telemetry,addr=%02x.0,traffic=t0' % DEV
-        if props:
-            dev += ',' + props
-        self.p = subprocess.Popen(
-            [QEMU] + FIRMWARE + ['-machine', 'q35', '-nodefaults', '-display', 'none',
-             '-accel', 'qtest', '-qtest', 'stdio',
-             '-object', 'telemetry-traffic-%s,id=t0' % traffic,
-             '-device', dev],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, text=True, bufsize=1)
-        self.ask('clock_step 1000')
-        # BAR0 at BAR, memory decoding on
-        self.cfg_write(0x10, BAR)
-        self.cfg_write(0x04, 0x0002)
+        opts = dict(kv.split('=', 1) for kv in props.split(',')) \
+            if props else {}
+        self.m = Machine([Card(opts, traffic=Traffic.parse(traffic))],
+                         qemu=QEMU, extra_args=FIRMWARE, timeout=None)
+        self.card = self.m.cards[0]
+        self.pid = self.m.pid
+        self.m.clock_step(1000)
 
-    def ask(self, line):
-        self.p.stdin.write(line + '\n')
-        while True:
-            reply = self.p.stdout.readline()
-            if not reply:
-                raise RuntimeError('QEMU ended: %s' % line)
-            if reply.startswith('OK') or reply.startswith('FAIL'):
-                return reply.split()
-
-    def cfg_write(self, reg, val):
-        self.ask('outl 0xcf8 0x%x' % (0x80000000 | DEV << 11 | reg))
-        self.ask('outl 0xcfc 0x%x' % val)
+    def step(self, ns):
+        self.m.clock_step(ns)
 
     def readl(self, off):
-        return int(self.ask('readl 0x%x' % (BAR + off))[1], 16)
-
-    def readq(self, off):
-        return int(self.ask('readq 0x%x' % (BAR + off))[1], 16)
-
-    def writel(self, off, val):
-        self.ask('writel 0x%x 0x%x' % (BAR + off, val))
+        return self.card.read32(off)
 
     def readout(self):
         """SNAPSHOT, wait for BUSY to clear, read every counter."""
-        self.writel(0x28, 0)
-        self.writel(0x20, 1)
-        self.ask('clock_step 100000')
-        while self.readl(0x24) & 1:
-            self.ask('clock_step 100000')
-        entries = self.readl(0x0C) & 0xFFFF
-        for e in range(entries):
-            self.readq(0x8000 + 8 * e)
+        self.card.snapshot()
+        self.card.counters(live=False, entries=self.card.layout.entries)
 
     def close(self):
-        self.p.kill()
-        self.p.wait()
+        self.m.kill()
 
 
 def per_vsec(props, traffic, vsec):
     q = Qtest(props, traffic)
     try:
-        before = cpu_ns(q.p.pid)
-        q.ask('clock_step %d' % int(vsec * 1e9))
+        before = cpu_ns(q.pid)
+        q.step(int(vsec * 1e9))
         q.readout()
-        return (cpu_ns(q.p.pid) - before) / 1e9 / vsec
+        return (cpu_ns(q.pid) - before) / 1e9 / vsec
     finally:
         q.close()
 
@@ -206,10 +180,10 @@ def first_access(traffic, unread_s):
     q = Qtest('', traffic)
     try:
         q.readout()
-        q.ask('clock_step %d' % int(unread_s * 1e9))
-        before = cpu_ns(q.p.pid)
+        q.step(int(unread_s * 1e9))
+        before = cpu_ns(q.pid)
         q.readl(0x24)
-        return (cpu_ns(q.p.pid) - before) / 1e9
+        return (cpu_ns(q.pid) - before) / 1e9
     finally:
         q.close()
 
@@ -232,12 +206,12 @@ def first_access_wall(traffic, unread_s, paced):
         if paced:
             for _ in range(int(round(unread_s * 100))):
                 start = time.monotonic()
-                q.ask('clock_step 10000000')
+                q.step(10000000)
                 left = 0.01 - (time.monotonic() - start)
                 if left > 0:
                     time.sleep(left)
         else:
-            q.ask('clock_step %d' % int(unread_s * 1e9))
+            q.step(int(unread_s * 1e9))
         first = timed_read(q)
         idle = statistics.median(timed_read(q) for _ in range(5))
         return max(0.0, first - idle)

@@ -30,8 +30,8 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 REF = os.path.join(REPO, 'build', 'tests', 'ptm-soak-ref')
-BAR = 0xE0000000
-DEV = 4                                 # the card's PCI slot
+sys.path.insert(0, os.path.join(REPO, 'python'))
+from ndk_telemetry import Card as NdkCard, Machine  # noqa: E402
 PCIE_CAP = 0x80                         # where the device puts it
 REG_LAYOUT, REG_COMMAND, REG_STATUS, REG_READ_SEL = 0x0C, 0x20, 0x24, 0x28
 CNT_BASE = 0x8000
@@ -64,18 +64,18 @@ def rss_kib(pid):
 
 
 class Card:
-    """QEMU under qtest; every BAR access is logged with its clock."""
+    """QEMU under qtest (through ndk_telemetry); every BAR access is
+    logged with its clock."""
 
     def __init__(self, qemu, log):
-        self.p = subprocess.Popen(
-            [qemu, '-machine', 'q35', '-nodefaults', '-display', 'none',
-             '-accel', 'qtest', '-qtest', 'stdio',
-             '-object', 'telemetry-traffic-ptc,id=t0',
-             '-device', 'ndk-pcie-telemetry,addr=%02x.0,traffic=t0' % DEV],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL)
+        # no timeout: a step of a virtual second may take a while; a QEMU
+        # that exits is reported either way
+        self.m = Machine([NdkCard(traffic='ptc')], qemu=qemu, timeout=None)
+        self.card = self.m.cards[0]
+        self.pid = self.m.pid
+        self.base = self.card.base
         self.log = log
-        self.clock = 0
+        self.clock = self.m.now
         self.pending = []           # commands sent, replies not yet read
 
     def send(self, cmds):
@@ -83,8 +83,7 @@ class Card:
         Send commands (text, kind) in one write; replies come later. A
         command None is a line for the log in its place among the replies.
         """
-        self.p.stdin.write(''.join(c + '\n' for c, _ in cmds if c).encode())
-        self.p.stdin.flush()
+        self.m.qtest.send([c for c, _ in cmds if c])
         self.pending += cmds
 
     def replies(self):
@@ -94,23 +93,14 @@ class Card:
             if cmd is None:
                 self.log.append(kind)
                 continue
-            while True:
-                line = self.p.stdout.readline()
-                if not line:
-                    raise RuntimeError('QEMU ended at: %s' % cmd)
-                if line.startswith(b'OK') or line.startswith(b'FAIL'):
-                    break
-            words = line.split()
-            if words[0] != b'OK':
-                raise RuntimeError('%s: %s' % (cmd, line.decode().strip()))
-            out.append(self.account(kind, words))
+            out.append(self.account(kind, self.m.qtest.reply()))
         self.pending = []
         return out
 
     def account(self, kind, words):
         """Log a reply's access at the clock it happened at."""
         if kind[0] == 'step':
-            self.clock = int(words[1])
+            self.clock = self.m.qtest.now = int(words[0])
             return None
         if kind[0] == 'w':
             _, addr, size, val = kind
@@ -118,61 +108,49 @@ class Card:
             return None
         if kind[0] == 'r':
             _, addr, size = kind
-            val = int(words[1], 16)
+            val = int(words[0], 16)
             self.log.append('r %d %x %d %x\n' % (self.clock, addr, size, val))
             return val
-        return int(words[1], 16) if len(words) > 1 else None
+        return int(words[0], 16) if words else None
 
     @staticmethod
     def step(ns):
         return ('clock_step %d' % ns, ('step',))
 
-    @staticmethod
-    def write(off, val):
-        return ('writel 0x%x 0x%x' % (BAR + off, val), ('w', off, 4, val))
+    def write(self, off, val):
+        return ('writel 0x%x 0x%x' % (self.base + off, val),
+                ('w', off, 4, val))
 
-    @staticmethod
-    def readl(off):
-        return ('readl 0x%x' % (BAR + off), ('r', off, 4))
+    def readl(self, off):
+        return ('readl 0x%x' % (self.base + off), ('r', off, 4))
 
-    @staticmethod
-    def readq(off):
-        return ('readq 0x%x' % (BAR + off), ('r', off, 8))
+    def readq(self, off):
+        return ('readq 0x%x' % (self.base + off), ('r', off, 8))
 
     def ask(self, cmds):
         self.send(cmds)
         return self.replies()
 
-    def cfg_read(self, reg):
-        return self.ask([('outl 0xcf8 0x%x' % (0x80000000 | DEV << 11 | reg),
-                          ('cfg',)), ('inl 0xcfc', ('cfg',))])[1]
-
-    def cfg_write(self, reg, val):
-        self.ask([('outl 0xcf8 0x%x' % (0x80000000 | DEV << 11 | reg),
-                   ('cfg',)), ('outl 0xcfc 0x%x' % val, ('cfg',))])
-        # every config write re-syncs the negotiated settings into the core
-        self.log.append('settings %d %s\n' % (self.clock, self.settings))
-
     def start(self):
         """What the device did to its core before the first access."""
-        devctl = self.cfg_read(PCIE_CAP + 0x08) & 0xFFFF
-        lnkctl = self.cfg_read(PCIE_CAP + 0x10) & 0xFFFF
-        devctl2 = self.cfg_read(PCIE_CAP + 0x28) & 0xFFFF
+        devctl = self.card.config_read(PCIE_CAP + 0x08) & 0xFFFF
+        lnkctl = self.card.config_read(PCIE_CAP + 0x10) & 0xFFFF
+        devctl2 = self.card.config_read(PCIE_CAP + 0x28) & 0xFFFF
         # mps mrrs ext_tag tag_10bit rcb_128, as ndk_telemetry_sync_settings
-        self.settings = '%x %x %x %x %x' % (
+        settings = '%x %x %x %x %x' % (
             devctl >> 5 & 7, devctl >> 12 & 7, devctl >> 8 & 1,
             devctl2 >> 12 & 1, lnkctl >> 3 & 1)
-        # realize (power-on, settings) and the machine's reset, both at 0
-        self.log += ['power_on 0\n', 'settings 0 %s\n' % self.settings,
-                     'reset 0\n', 'settings 0 %s\n' % self.settings]
+        # realize (power-on, settings), the machine's reset, and the
+        # configuration writes of enumeration and BAR assignment (each
+        # syncs the settings, unchanged), all at 0
+        self.log += ['power_on 0\n', 'settings 0 %s\n' % settings,
+                     'reset 0\n', 'settings 0 %s\n' % settings,
+                     'settings 0 %s\n' % settings]
         self.ask([self.step(1000)])
-        self.cfg_write(0x10, BAR)
-        self.cfg_write(0x04, 0x0002)
-        return self.ask([self.readl(REG_LAYOUT)])[0] & 0xFFFF
+        return self.card.layout.entries
 
     def close(self):
-        self.p.kill()
-        self.p.wait()
+        self.m.kill()
 
 
 class Ref:
@@ -231,7 +209,7 @@ def main():
     ok = True
     try:
         entries = card.start()
-        cpu0 = cpu_ns(card.p.pid)
+        cpu0 = cpu_ns(card.pid)
         counters = [card.readq(CNT_BASE + 8 * e) for e in range(entries)]
         reads = []
         for k in range(1, intervals + 1):
@@ -259,12 +237,12 @@ def main():
                 lost_at.append(k)
             if k == base_k or k % 3600 == 0 or k == intervals:
                 card.ask(counters)
-                rss = rss_kib(card.p.pid)
+                rss = rss_kib(card.pid)
                 if k == base_k:
                     rss_base = rss
                 print('virtual %.2f h: wall %.0f s, QEMU CPU %.1f s, '
                       'RSS %d KiB' % (k / 3600, time.monotonic() - wall,
-                                      (cpu_ns(card.p.pid) - cpu0) / 1e9,
+                                      (cpu_ns(card.pid) - cpu0) / 1e9,
                                       rss),
                       file=sys.stderr, flush=True)
             else:
@@ -274,8 +252,8 @@ def main():
             card.ask(reads)
         log.append('end\n')
         ref.feed(log)
-        rss_end = rss_kib(card.p.pid)
-        cpu = (cpu_ns(card.p.pid) - cpu0) / 1e9
+        rss_end = rss_kib(card.pid)
+        cpu = (cpu_ns(card.pid) - cpu0) / 1e9
     except BaseException:
         ref.p.kill()
         raise
