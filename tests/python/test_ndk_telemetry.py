@@ -11,7 +11,9 @@ formulas of docs/ndk-pcie-telemetry.md and the pattern's closed forms
 run fails (TAP: Bail out!).
 """
 import os
+import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -28,7 +30,8 @@ import pattern_model as pm                                     # noqa: E402
 import tap_unittest                                            # noqa: E402
 from ndk_telemetry import (Card, CardError, Machine, QemuDied,  # noqa: E402
                            QemuNotFound, QemuStartError, QemuTimeout,
-                           QmpError, Traffic, load_regmap, resolve_qemu)
+                           QmpError, RegmapNotFound, Traffic, find_regmap,
+                           load_regmap, resolve_qemu)
 
 # docs/ndk-pcie-telemetry.md, "Register map": the configuration registers
 # of a card with the defaults (0x08 to 0x3C without 0x20 to 0x28)
@@ -471,6 +474,75 @@ class Placement(unittest.TestCase):
             self.assertNotEqual(behind.bar0, root.bar0)
             self.assertEqual(m.card('ndk1'), root)
 
+
+
+def _has_pytest():
+    return subprocess.run([sys.executable, '-c', 'import pytest'],
+                          capture_output=True).returncode == 0
+
+
+class Packaging(unittest.TestCase):
+    JSON = os.path.join(REPO, 'guest-tool', 'regmap',
+                        'pcie-telemetry-regs.json')
+
+    def test_regmap_of_the_clone_and_the_variable(self):
+        saved = os.environ.pop('NDK_TELEMETRY_REGMAP', None)
+        try:
+            self.assertEqual(os.path.realpath(find_regmap()),
+                             os.path.realpath(self.JSON))
+            os.environ['NDK_TELEMETRY_REGMAP'] = '/nonexistent/regs.json'
+            with self.assertRaises(RegmapNotFound) as cm:
+                find_regmap()
+            self.assertIn('NDK_TELEMETRY_REGMAP', str(cm.exception))
+        finally:
+            os.environ.pop('NDK_TELEMETRY_REGMAP', None)
+            if saved is not None:
+                os.environ['NDK_TELEMETRY_REGMAP'] = saved
+
+    def test_regmap_of_an_installed_prefix(self):
+        # the package and the map where an installation puts them, no
+        # clone around: the map is found under the prefix
+        with tempfile.TemporaryDirectory() as prefix:
+            site = os.path.join(prefix, 'lib', 'python3', 'dist-packages')
+            shutil.copytree(os.path.join(REPO, 'python', 'ndk_telemetry'),
+                            os.path.join(site, 'ndk_telemetry'))
+            share = os.path.join(prefix, 'share', 'pcie-telemetry')
+            os.makedirs(share)
+            shutil.copy(self.JSON, share)
+            env = {k: v for k, v in os.environ.items()
+                   if k not in ('NDK_TELEMETRY_REGMAP', 'PYTHONPATH')}
+            env['PYTHONPATH'] = site
+            r = subprocess.run(
+                [sys.executable, '-S', '-c', 'import ndk_telemetry as n; '
+                 'print(n.find_regmap()); '
+                 'print(n.load_regmap().register("MAGIC").value)'],
+                env=env, capture_output=True, text=True, cwd=prefix)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            path, magic = r.stdout.split()
+            self.assertEqual(path, os.path.join(share,
+                                                'pcie-telemetry-regs.json'))
+            self.assertEqual(int(magic), MAGIC)
+
+    @unittest.skipUnless(_has_pytest(), 'pytest is not installed for %s' %
+                         sys.executable)
+    def test_plugin_from_a_conftest(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, 'conftest.py'), 'w') as f:
+                f.write("pytest_plugins = ['ndk_telemetry.pytest_plugin']\n")
+            with open(os.path.join(d, 'test_one.py'), 'w') as f:
+                f.write('def test_magic(ndk_card):\n'
+                        '    assert ndk_card().read("MAGIC") == %d\n' % MAGIC)
+            env = dict(os.environ, PYTHONPATH=os.path.join(REPO, 'python'))
+            cmd = [sys.executable, '-m', 'pytest', '-q', '-rs',
+                   '-p', 'no:cacheprovider']
+            r = subprocess.run(cmd, cwd=d, env=env, capture_output=True,
+                               text=True)
+            self.assertIn('1 passed', r.stdout, r.stdout + r.stderr)
+            env.pop('QTEST_QEMU_BINARY', None)
+            r = subprocess.run(cmd, cwd=d, env=env, capture_output=True,
+                               text=True)
+            self.assertIn('1 skipped', r.stdout)
+            self.assertIn('QTEST_QEMU_BINARY', r.stdout)
 
 if __name__ == '__main__':
     try:
