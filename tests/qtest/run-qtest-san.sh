@@ -1,17 +1,19 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Run the QTest against the QEMU built with AddressSanitizer and
-# UndefinedBehaviorSanitizer (scripts/setup.sh --sanitize: build/qemu-san/).
-# The TAP output is the QTest's. Afterwards the sanitizers' logs are read:
+# Run the QTest programs against the QEMU built with AddressSanitizer and
+# UndefinedBehaviorSanitizer (scripts/setup.sh --sanitize: build/qemu-san/,
+# whose qemu-qtest-dir links to that build's QTest directory). The TAP
+# output is the programs' as one stream (tap-programs.sh). Afterwards the
+# sanitizers' logs of every program and every QEMU they started are read:
 # a report whose stack reaches the device or its traffic generators fails
 # the run; any other report (QEMU's own) is printed as a warning.
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 san="$REPO/build/qemu-san"
-bin="$san/ndk-pcie-telemetry-qtest"
+dir="$san/qemu-qtest-dir"
 qemu="$san/qemu-system-x86_64"
 supp="$REPO/tests/qtest/lsan-qemu.supp"
-if [ ! -x "$bin" ] || [ ! -x "$qemu" ]; then
-    echo "Bail out! $bin or $qemu is missing: run scripts/setup.sh --sanitize"
+if [ ! -d "$dir" ] || [ ! -x "$qemu" ]; then
+    echo "Bail out! $dir or $qemu is missing: run scripts/setup.sh --sanitize"
     exit 1
 fi
 logs=$(mktemp -d "${TMPDIR:-/tmp}/ndk-qtest-san-XXXXXX") || exit 1
@@ -41,12 +43,13 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 UBSAN_OPTIONS="$UBSAN_OPTIONS:log_path=$logs/log/ubsan"
 UBSAN_OPTIONS="$UBSAN_OPTIONS:suppressions=$logs/ubsan.supp"
 
-"$bin" --tap "$@"
+# the log paths name each process: all programs' logs land in $logs/log
+"$REPO/tests/qtest/tap-programs.sh" "$dir" "$@"
 rc=$?
 
-# Cut the logs (QEMU's and the QTest's own) into reports: an ASan error,
-# each leak of a LeakSanitizer report, each UBSan runtime error with its
-# stack; file them by whether any line names the device or a generator.
+# Cut the logs (QEMU's and the QTest programs' own) into reports: an ASan
+# error, each leak of a LeakSanitizer report, each UBSan runtime error with
+# its stack; file them by whether any line names the device or a generator.
 shopt -s nullglob
 logfiles=("$logs"/log/*)
 dev='hw/misc/ndk-pcie-telemetry|/qemu-device/|/traffic-gen/'

@@ -1,11 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Run the QTest built inside the QEMU tree against the project's QEMU.
+# Run the QTest programs built inside the QEMU tree (programs.txt, in the
+# directory build/qemu-qtest-dir links to) against the project's QEMU, as
+# one TAP stream (tap-programs.sh); arguments go to every program.
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
-bin="$REPO/build/ndk-pcie-telemetry-qtest"
+dir="$REPO/build/qemu-qtest-dir"
 qemu="$REPO/build/qemu-system-x86_64"
-if [ ! -x "$bin" ] || [ ! -x "$qemu" ]; then
-    echo "Bail out! $bin or $qemu is missing: run scripts/setup.sh"
+if [ ! -d "$dir" ] || [ ! -x "$qemu" ]; then
+    echo "Bail out! $dir or $qemu is missing: run scripts/setup.sh"
     exit 1
 fi
 export QTEST_QEMU_BINARY="$qemu"
@@ -13,4 +15,4 @@ export QTEST_QEMU_BINARY="$qemu"
 # (which fails, not skips, without it); a caller may name another build's.
 : "${PTM_SAMPLE_PLUGIN:=$REPO/build/traffic-gen/plugins/ptm-sample-plugin.so}"
 export PTM_SAMPLE_PLUGIN
-exec "$bin" --tap "$@"
+exec "$REPO/tests/qtest/tap-programs.sh" "$dir" "$@"

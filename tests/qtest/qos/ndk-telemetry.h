@@ -83,6 +83,10 @@ typedef struct QNdkTelemetry {
  */
 QNdkTelemetry *qndk_start(const char *machine, const char *extra_fmt, ...)
     G_GNUC_PRINTF(2, 3);
+/* The same for the function with these IDs (0, 0: the card's defaults) */
+QNdkTelemetry *qndk_start_ids(const char *machine, uint16_t vendor,
+                              uint16_t device, const char *extra_fmt, ...)
+    G_GNUC_PRINTF(4, 5);
 /* Quit the QEMU of qndk_start() and free everything. */
 void qndk_stop(QNdkTelemetry *t);
 
@@ -96,6 +100,15 @@ void qndk_stop(QNdkTelemetry *t);
  */
 QNdkTelemetry *qndk_open(QPCIBus *bus, uint16_t vendor, uint16_t device,
                          unsigned index);
+/*
+ * qndk_open() for a caller that knows the time: the clock is not stepped,
+ * t->t0 = t->now = now_ns (a card hot-plugged at now_ns; set t->t0 when
+ * the card's reset lies earlier). With as_is, BAR0 and the command
+ * register stay as they are (no enable, no new address; bar_size reads
+ * 0): a card whose state came with an incoming migration.
+ */
+QNdkTelemetry *qndk_open_at(QPCIBus *bus, uint16_t vendor, uint16_t device,
+                            unsigned index, int64_t now_ns, bool as_is);
 /* Free what qndk_open() made; the bus and QEMU stay. */
 void qndk_close(QNdkTelemetry *t);
 
@@ -165,13 +178,20 @@ uint64_t qndk_band(QNdkTelemetry *t, unsigned e, unsigned h, unsigned j);
 
 /* ---- configuration space, device tree ---- */
 
+/*
+ * The ECAM window of a q35 MCH (devfn 0 of bus 0), turned on at
+ * QNDK_Q35_ECAM_BASE if it is off, as after a system reset; its base, 0
+ * on a machine without one. qndk_open() calls it.
+ */
+uint64_t qndk_q35_ecam(QPCIBus *bus);
 /* extended configuration space (any offset < 4096); needs ECAM */
 bool qndk_has_ecam(QNdkTelemetry *t);
 uint32_t qndk_ext_config_readl(QNdkTelemetry *t, uint32_t off);
 void qndk_ext_config_writel(QNdkTelemetry *t, uint32_t off, uint32_t val);
 /*
  * The device tree from the VSEC at 0x100: the XZ stream read word by word
- * and decompressed; NULL without ECAM or VSEC. g_free() the result.
+ * and decompressed (the word index is left as it was); NULL without ECAM
+ * or VSEC. g_free() the result.
  */
 void *qndk_devtree(QNdkTelemetry *t, size_t *size);
 

@@ -1,0 +1,987 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * QTest of ndk-pcie-telemetry: seeded random accesses of every kind, one
+ * case for each traffic generator (see the comment of the section below
+ * for what must hold whatever happened).
+ *
+ * Environment (besides QTEST_QEMU_BINARY):
+ *   NDK_QTEST_SEED     seed of the cases (decimal or 0x hex; default
+ *                      fixed); each case prints the seed it used.
+ *   PTM_SAMPLE_PLUGIN  the sample plugin for the plugin case, which skips
+ *                      without it (run-qtest.sh sets it).
+ * The replay and scenario cases write their files into a temporary
+ * directory of their own.
+ */
+
+#include "ndk-common.h"
+
+/* ------------------------------------------------------------------ */
+/* Seeded random accesses of every kind, for every generator          */
+
+/*
+ * Each case makes a card with a random block offset and geometry, driven
+ * by one generator, and throws a few thousand random accesses at BAR0
+ * (1, 2, 4 and 8 bytes at any offset, inside and outside the block),
+ * random COMMAND values, random configuration writes (Device Control
+ * among them), live changes of the generator and clock steps at it, then
+ * resets the machine while a SNAPSHOT keeps the block BUSY, and at last
+ * unplugs a card (ACPI hotplug on pc) while traffic runs. What must hold
+ * whatever happened: bytes outside the block read 0, MAGIC and VERSION
+ * read back at every alias, counter bits above CNT_WIDTH and entries past
+ * the last endpoint read 0, BUSY falls within the documented time,
+ * counters never decrease from one SNAPSHOT to the next without a CLEAR
+ * (modulo 2^CNT_WIDTH; a card starts from zeros) and gain at most what
+ * the elapsed cycles allow, and QEMU lives on. NDK_QTEST_SEED (decimal or
+ * 0x hex) replays a run; the seed in use is printed.
+ */
+#define STORM_SEED              0x4E444B31u
+#define STORM_ROUNDS            6
+#define STORM_OPS               450
+#define STORM_UNPLUG_OPS        200
+#define STORM_MAX_ENTRIES       256
+#define STORM_BLOCK_SIZE        0x10000u
+/* ACPI PCI hotplug eject register of -machine pc (as libqos/pci-pc.c) */
+#define PC_ACPI_PCIHP_EJ        0xae08
+
+typedef enum {
+    GEN_IDLE, GEN_PATTERN, GEN_PTC, GEN_RANDOM, GEN_REPLAY, GEN_SCENARIO,
+    GEN_PLUGIN, GEN_COUNT
+} StormGen;
+
+static const char *const storm_gen_name[GEN_COUNT] = {
+    "idle", "pattern", "ptc", "random", "replay", "scenario", "plugin",
+};
+
+/* A card: its geometry and clocks, and the generator that drives it */
+typedef struct StormCard {
+    StormGen gen;
+    unsigned endpoints, ports, item, regions[4], items[4];
+    unsigned cnt_width, drain;
+    uint64_t pcie_hz, dma_hz, mi_hz;
+    uint32_t offset;
+    uint64_t bar_size;
+    char *props;                /* the device's properties */
+    char *object;               /* -object argument, shell-quoted */
+} StormCard;
+
+typedef struct Storm {
+    Ndk n;
+    GRand *rng;
+    const StormCard *card;
+    unsigned entries;           /* ENTRIES */
+    unsigned used;              /* entries of the card's endpoints */
+    uint64_t max_inc;           /* most a counter gains in a probe cycle */
+    uint8_t exp;                /* PCIe capability, 0 on a PCI bus */
+    bool ecam;                  /* q35: extended config space via ECAM */
+    bool mem;                   /* memory decoding enabled */
+    bool cleared;               /* a CLEAR may have come since base */
+    int64_t busy_by;            /* BUSY must read 0 from then on */
+    uint64_t base[STORM_MAX_ENTRIES];
+    int64_t base_t;
+    unsigned accesses;
+} Storm;
+
+static uint32_t storm_seed(void)
+{
+    const char *env = g_getenv("NDK_QTEST_SEED");
+    uint64_t v;
+    char *end;
+
+    if (!env || !*env) {
+        return STORM_SEED;
+    }
+    v = g_ascii_strtoull(env, &end, 0);
+    g_assert_true(*end == 0 && v <= UINT32_MAX);
+    return v;
+}
+
+static uint32_t rnd(GRand *r, uint32_t lo, uint32_t hi)
+{
+    return lo + g_rand_int_range(r, 0, hi - lo + 1);
+}
+
+static unsigned clog2u(unsigned x)
+{
+    return x <= 1 ? 0 : 32 - clz32(x - 1);
+}
+
+/* A short text trace for any geometry: region 0 of port 0, with resets */
+static const char storm_trace[] =
+    "# written by the QTest\n"
+    "pcie0 cycles=3 reset=1\n"
+    "pcie0 rq.src=1 rq.dst=1 rq.sof=1 rq.eof=1 rq.pos0=0 tags=1\n"
+    "pcie0 rc.src=1 rc.sof=1 brake=0x21 stfifo=0\n"
+    "pcie0 rc.src=1 rc.dst=1 rc.sof=1 rc.eof=1 rc.pos0=0 link=0\n"
+    "pcie0 cycles=40 tags=0 brake=0x3f\n"
+    "dma0 cycles=2 reset=1\n"
+    "dma0 up.src=1 up.dst=1 up.sof=1 up.eof=1 up.pos0=0 up.vld=1 "
+    "up.msrc=1 up.mdst=1\n"
+    "dma0 down.src=1 down.sof=1 down.vld=1 down.msrc=1\n"
+    "dma0 down.src=1 down.dst=1 down.sof=1 down.eof=1 down.pos0=0 "
+    "down.vld=1 down.msrc=1 down.mdst=1\n"
+    "dma0 cycles=30\n"
+    "pcie1 rq.src=1 rq.dst=1 rq.sof=1\n"
+    "pcie1 cycles=7 reset=1\n"
+    "dma1 cycles=5 up.src=1 up.dst=1 up.sof=1 up.eof=1\n";
+
+static const char *const storm_ends[] = { "idle", "hold", "loop" };
+
+/*
+ * Values drawn one after the other (not as arguments of one call, whose
+ * order C leaves open): v[i] from lim[i][0] to lim[i][1].
+ */
+static void rnd_n(GRand *r, uint32_t *v, const uint32_t (*lim)[2],
+                  unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        v[i] = rnd(r, lim[i][0], lim[i][1]);
+    }
+}
+
+static char *storm_object(GRand *r, StormGen g, const StormCard *c,
+                          const char *dir)
+{
+    const char *so = g_getenv("PTM_SAMPLE_PLUGIN");
+    g_autofree char *file = NULL, *text = NULL, *raw = NULL;
+    uint32_t v[16], s1, s2;
+
+    switch (g) {
+    case GEN_IDLE: {
+        const uint32_t lim[][2] = { { 0, 3 }, { 0, 2048 }, { 0, 65536 } };
+
+        rnd_n(r, v, lim, G_N_ELEMENTS(lim));
+        raw = g_strdup_printf("telemetry-traffic-idle,id=t0,link-up=%s,"
+                              "tags-free=%d,stfifo-free=%d",
+                              v[0] ? "on" : "off", (int)v[1] - 1,
+                              (int)v[2] - 1);
+        break;
+    }
+    case GEN_PATTERN: {
+        const uint32_t lim[][2] = {
+            { 0, 600 }, { 0, 8 }, { 0, 3 }, { 0, 600 }, { 0, 8 },
+            { 0, 600 }, { 0, 3 }, { 0, 600 }, { 0, 8 },
+            { 1, c->regions[2] }, { 1, c->regions[3] }, { 0, 0x3F },
+            { 0, 100 }, { 1, 100 }, { 0, 300 }, { 0, 3000 },
+        };
+
+        rnd_n(r, v, lim, G_N_ELEMENTS(lim));
+        raw = g_strdup_printf(
+            "telemetry-traffic-pattern,id=t0,rq-frame-bytes=%u,rq-gap=%u,"
+            "rq-stall=%u,rc-frame-bytes=%u,rc-gap=%u,up-frame-bytes=%u,"
+            "up-stall=%u,down-frame-bytes=%u,down-gap=%u,up-mvb-items=%u,"
+            "down-mvb-items=%u,brake=%u,brake-duty=%u,brake-period=%u,"
+            "tags-free=%d,stfifo-free=%d", v[0], v[1], v[2], v[3], v[4],
+            v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13],
+            (int)v[14] - 1, (int)v[15] - 1);
+        break;
+    }
+    case GEN_PTC: {
+        const uint32_t lim[][2] = {
+            { 10, 100 }, { 0, 100 }, { 0, 64 }, { 100, 5000 }, { 0, 90 },
+            { 0, 10 }, { 0, 20 }, { 0, 1 }, { 1, 32 },
+        };
+
+        s1 = g_rand_int(r);
+        rnd_n(r, v, lim, G_N_ELEMENTS(lim));
+        raw = g_strdup_printf(
+            "telemetry-traffic-ptc,id=t0,seed=%u,load=%u,read-percent=%u,"
+            "tags=%u,latency-ns=%u,jitter-percent=%u,rq-stall=%u,"
+            "down-stall=%u,cplh-credits=%u", s1, v[0], v[1], v[2], v[3],
+            v[4], v[5], v[6], v[7] ? 0 : v[8]);
+        break;
+    }
+    case GEN_RANDOM: {
+        const uint32_t lim[][2] = {
+            { 0, 100 }, { 0, 100 }, { 0, 100 }, { 0, 100 }, { 64, 2048 },
+            { 1, 512 }, { 0, 30 }, { 0, 60 }, { 0, 100 }, { 0, 300 },
+        };
+
+        s1 = g_rand_int(r);
+        rnd_n(r, v, lim, G_N_ELEMENTS(lim));
+        raw = g_strdup_printf(
+            "telemetry-traffic-random,id=t0,seed=%u,rq-load=%u,rc-load=%u,"
+            "up-load=%u,down-load=%u,rq-max-bytes=%u,up-min-bytes=%u,"
+            "down-stall=%u,brake-percent=%u,up-read-percent=%u,tags-free=%d",
+            s1, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8],
+            (int)v[9] - 1);
+        break;
+    }
+    case GEN_REPLAY:
+        file = write_tmp(dir, "storm.trace", storm_trace);
+        raw = g_strdup_printf("telemetry-traffic-replay,id=t0,file=%s,end=%s",
+                              file, storm_ends[rnd(r, 0, 2)]);
+        break;
+    case GEN_SCENARIO: {
+        const uint32_t lim[][2] = {
+            { 1, 40 }, { 1, 90 }, { 1, 600 }, { 1, 600 }, { 0, 5 },
+            { 0, 0x3F }, { 1, 120 }, { 1, 150 }, { 0, 3 },
+        };
+
+        rnd_n(r, v, lim, G_N_ELEMENTS(lim));
+        s1 = g_rand_int(r);
+        s2 = g_rand_int(r);
+        text = g_strdup_printf(
+            "# written by the QTest\n"
+            "[phase down]\nmodel=idle\nduration=%uus\nlink-up=false\n\n"
+            "[phase burst]\nmodel=pattern\nduration=%uus\n"
+            "rq-frame-bytes=%u\nup-frame-bytes=%u\nup-gap=%u\nbrake=%u\n"
+            "reset=dma\n\n"
+            "[phase random]\nmodel=random\nduration=%uus\nseed=%u\n"
+            "brake-percent=20\n\n"
+            "[phase ptc]\nmodel=ptc\nduration=%uus\nseed=%u\nreset=pcie0\n",
+            v[0], v[1], v[2], v[3], v[4], v[5], v[6], s1, v[7], s2);
+        file = write_tmp(dir, "storm.ini", text);
+        raw = g_strdup_printf("telemetry-traffic-scenario,id=t0,file=%s,"
+                              "loop=%s", file, v[8] ? "on" : "off");
+        break;
+    }
+    case GEN_PLUGIN: {
+        /* a frame is one word of RQ and of UP */
+        const uint32_t word = MIN(c->regions[0] * c->items[0],
+                                  c->regions[2] * c->items[2]) * c->item;
+        const uint32_t lim[][2] = {
+            { 1, 50 }, { 0, 50 }, { 1, word }, { 0, 2047 }, { 0, 100000 },
+            { 1, 5000 },
+        };
+
+        rnd_n(r, v, lim, G_N_ELEMENTS(lim));
+        raw = g_strdup_printf(
+            "telemetry-traffic-plugin,id=t0,path=%s,args=burst=%u,,idle=%u,,"
+            "bytes=%u,,tags=%u,,reset=%u,,hold=%u", so, v[0], v[1], v[2],
+            v[3], v[4], v[5]);
+        break;
+    }
+    default:
+        g_assert_not_reached();
+    }
+    return g_shell_quote(raw);
+}
+
+/*
+ * A random card: 1 or 2 endpoints, 1 or 2 DMA ports, 1 to 4 regions of
+ * 1 to 16 items (sometimes up to 256), clocks that also suit ptc (a PCIe
+ * clock of a multiple of 4 MHz, a DMA clock of j / 256 of it with j <=
+ * 256), a drain period that keeps the accumulator's load at most 0.5, and
+ * a block offset that keeps BAR0 within 16 MiB (test_block_offset has the
+ * largest).
+ */
+static void storm_card(StormCard *c, GRand *r, StormGen g, const char *dir)
+{
+    static const unsigned item_bytes[] = { 1, 2, 3, 4, 8, 16 };
+    static const char *const fpga[] = {
+        "AGILEX", "STRATIX10", "ULTRASCALE", "7SERIES",
+    };
+    static const uint32_t lim[][2] = {
+        { 1, 2047 }, { 1, 65535 }, { 0, 5 }, { 0, 1 }, { 0, 1 }, { 0, 3 },
+        { 0, 4 },
+    };
+    unsigned rp, rd, pch, dch, gmax, min_drain, bytes[4];
+    uint32_t v[G_N_ELEMENTS(lim)];
+    double load;
+
+    memset(c, 0, sizeof(*c));
+    c->gen = g;
+    c->endpoints = rnd(r, 1, 2);
+    c->ports = rnd(r, 1, 2);
+    c->item = item_bytes[rnd(r, 0, G_N_ELEMENTS(item_bytes) - 1)];
+    for (unsigned k = 0; k < 4; k++) {
+        c->regions[k] = rnd(r, 1, 4);
+        c->items[k] = rnd(r, 0, 5) ? rnd(r, 1, 16) : rnd(r, 1, 256);
+        bytes[k] = c->items[k] * c->item;
+    }
+    rp = MAX(c->regions[0], c->regions[1]);
+    rd = MAX(c->regions[2], c->regions[3]);
+    pch = 1 + 2 * (6 + rp) + 14;
+    dch = 1 + 2 * c->ports * (6 + rd);
+    c->cnt_width = rnd(r, 33, 64);
+    c->pcie_hz = 4000000ull * rnd(r, 25, 125);
+    c->dma_hz = c->pcie_hz * rnd(r, 64, 256) / 256;
+    c->mi_hz = 1000000ull * rnd(r, 50, 250);
+    gmax = (MAX(pch, dch) + 7) / 8;
+    min_drain = 8 * (gmax + 1) + 1;
+    c->drain = 256;
+    while (c->drain < min_drain) {
+        c->drain *= 2;
+    }
+    c->drain <<= rnd(r, 0, 3);
+    load = c->endpoints * 3.0 * (pch * (double)c->pcie_hz +
+                                 dch * (double)c->dma_hz) /
+           (c->drain * (double)c->mi_hz);
+    while (load > 0.5 && c->drain < 32768) {
+        c->drain *= 2;
+        load /= 2;
+    }
+    switch (rnd(r, 0, 3)) {
+    case 0:
+        c->offset = 0;
+        break;
+    case 1:
+        c->offset = 0x1000 * rnd(r, 1, 15);
+        break;
+    case 2:
+        c->offset = 0x1000 * rnd(r, 16, 0xFF);
+        break;
+    default:
+        c->offset = 0x10000 * rnd(r, 0x10, 0xFF);
+        break;
+    }
+    c->bar_size = pow2ceil((uint64_t)c->offset + STORM_BLOCK_SIZE);
+    rnd_n(r, v, lim, G_N_ELEMENTS(lim));
+    c->props = g_strdup_printf(
+        "pcie-endpoints=%u,dma-ports=%u,mfb-item-bytes=%u,"
+        "pcie-rq-mfb-regions=%u,pcie-rc-mfb-regions=%u,"
+        "dma-up-mfb-regions=%u,dma-down-mfb-regions=%u,"
+        "pcie-rq-mfb-region-bytes=%u,pcie-rc-mfb-region-bytes=%u,"
+        "dma-up-mfb-region-bytes=%u,dma-down-mfb-region-bytes=%u,"
+        "pcie-eof-pos-width=%u,dma-eof-pos-width=%u,cnt-width=%u,"
+        "drain-period=%u,tag-capacity=%u,stfifo-capacity=%u,"
+        "pcie-clk-freq=%" PRIu64 ",dma-clk-freq=%" PRIu64 ","
+        "mi-clk-freq=%" PRIu64 ",block-offset=0x%x,max-payload-size=%u,"
+        "ext-tag=%s,tag-10bit=%s,device=%s,devtree=%s",
+        c->endpoints, c->ports, c->item, c->regions[0], c->regions[1],
+        c->regions[2], c->regions[3], bytes[0], bytes[1], bytes[2], bytes[3],
+        clog2u(MAX(c->items[0], c->items[1])),
+        clog2u(MAX(c->items[2], c->items[3])), c->cnt_width, c->drain,
+        v[0], v[1], c->pcie_hz, c->dma_hz, c->mi_hz, c->offset, 128u << v[2],
+        v[3] ? "on" : "off", v[4] ? "on" : "off", fpga[v[5]],
+        v[6] ? "on" : "off");
+    c->object = storm_object(r, g, c, dir);
+}
+
+static void storm_card_free(StormCard *c)
+{
+    g_free(c->props);
+    g_free(c->object);
+}
+
+static int64_t storm_mi_ns(const Storm *s, uint64_t c)
+{
+    return cycle_ns(c, s->card->mi_hz);
+}
+
+static uint64_t storm_mi_now(const Storm *s)
+{
+    return cycle_at(s->n.t->now, s->card->mi_hz);
+}
+
+/* the BUSY bound of a sweep requested in MI cycle w: running + pending */
+static void storm_busy_after(Storm *s, uint64_t w, uint64_t cycles)
+{
+    s->busy_by = MAX(s->busy_by, storm_mi_ns(s, w + cycles + 1));
+}
+
+static uint64_t storm_read(Storm *s, uint64_t o, unsigned size)
+{
+    uint64_t a = s->n.t->bar.addr + o;
+
+    s->accesses++;
+    switch (size) {
+    case 1:
+        return qtest_readb(s->n.t->qts, a);
+    case 2:
+        return qtest_readw(s->n.t->qts, a);
+    case 4:
+        return qtest_readl(s->n.t->qts, a);
+    default:
+        return qtest_readq(s->n.t->qts, a);
+    }
+}
+
+static void storm_write(Storm *s, uint64_t o, unsigned size, uint64_t v)
+{
+    uint64_t a = s->n.t->bar.addr + o;
+
+    s->accesses++;
+    switch (size) {
+    case 1:
+        qtest_writeb(s->n.t->qts, a, v);
+        break;
+    case 2:
+        qtest_writew(s->n.t->qts, a, v);
+        break;
+    case 4:
+        qtest_writel(s->n.t->qts, a, v);
+        break;
+    default:
+        qtest_writeq(s->n.t->qts, a, v);
+        break;
+    }
+}
+
+/* A byte read at BAR0 offset o: what it must be, as far as known */
+static void storm_check_byte(Storm *s, uint64_t o, uint8_t b)
+{
+    const StormCard *c = s->card;
+    uint32_t rel, e, j;
+
+    if (o < c->offset || o >= c->offset + STORM_BLOCK_SIZE) {
+        if (b) {
+            g_test_message("BAR0 + 0x%" PRIx64 " (outside the block at "
+                           "0x%x) reads 0x%02x", o, c->offset, b);
+        }
+        g_assert_cmphex(b, ==, 0);
+        return;
+    }
+    rel = o - c->offset;
+    if (rel < PTL_CNT_BASE_VALUE) {
+        /* below the counters only bits 7..2 decode */
+        if ((rel & 0xFC) == PTL_REG_MAGIC) {
+            g_assert_cmphex(b, ==, (PTL_MAGIC >> 8 * (rel & 3)) & 0xFF);
+        } else if ((rel & 0xFC) == PTL_REG_VERSION) {
+            g_assert_cmphex(b, ==, (PTL_VERSION_VALUE >> 8 * (rel & 3)) & 0xFF);
+        }
+        return;
+    }
+    e = ((rel - PTL_CNT_BASE_VALUE) >> 3) & (s->entries - 1);
+    j = rel & 7;
+    if (e >= s->used) {
+        g_assert_cmphex(b, ==, 0);
+    } else if (8 * j + 8 > c->cnt_width) {
+        /* counter bits from CNT_WIDTH up */
+        unsigned keep = c->cnt_width > 8 * j ? c->cnt_width - 8 * j : 0;
+
+        g_assert_cmphex(b >> keep, ==, 0);
+    }
+}
+
+/* An offset in BAR0 for an access of size bytes, mostly where it matters */
+static uint64_t storm_offset(Storm *s, unsigned size)
+{
+    const StormCard *c = s->card;
+    GRand *r = s->rng;
+    int64_t o;
+    unsigned k = rnd(r, 0, 99);
+
+    if (k < 35) {
+        /* the registers, sometimes at an alias */
+        o = c->offset + rnd(r, 0, 0xFF);
+        if (!rnd(r, 0, 3)) {
+            o += 0x100 * rnd(r, 1, 0x7F);
+        }
+    } else if (k < 60) {
+        /* the counters and their first alias */
+        o = c->offset + PTL_CNT_BASE_VALUE + rnd(r, 0, 16 * s->entries - 1);
+    } else if (k < 75) {
+        o = c->offset + rnd(r, 0, STORM_BLOCK_SIZE - 1);
+    } else if (k < 88) {
+        /* across either edge of the block */
+        o = (int64_t)c->offset + (rnd(r, 0, 1) ? STORM_BLOCK_SIZE : 0);
+        o += (int64_t)rnd(r, 0, 32) - 16;
+    } else {
+        o = (int64_t)(g_rand_double(r) * c->bar_size);
+    }
+    return MAX(0, MIN(o, (int64_t)c->bar_size - (int64_t)size));
+}
+
+static void storm_bar_read(Storm *s)
+{
+    unsigned size = 1u << rnd(s->rng, 0, 3);
+    uint64_t o = storm_offset(s, size), v = storm_read(s, o, size);
+
+    /* with memory decoding off the BAR is not there */
+    if (!s->mem) {
+        return;
+    }
+    for (unsigned i = 0; i < size && !g_test_failed(); i++) {
+        storm_check_byte(s, o + i, v >> 8 * i);
+        if (g_test_failed()) {
+            g_test_message("a read of %u bytes at BAR0 + 0x%" PRIx64
+                           " at %" PRId64 " ns: 0x%" PRIx64, size, o,
+                           s->n.t->now, v);
+        }
+    }
+}
+
+/*
+ * The bytes of a write that land in lane 0 of a COMMAND alias: a command
+ * (SNAPSHOT or CLEAR) moves the BUSY bound, a CLEAR the counters' base;
+ * without may_clear the CLEAR bits are taken out.
+ */
+static uint64_t storm_note_write(Storm *s, uint64_t o, unsigned size,
+                                 uint64_t v, bool may_clear)
+{
+    const StormCard *c = s->card;
+    unsigned e = s->entries;
+
+    for (unsigned i = 0; i < size; i++) {
+        uint64_t a = o + i;
+        uint32_t rel = a - c->offset;
+        uint8_t b;
+
+        if (a < c->offset || a >= c->offset + STORM_BLOCK_SIZE ||
+            rel >= PTL_CNT_BASE_VALUE || (rel & 0xFF) != PTL_REG_COMMAND) {
+            continue;
+        }
+        if (!may_clear) {
+            v &= ~((uint64_t)PTL_CMD_CLEAR << 8 * i);
+        }
+        b = v >> 8 * i;
+        if (b & (PTL_CMD_SNAPSHOT | PTL_CMD_CLEAR)) {
+            /* a sweep may run (both: 2 + 4 E) and this one wait behind */
+            storm_busy_after(s, storm_mi_now(s), 2 * (4 * e + 8) + 16);
+        }
+        if (b & PTL_CMD_CLEAR) {
+            s->cleared = true;
+        }
+    }
+    return v;
+}
+
+static void storm_bar_write(Storm *s, bool may_clear)
+{
+    unsigned size = 1u << rnd(s->rng, 0, 3);
+    uint64_t o = storm_offset(s, size);
+    uint64_t v = g_rand_int(s->rng);
+
+    v |= (uint64_t)g_rand_int(s->rng) << 32;
+    storm_write(s, o, size, storm_note_write(s, o, size, v, may_clear));
+}
+
+/* A random value for COMMAND: mostly one or two commands, some noise */
+static void storm_command(Storm *s, bool may_clear)
+{
+    uint64_t o = s->card->offset + PTL_REG_COMMAND;
+    uint32_t v = rnd(s->rng, 0, 3) ? rnd(s->rng, 0, 0xF) : g_rand_int(s->rng);
+
+    storm_write(s, o, 4, storm_note_write(s, o, 4, v, may_clear));
+}
+
+static void storm_mem_sync(Storm *s)
+{
+    s->mem = qpci_config_readw(s->n.t->dev, PCI_COMMAND) & PCI_COMMAND_MEMORY;
+}
+
+/*
+ * A random configuration write: COMMAND, Device Control, Device Control 2,
+ * Link Control, any other offset of the first 256 bytes but BAR0's, and
+ * on q35 the extended space (the device tree's index and data word).
+ */
+static void storm_config(Storm *s)
+{
+    QPCIDevice *d = s->n.t->dev;
+    GRand *r = s->rng;
+    unsigned k = rnd(r, 0, 9), size;
+    uint32_t off, v = g_rand_int(r);
+    uint64_t a;
+
+    if (s->exp && k <= 2) {
+        qpci_config_writew(d, s->exp + PCI_EXP_DEVCTL, v);
+    } else if (s->exp && k == 3) {
+        qpci_config_writew(d, s->exp + PCI_EXP_DEVCTL2, v);
+    } else if (s->exp && k == 4) {
+        qpci_config_writew(d, s->exp + PCI_EXP_LNKCTL, v);
+    } else if (k == 5) {
+        qpci_config_writew(d, PCI_COMMAND, v);
+    } else if (s->ecam && k >= 8) {
+        /* the VSEC's index (past the end too) and data word, or anywhere */
+        if (k == 8) {
+            qndk_ext_config_writel(s->n.t,
+                                   PTL_QEMU_VSEC_OFFSET + PTL_VSEC_REG_INDEX,
+                                   rnd(r, 0, 3) ? rnd(r, 0, 600) : v);
+            qndk_ext_config_readl(s->n.t,
+                                  PTL_QEMU_VSEC_OFFSET + PTL_VSEC_REG_DATA);
+        } else {
+            size = 1u << rnd(r, 0, 2);
+            off = rnd(r, 0x100, 0xFFF);
+            a = s->n.t->ecam + ROUND_DOWN(off, size);
+            if (rnd(r, 0, 1)) {
+                qtest_readl(s->n.t->qts, a & ~3ull);
+            } else if (size == 1) {
+                qtest_writeb(s->n.t->qts, a, v);
+            } else if (size == 2) {
+                qtest_writew(s->n.t->qts, a, v);
+            } else {
+                qtest_writel(s->n.t->qts, a, v);
+            }
+        }
+    } else {
+        size = 1u << rnd(r, 0, 2);
+        off = rnd(r, 0, 0xFF);
+        off = ROUND_DOWN(off, size);
+        if (off < PCI_BASE_ADDRESS_1 && off + size > PCI_BASE_ADDRESS_0) {
+            off = PCI_INTERRUPT_LINE;
+            size = 1;
+        }
+        if (rnd(r, 0, 1)) {
+            qpci_config_readl(d, off & ~3u);
+        } else if (size == 1) {
+            qpci_config_writeb(d, off, v);
+        } else if (size == 2) {
+            qpci_config_writew(d, off, v);
+        } else {
+            qpci_config_writel(d, off, v);
+        }
+    }
+    storm_mem_sync(s);
+}
+
+/* A live change of one of the generator's parameters (qom-set) */
+static void storm_qom_set(Storm *s)
+{
+    GRand *r = s->rng;
+    g_autofree char *val = NULL, *out = NULL;
+    const char *prop;
+    unsigned k;
+
+    switch (s->card->gen) {
+    case GEN_IDLE:
+        prop = "link-up";
+        val = g_strdup(rnd(r, 0, 1) ? "on" : "off");
+        break;
+    case GEN_PATTERN:
+        prop = "rq-frame-bytes";
+        val = g_strdup_printf("%u", rnd(r, 0, 600));
+        break;
+    case GEN_PTC:
+        prop = "load";
+        val = g_strdup_printf("%u", rnd(r, 10, 100));
+        break;
+    case GEN_RANDOM:
+        prop = "seed";
+        val = g_strdup_printf("%u", g_rand_int(r));
+        break;
+    case GEN_REPLAY:
+        prop = "end";
+        val = g_strdup(storm_ends[rnd(r, 0, 2)]);
+        break;
+    case GEN_SCENARIO:
+        prop = "loop";
+        val = g_strdup(rnd(r, 0, 1) ? "on" : "off");
+        break;
+    default:
+        prop = "args";
+        k = rnd(r, 1, 50);
+        val = g_strdup_printf("burst=%u,idle=%u,bytes=1", k, rnd(r, 0, 50));
+        break;
+    }
+    out = qtest_hmp(s->n.t->qts, "qom-set /objects/t0 %s %s", prop, val);
+    if (*out) {
+        g_test_message("qom-set %s %s: %s", prop, val, out);
+    }
+    g_assert_cmpstr(out, ==, "");
+}
+
+static void storm_step(Storm *s)
+{
+    unsigned k = rnd(s->rng, 0, 99);
+
+    step(&s->n, k < 50 ? rnd(s->rng, 1, 1000) :
+                k < 85 ? rnd(s->rng, 1000, 20000) :
+                         rnd(s->rng, 20000, 300000));
+}
+
+/* ops random operations; the memory decoding is back on at the end */
+static void storm_round(Storm *s, unsigned ops, bool may_clear)
+{
+    for (unsigned i = 0; i < ops && !g_test_failed(); i++) {
+        unsigned k = rnd(s->rng, 0, 99);
+
+        if (k < 58) {
+            storm_bar_read(s);
+        } else if (k < 76) {
+            storm_bar_write(s, may_clear);
+        } else if (k < 81) {
+            storm_command(s, may_clear);
+        } else if (k < 89) {
+            storm_config(s);
+        } else if (k < 91) {
+            storm_qom_set(s);
+        } else {
+            storm_step(s);
+        }
+    }
+    qpci_device_enable(s->n.t->dev);
+    s->mem = true;
+}
+
+/* Poll STATUS every MI cycle until BUSY falls; by busy_by at the latest */
+static void storm_wait_idle(Storm *s, const char *what)
+{
+    int64_t period = storm_mi_ns(s, 1);
+
+    while (storm_read(s, s->card->offset + PTL_REG_STATUS, 4) &
+           PTL_STATUS_BUSY) {
+        if (s->n.t->now >= s->busy_by) {
+            g_test_message("%s: BUSY still set at %" PRId64 " ns, bound %"
+                           PRId64 " ns", what, s->n.t->now, s->busy_by);
+            g_assert_cmpint(s->n.t->now, <, s->busy_by);
+            return;
+        }
+        step(&s->n, period);
+    }
+}
+
+/*
+ * A SNAPSHOT, checked: BUSY from w + 2, down by w + 6 + 2 ENTRIES; then
+ * every counter against the previous snapshot (or the zeros of the new
+ * card): never less without a CLEAR in between (modulo 2^CNT_WIDTH), at
+ * most max_inc a cycle more over the time between them plus 4 windows.
+ */
+static void storm_checkpoint(Storm *s, const char *what)
+{
+    const StormCard *c = s->card;
+    uint64_t cur[STORM_MAX_ENTRIES], mask, w, cycles, bound;
+    unsigned bad = 0;
+    int64_t t;
+
+    storm_wait_idle(s, what);
+    storm_write(s, c->offset + PTL_REG_READ_SEL, 4, 0);
+    t = s->n.t->now;
+    w = storm_mi_now(s);
+    storm_write(s, c->offset + PTL_REG_COMMAND, 4, PTL_CMD_SNAPSHOT);
+    storm_busy_after(s, w, 6 + 2 * s->entries);
+    step_to(&s->n, storm_mi_ns(s, w + 2));
+    g_assert_cmphex(storm_read(s, c->offset + PTL_REG_STATUS, 4) &
+                    PTL_STATUS_BUSY, ==, PTL_STATUS_BUSY);
+    storm_wait_idle(s, what);
+
+    mask = c->cnt_width == 64 ? ~0ull : (1ull << c->cnt_width) - 1;
+    cycles = cycle_at(t - s->base_t, MAX(c->pcie_hz, c->dma_hz)) +
+             4ull * c->drain + 64;
+    bound = cycles > mask / s->max_inc ? mask : cycles * s->max_inc;
+    for (unsigned e = 0; e < s->used; e++) {
+        uint64_t d;
+
+        cur[e] = storm_read(s, c->offset + CNT(e), 8);
+        g_assert_cmphex(cur[e] & ~mask, ==, 0);
+        d = (cur[e] - s->base[e]) & mask;
+        if (!s->cleared && d > bound && bad++ < 4) {
+            g_test_message("%s: entry %u went from %" PRIu64 " to %" PRIu64
+                           " (bound %" PRIu64 ")", what, e, s->base[e],
+                           cur[e], bound);
+        }
+    }
+    g_assert_cmpuint(bad, ==, 0);
+    g_test_message("%s at %" PRId64 " ns: %u entries%s, %u accesses so far",
+                   what, t, s->used, s->cleared ? " (after a CLEAR)" :
+                   " checked", s->accesses);
+    memcpy(s->base, cur, s->used * sizeof(cur[0]));
+    s->base_t = t;
+    s->cleared = false;
+}
+
+static void storm_alive(Storm *s)
+{
+    QDict *rsp = qtest_qmp(s->n.t->qts, "{ 'execute': 'query-status' }");
+
+    g_assert_true(qtest_probe_child(s->n.t->qts));
+    g_assert_true(qdict_haskey(rsp, "return"));
+    qobject_unref(rsp);
+}
+
+static void storm_open(Storm *s, const StormCard *c, GRand *r,
+                       const char *machine)
+{
+    g_autofree char *args = g_strdup_printf(
+        "-object %s -device ndk-pcie-telemetry,id=ndk0,addr=04.0,traffic=t0,"
+        "%s", c->object, c->props);
+    uint32_t topo, layout, rp, rdma;
+
+    memset(s, 0, sizeof(*s));
+    s->card = c;
+    s->rng = r;
+    ndk_open_sized(&s->n, machine, c->bar_size, args);
+    topo = bar_rd(&s->n, c->offset + PTL_REG_CFG_TOPOLOGY);
+    layout = bar_rd(&s->n, c->offset + PTL_REG_CFG_LAYOUT);
+    g_assert_cmpuint(topo & 0xFF, ==, c->endpoints);
+    g_assert_cmpuint(layout >> 16 & 0xFF, ==, c->cnt_width);
+    s->entries = layout & 0xFFFF;
+    s->used = c->endpoints * (layout >> 24);
+    g_assert_true(is_power_of_2(s->entries));
+    g_assert_cmpuint(s->entries, <=, STORM_MAX_ENTRIES);
+    g_assert_cmpuint(s->used, <=, s->entries);
+    rp = MAX(c->regions[0], c->regions[1]);
+    rdma = MAX(c->regions[2], c->regions[3]);
+    s->max_inc = MAX(rp, rdma) * MAX(MAX(c->items[0], c->items[1]),
+                                   MAX(c->items[2], c->items[3]));
+    s->exp = qpci_find_capability(s->n.t->dev, PCI_CAP_ID_EXP, 0);
+    s->ecam = !strcmp(machine, "q35");
+    if (s->ecam) {
+        ecam_enable(s->n.t->bus);
+        g_assert_true(qndk_has_ecam(s->n.t));
+    }
+    s->mem = true;
+    /* the counter memory of a new card is zeros */
+    s->base_t = s->n.t->t0;
+}
+
+/*
+ * A SNAPSHOT, and while its sweep runs a system reset: the counter memory
+ * stays, BUSY and READ_SEL restart; the BAR comes back where it was.
+ */
+static void storm_reset_busy(Storm *s)
+{
+    const StormCard *c = s->card;
+    uint64_t w;
+    QDict *rsp;
+
+    storm_wait_idle(s, "before the reset");
+    storm_write(s, c->offset + PTL_REG_READ_SEL, 4, 1);
+    w = storm_mi_now(s);
+    storm_write(s, c->offset + PTL_REG_COMMAND, 4, PTL_CMD_SNAPSHOT);
+    storm_busy_after(s, w, 6 + 2 * s->entries);
+    step_to(&s->n, storm_mi_ns(s, w + 2 + rnd(s->rng, 0, 2 * s->entries)));
+    g_assert_cmphex(storm_read(s, c->offset + PTL_REG_STATUS, 4) &
+                    PTL_STATUS_BUSY, ==, PTL_STATUS_BUSY);
+    g_test_message("system_reset %" PRIu64 " MI cycles into a SNAPSHOT",
+                   storm_mi_now(s) - w);
+
+    rsp = qtest_qmp(s->n.t->qts, "{ 'execute': 'system_reset' }");
+    g_assert_true(qdict_haskey(rsp, "return"));
+    qobject_unref(rsp);
+    qtest_qmp_eventwait(s->n.t->qts, "RESET");
+    qpci_config_writel(s->n.t->dev, PCI_BASE_ADDRESS_0, s->n.t->bar.addr);
+    qpci_device_enable(s->n.t->dev);
+    s->mem = true;
+    if (s->ecam) {
+        ecam_enable(s->n.t->bus);
+    }
+    /* no sweep may outlast the reset by more than one SNAPSHOT's */
+    s->busy_by = storm_mi_ns(s, storm_mi_now(s) + 7 + 2 * s->entries);
+    storm_wait_idle(s, "after the reset");
+    g_assert_cmphex(bar_rd(&s->n, c->offset + PTL_REG_MAGIC), ==, PTL_MAGIC);
+    g_assert_cmphex(bar_rd(&s->n, c->offset + PTL_REG_READ_SEL), ==, 0);
+}
+
+/* After everything: MAGIC at the offset, zeros around the block */
+static void storm_final(Storm *s)
+{
+    const StormCard *c = s->card;
+
+    g_assert_cmphex(bar_rd(&s->n, c->offset + PTL_REG_MAGIC), ==, PTL_MAGIC);
+    g_assert_cmphex(bar_rd(&s->n, c->offset + PTL_REG_VERSION), ==,
+                    PTL_VERSION_VALUE);
+    if (c->offset) {
+        g_assert_cmphex(bar_rdq(&s->n, c->offset - 8), ==, 0);
+        g_assert_cmphex(bar_rd(&s->n, 0), ==, 0);
+    }
+    if (c->offset + STORM_BLOCK_SIZE < c->bar_size) {
+        g_assert_cmphex(bar_rdq(&s->n, c->offset + STORM_BLOCK_SIZE), ==, 0);
+        g_assert_cmphex(bar_rd(&s->n, c->bar_size - 4), ==, 0);
+    }
+    storm_alive(s);
+}
+
+/*
+ * On pc (conventional PCI, ACPI hotplug): traffic, a second card on the
+ * same generator refused, a device_del, more traffic while the unplug
+ * waits for the guest's eject, the eject, the DEVICE_DELETED event; the
+ * clock runs on without the card, the generator then drives a new card,
+ * which goes on counting when the generator's object is deleted under it
+ * (allowed or refused, either is fine).
+ */
+static void storm_unplug(const StormCard *c, GRand *r)
+{
+    g_autofree char *out = NULL;
+    QPCIBus *bus;
+    int64_t now;
+    Storm s;
+
+    storm_open(&s, c, r, "pc");
+    g_assert_cmpuint(s.exp, ==, 0);
+    storm_round(&s, STORM_UNPLUG_OPS, true);
+    storm_checkpoint(&s, "pc");
+    /* a generator drives one card: a second one is refused */
+    out = qtest_hmp(s.n.t->qts, "device_add ndk-pcie-telemetry,id=ndk2,"
+                    "traffic=t0,%s", c->props);
+    g_assert_nonnull(strstr(out, "already drives another card"));
+    g_free(out);
+    qtest_qmp_device_del_send(s.n.t->qts, "ndk0");
+    storm_round(&s, STORM_UNPLUG_OPS, true);
+    qtest_outl(s.n.t->qts, PC_ACPI_PCIHP_EJ, 1 << (s.n.t->dev->devfn >> 3));
+    qtest_qmp_eventwait(s.n.t->qts, "DEVICE_DELETED");
+    /* the old BAR is gone; accesses there reach nothing */
+    qtest_readq(s.n.t->qts, s.n.t->bar.addr + c->offset);
+    qtest_writel(s.n.t->qts, s.n.t->bar.addr + c->offset + PTL_REG_COMMAND,
+                 PTL_CMD_SNAPSHOT | PTL_CMD_CLEAR);
+    step(&s.n, 3000000);
+    storm_alive(&s);
+
+    out = qtest_hmp(s.n.t->qts, "device_add ndk-pcie-telemetry,id=ndk1,"
+                    "traffic=t0,%s", c->props);
+    g_assert_cmpstr(out, ==, "");
+    /* the machine stays; the new card's node starts at its creation */
+    bus = s.n.t->bus;
+    now = s.n.t->now;
+    qndk_close(s.n.t);
+    ndk_open_plugged(&s.n, bus, now, c->bar_size);
+    /* a new card: zeros from its creation on */
+    s.base_t = s.n.t->now;
+    memset(s.base, 0, sizeof(s.base));
+    s.cleared = false;
+    storm_round(&s, STORM_UNPLUG_OPS, false);
+    storm_checkpoint(&s, "new card");
+    qobject_unref(qtest_qmp(s.n.t->qts, "{ 'execute': 'object-del', "
+                            "'arguments': { 'id': 't0' } }"));
+    step(&s.n, 2000000);
+    storm_checkpoint(&s, "generator deleted");
+    storm_final(&s);
+    ndk_close(&s.n);
+}
+
+static void test_storm(const void *data)
+{
+    StormGen g = GPOINTER_TO_INT(data);
+    uint32_t seed = storm_seed();
+    g_autofree char *dir = g_dir_make_tmp("ndk-ptm-storm-XXXXXX", NULL);
+    g_autofree char *trace = NULL, *ini = NULL;
+    const char *so = g_getenv("PTM_SAMPLE_PLUGIN");
+    GRand *r;
+    StormCard c;
+    Storm s;
+
+    g_assert(dir);
+    g_test_message("seed %u (NDK_QTEST_SEED=%u replays this run)", seed,
+                   seed);
+    if (g == GEN_PLUGIN && (!so || !g_file_test(so, G_FILE_TEST_IS_REGULAR))) {
+        g_test_skip("PTM_SAMPLE_PLUGIN names no file (run-qtest.sh sets it)");
+        rmdir(dir);
+        return;
+    }
+    r = g_rand_new_with_seed(seed ^ (g * 0x9E3779B9u));
+    storm_card(&c, r, g, dir);
+    g_test_message("%s: -object %s -device ndk-pcie-telemetry,%s",
+                   storm_gen_name[g], c.object, c.props);
+
+    storm_open(&s, &c, r, "q35");
+    g_assert_cmpuint(s.exp, ==, 0x80);
+    for (unsigned i = 0; i < STORM_ROUNDS && !g_test_failed(); i++) {
+        g_autofree char *what = g_strdup_printf("round %u", i);
+
+        storm_round(&s, STORM_OPS, rnd(r, 0, 2) == 0);
+        storm_checkpoint(&s, what);
+    }
+    if (!g_test_failed()) {
+        storm_reset_busy(&s);
+        storm_round(&s, STORM_OPS, false);
+        storm_checkpoint(&s, "after the reset");
+    }
+    storm_final(&s);
+    ndk_close(&s.n);
+
+    if (!g_test_failed()) {
+        storm_unplug(&c, r);
+    }
+    storm_card_free(&c);
+    g_rand_free(r);
+    trace = g_build_filename(dir, "storm.trace", NULL);
+    ini = g_build_filename(dir, "storm.ini", NULL);
+    unlink(trace);
+    unlink(ini);
+    rmdir(dir);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_set_nonfatal_assertions();
+
+    for (unsigned g = 0; g < GEN_COUNT; g++) {
+        g_autofree char *path = g_strdup_printf(
+            "/ndk-pcie-telemetry/random-access/%s", storm_gen_name[g]);
+
+        g_test_add_data_func(path, GINT_TO_POINTER(g), test_storm);
+    }
+
+    return g_test_run();
+}
