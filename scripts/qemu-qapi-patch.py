@@ -4,8 +4,11 @@
 QEMU's qapi/qom.json: the struct definitions as a marked block at the end,
 one line per type in the ObjectType enum and in the ObjectOptions union.
 Rewrites the file only when its content changes, so a rerun rebuilds
-nothing."""
+nothing, and then as a new file renamed over the old one: the old one may
+be a hard link shared with other QEMU trees (scripts/setup.sh)."""
+import os
 import re
+import shutil
 import sys
 
 MARK = '# ndk-pcie-telemetry'
@@ -50,7 +53,11 @@ def main(qom_path, *fragment_paths):
         sys.exit('qemu-qapi-patch: ObjectType or ObjectOptions not found in '
                  + qom_path)
     if new != old:
-        open(qom_path, 'w').write(new)
+        tmp = qom_path + '.ndk-new'
+        with open(tmp, 'w') as f:
+            f.write(new)
+        shutil.copymode(qom_path, tmp)
+        os.replace(tmp, qom_path)
 
 
 if __name__ == '__main__':

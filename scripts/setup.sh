@@ -5,6 +5,14 @@
 # ndk-pcie-telemetry device linked in, its build, and the project's own build.
 # A rerun resumes where the previous run stopped.
 #
+# Each clone of the repository has a QEMU tree and build of its own in the
+# cache: $CACHE/qemu-<version>-<key>/clones/<id>/{src,build}, <id> a hash of
+# the clone's path (recorded in its `repo` file). Its src is a hard-link copy
+# of the QEMU source unpacked once per version ($CACHE/qemu-<version>-src-*,
+# never written), and the compiler runs through a ccache shared by all
+# clones ($CACHE/ccache), so another clone's first build is mostly cache
+# hits. Each set-up removes the QEMU builds of clones that no longer exist.
+#
 # Environment:
 #   NDK_TELEMETRY_CACHE  cache directory (default ~/.cache/ndk-pcie-telemetry)
 #   QEMU_SRC             use this QEMU 10.0 source tree or tarball instead of
@@ -34,15 +42,26 @@ QEMU_CONFIG=(--python=/usr/bin/python3 --target-list=x86_64-softmmu
 # User networking for the guest tests that reach a guest's exporter from
 # the host (not in the sanitized QEMU, whose slot stays as it was).
 QEMU_NET_CONFIG=(--enable-slirp)
+# What is built in the QEMU tree: the emulator and the QTest programs
+# (tests/qtest/programs.txt names them).
+QEMU_NINJA_TARGETS=(qemu-system-x86_64)
+while read -r prog; do
+    case "$prog" in ""|"#"*) continue;; esac
+    QEMU_NINJA_TARGETS+=("tests/qtest/ndk-pcie-telemetry/$prog")
+done < "$REPO/tests/qtest/programs.txt"
 PACKAGES=(build-essential ninja-build python3-venv python3-pip python3-setuptools pkg-config
     libglib2.0-dev zlib1g-dev dpkg-dev seabios libpci-dev pciutils
     busybox-static libfdt-dev liblzma-dev cpio xz-utils qemu-system-data ghdl
-    groff-base man-db python3 clang libclang-rt-dev llvm libslirp-dev)
+    groff-base man-db python3 clang libclang-rt-dev llvm libslirp-dev ccache
+    python3-pytest)
 # Without their recommends (Prometheus would bring its node exporter):
 # prometheus (server and promtool) for the exporter's guest test and the
 # rules' tests, systemd for systemd-analyze verify of the exporter's unit.
 PACKAGES_NO_RECOMMENDS=(prometheus systemd)
 JOBS=${JOBS:-$(nproc)}
+# This clone's QEMU builds are in clones/$CLONE_ID of each cache slot.
+REPO_REAL=$(cd "$REPO" && pwd -P)
+CLONE_ID=$(printf '%s\n' "$REPO_REAL" | sha256sum | cut -c1-12)
 
 step() { printf '\n==> %s\n' "$*"; }
 die() {
@@ -161,52 +180,112 @@ fetch_qemu_source() {
     esac
 }
 
+# The QEMU source, unpacked once per version and source into
+# $CACHE/qemu-<version>-src-<hash of the source's path> and never written
+# afterwards: the clones' trees are hard-link copies of it. The caller holds
+# the source lock. Sets QEMU_PRISTINE.
 unpack_qemu_source() {
-    local src=$1
+    local h src
+    h=$(printf '%s\n' "$SRC_ARCHIVE" | sha256sum | cut -c1-10)
+    src="$CACHE/qemu-$QEMU_VERSION-src-$h"
+    QEMU_PRISTINE=$src
     [ -f "$src/.ndk-unpacked" ] && return 0
     step "Unpacking QEMU $QEMU_VERSION into $src"
     rm -rf "$src" "$src.tmp"
+    mkdir -p "$src.tmp"
     case "$SRC_ARCHIVE" in
-        *.dsc) dpkg-source -x "$SRC_ARCHIVE" "$src.tmp" >/dev/null ||
+        *.dsc) dpkg-source --no-copy -x "$SRC_ARCHIVE" "$src.tmp/qemu" >/dev/null ||
                    die "dpkg-source -x failed" "remove $CACHE/dl and rerun";;
         *) if [ -d "$SRC_ARCHIVE" ]; then
-               cp -a "$SRC_ARCHIVE" "$src.tmp"
+               cp -a "$SRC_ARCHIVE" "$src.tmp/qemu"
            else
-               mkdir -p "$src.tmp"
-               tar -xf "$SRC_ARCHIVE" -C "$src.tmp" --strip-components=1 ||
+               mkdir -p "$src.tmp/qemu"
+               tar -xf "$SRC_ARCHIVE" -C "$src.tmp/qemu" --strip-components=1 ||
                    die "cannot unpack $SRC_ARCHIVE"
            fi;;
     esac
-    mv "$src.tmp" "$src"
-    touch "$src/.ndk-unpacked"
+    touch "$src.tmp/qemu/.ndk-unpacked"
+    mv "$src.tmp/qemu" "$src"
+    rmdir "$src.tmp"
 }
 
-# build_qemu NAME CONFIG...: configure and build QEMU with the device in a
-# cache slot keyed by its configuration; sets QEMU_BLD.
+# Removes the QEMU builds (clones/<id> of every slot) of clones whose
+# repository no longer exists.
+gc_clone_builds() {
+    local d r gone=()
+    for d in "$CACHE"/qemu-*/clones/*/; do
+        [ -f "$d/repo" ] || continue
+        r=$(cat "$d/repo")
+        [ -f "$r/scripts/setup.sh" ] || gone+=("${d%/}")
+    done
+    [ ${#gone[@]} -eq 0 ] && return 0
+    step "Removing the QEMU builds of ${#gone[@]} clone(s) that no longer exist"
+    for d in "${gone[@]}"; do
+        r=$(cat "$d/repo" 2>/dev/null) || continue
+        # renamed first: of two set-ups at the same time one removes it
+        mv "$d" "$d.gone.$$" 2>/dev/null || continue
+        printf '    %s (%s)\n' "$r" "$d"
+        rm -rf "$d.gone.$$"
+    done
+}
+
+# build_qemu NAME CONFIG...: configure and build QEMU with the device for this
+# clone, in the cache slot keyed by its configuration; sets QEMU_BLD.
 build_qemu() {
     local name=$1; shift
     local config=("$@") key
     key=$(printf '%s\n' "$QEMU_VERSION" "${config[@]}" "$SRC_ARCHIVE" | sha256sum | cut -c1-10)
     local slot="$CACHE/qemu-$QEMU_VERSION-$key"
-    local src="$slot/src" bld="$slot/build"
-    mkdir -p "$slot"
-    unpack_qemu_source "$src"
+    local dir="$slot/clones/$CLONE_ID"
+    local src="$dir/src" bld="$dir/build" lock
+    mkdir -p "$dir"
+    # one set-up of this clone at a time in this directory
+    exec {lock}>"$dir/.lock"
+    if ! flock -n "$lock"; then
+        step "Waiting for another set-up of this clone ($name QEMU)"
+        flock "$lock"
+    fi
+    [ "$(cat "$dir/repo" 2>/dev/null)" = "$REPO_REAL" ] ||
+        printf '%s\n' "$REPO_REAL" > "$dir/repo"
 
-    "$REPO/scripts/qemu-integrate.sh" "$src" "$REPO"
+    if [ ! -f "$src/.ndk-linked" ]; then
+        step "Linking this clone's QEMU tree to the unpacked source ($src)"
+        rm -rf "$src" "$src.tmp"
+        cp -al "$QEMU_PRISTINE" "$src.tmp" 2>/dev/null ||
+            { rm -rf "$src.tmp"; cp -a "$QEMU_PRISTINE" "$src.tmp"; }
+        touch "$src.tmp/.ndk-linked"
+        mv "$src.tmp" "$src"
+    fi
+
+    # QEMU's compiler: gcc through the ccache of all clones, with the paths
+    # under this clone's directory made relative and the build directory not
+    # hashed (QEMU compiles with -g), so that another clone's objects match
+    local cc="$dir/cc" ccw
+    ccw="#!/bin/sh
+# QEMU's C compiler in this build (written by scripts/setup.sh)
+export CCACHE_DIR='$CACHE/ccache' CCACHE_BASEDIR='$dir' CCACHE_NOHASHDIR=1
+command -v ccache >/dev/null && exec ccache gcc \"\$@\"
+exec gcc \"\$@\""
+    if [ "$(cat "$cc" 2>/dev/null)" != "$ccw" ]; then
+        printf '%s\n' "$ccw" > "$cc.tmp"
+        chmod 755 "$cc.tmp"
+        mv "$cc.tmp" "$cc"
+    fi
+
+    "$REPO/scripts/qemu-integrate.sh" "$src" "$REPO_REAL"
 
     if [ ! -f "$bld/.ndk-configured" ]; then
         step "Configuring $name QEMU $QEMU_VERSION (about 30 s)"
         rm -rf "$bld"; mkdir -p "$bld"
-        (cd "$bld" && "$src/configure" "${config[@]}") > "$slot/configure.log" 2>&1 ||
-            { tail -20 "$slot/configure.log" >&2
-              die "QEMU configure failed (log: $slot/configure.log)" \
+        (cd "$bld" && "$src/configure" --cc="$cc" "${config[@]}") > "$dir/configure.log" 2>&1 ||
+            { tail -20 "$dir/configure.log" >&2
+              die "QEMU configure failed (log: $dir/configure.log)" \
                   "check that the packages above are installed, then rerun"; }
         touch "$bld/.ndk-configured"
     fi
 
-    step "Building $name qemu-system-x86_64 and the QTest (first time ~6 min on 2 cores, sanitized ~12 min, then seconds)"
-    local targets=(qemu-system-x86_64 tests/qtest/ndk-pcie-telemetry/ndk-pcie-telemetry-test)
-    if ! ninja -C "$bld" -j "$JOBS" "${targets[@]}" > "$slot/build.log" 2>&1 &
+    step "Building $name qemu-system-x86_64 and the QTests (first time ~6 min on 2 cores, sanitized ~12 min; in a further clone ~1 min from ccache; then seconds)"
+    if ! ninja -C "$bld" -j "$JOBS" "${QEMU_NINJA_TARGETS[@]}" > "$dir/build.log" 2>&1 &
     then :; fi
     local pid=$! ticks=0
     # progress every 15 s, but a build with nothing to do (well under a
@@ -215,10 +294,10 @@ build_qemu() {
         sleep 0.2
         ticks=$((ticks + 1))
         [ $((ticks % 75)) = 0 ] && kill -0 $pid 2>/dev/null || continue
-        grep -oE '^\[[0-9]+/[0-9]+\]' "$slot/build.log" | tail -1 | sed 's/^/    progress /' || true
+        grep -oE '^\[[0-9]+/[0-9]+\]' "$dir/build.log" | tail -1 | sed 's/^/    progress /' || true
     done
-    wait $pid || { grep -B2 -A12 -m3 'error' "$slot/build.log" >&2 || tail -30 "$slot/build.log" >&2
-                   die "QEMU build failed (log: $slot/build.log)" \
+    wait $pid || { grep -B2 -A12 -m3 'error' "$dir/build.log" >&2 || tail -30 "$dir/build.log" >&2
+                   die "QEMU build failed (log: $dir/build.log)" \
                        "fix the error above and rerun; the build resumes where it stopped"; }
 
     # A binary run from the build tree looks for firmware in its qemu-bundle.
@@ -232,6 +311,7 @@ build_qemu() {
             [ -f "$f" ] && [ ! -e "$fw/$(basename "$f")" ] && ln -sf "$f" "$fw/$(basename "$f")"
         done
     done
+    exec {lock}>&-
     QEMU_BLD=$bld
 }
 
@@ -239,9 +319,10 @@ build_qemu() {
 meson_build() {
     local dir=$1; shift
     if [ ! -f "$dir/build.ninja" ]; then
-        meson setup "$dir" "$REPO" "$@" > "$CACHE/meson-$(basename "$dir").log" 2>&1 ||
-            { tail -20 "$CACHE/meson-$(basename "$dir").log" >&2
-              die "meson setup of $dir failed (log: $CACHE/meson-$(basename "$dir").log)" \
+        mkdir -p "$dir"
+        meson setup "$dir" "$REPO" "$@" > "$dir/ndk-setup.log" 2>&1 ||
+            { tail -20 "$dir/ndk-setup.log" >&2
+              die "meson setup of $dir failed (log: $dir/ndk-setup.log)" \
                   "fix the error above and rerun"; }
     fi
     ninja -C "$dir" > "$dir/ndk-build.log" 2>&1 ||
@@ -250,23 +331,36 @@ meson_build() {
 
 main() {
     install_packages
+    # one set-up at a time downloads and unpacks the QEMU source
+    local lock
+    mkdir -p "$CACHE"
+    exec {lock}>"$CACHE/.qemu-source.lock"
+    if ! flock -n "$lock"; then
+        step "Waiting for another set-up to fetch or unpack the QEMU source"
+        flock "$lock"
+    fi
     fetch_qemu_source
+    unpack_qemu_source
+    exec {lock}>&-
+    gc_clone_builds
 
     build_qemu "the" "${QEMU_CONFIG[@]}" "${QEMU_NET_CONFIG[@]}"
     local bld=$QEMU_BLD
     step "Building the QEMU-free parts (meson, build/)"
     meson_build "$REPO/build"
     ln -sfn "$bld/qemu-system-x86_64" "$REPO/build/qemu-system-x86_64"
-    ln -sfn "$bld/tests/qtest/ndk-pcie-telemetry/ndk-pcie-telemetry-test" \
-        "$REPO/build/ndk-pcie-telemetry-qtest"
+    # the QTest programs' directory (tests/qtest/run-qtest.sh)
+    ln -sfn "$bld/tests/qtest/ndk-pcie-telemetry" "$REPO/build/qemu-qtest-dir"
+    rm -f "$REPO/build/ndk-pcie-telemetry-qtest"
     echo "$QEMU_VERSION" > "$REPO/build/qemu-version"
 
     if [ "$SANITIZE" = 1 ]; then
         build_qemu "the sanitized" "${QEMU_CONFIG[@]}" --enable-asan --enable-ubsan
         mkdir -p "$REPO/build/qemu-san"
         ln -sfn "$QEMU_BLD/qemu-system-x86_64" "$REPO/build/qemu-san/qemu-system-x86_64"
-        ln -sfn "$QEMU_BLD/tests/qtest/ndk-pcie-telemetry/ndk-pcie-telemetry-test" \
-            "$REPO/build/qemu-san/ndk-pcie-telemetry-qtest"
+        ln -sfn "$QEMU_BLD/tests/qtest/ndk-pcie-telemetry" \
+            "$REPO/build/qemu-san/qemu-qtest-dir"
+        rm -f "$REPO/build/qemu-san/ndk-pcie-telemetry-qtest"
         step "Building the QEMU-free parts with clang, ASan, UBSan and the fuzz targets (build-san/)"
         CC=clang meson_build "$REPO/build-san" -Db_sanitize=address,undefined \
             -Db_lundef=false -Dfuzz=enabled
