@@ -28,6 +28,7 @@
 
 #include "ptm-core.h"
 #include "ptm-devtree.h"
+#include "ndk-dma.h"
 #include "telemetry-traffic.h"
 
 #define TYPE_NDK_PCIE_TELEMETRY "ndk-pcie-telemetry"
@@ -142,6 +143,9 @@ struct NdkPcieTelemetryState {
     char *build_tool;
     char *build_author;
     char *build_revision;
+    uint32_t dma_queues;        /* RX and TX queues per DMA port; 0: none */
+
+    NdkDma dma;                 /* the DMA engine, with dma_queues */
 };
 
 static uint64_t now_ns(void)
@@ -589,6 +593,25 @@ static bool ndk_telemetry_check_props(NdkPcieTelemetryState *s, Error **errp)
                    NDK_TELEMETRY_MAX_BLOCK_OFFSET);
         return false;
     }
+    if ((uint64_t)s->dma_queues * s->cfg.dma_ports > NDP_MAX_QUEUES) {
+        error_setg(errp, "%s: property 'dma-queues' is %u, allowed: 0 to %u "
+                   "(at most %u RX and %u TX queues over all %u DMA ports)",
+                   TYPE_NDK_PCIE_TELEMETRY, s->dma_queues,
+                   NDP_MAX_QUEUES / s->cfg.dma_ports, NDP_MAX_QUEUES,
+                   NDP_MAX_QUEUES, s->cfg.dma_ports);
+        return false;
+    }
+    if (s->dma_queues && s->block_offset + PTM_BAR_SIZE > NDP_BAR_RX_BASE &&
+        s->block_offset < NDP_BAR_END(s->cfg.dma_ports)) {
+        error_setg(errp, "%s: property 'block-offset' is 0x%x, which "
+                   "overlaps the DMA engine of 'dma-queues' at 0x%08x to "
+                   "0x%08x; allowed: below 0x%08x or from 0x%08x",
+                   TYPE_NDK_PCIE_TELEMETRY, s->block_offset, NDP_BAR_RX_BASE,
+                   NDP_BAR_END(s->cfg.dma_ports) - 1,
+                   NDP_BAR_RX_BASE - PTM_BAR_SIZE,
+                   ROUND_UP(NDP_BAR_END(s->cfg.dma_ports), 0x1000));
+        return false;
+    }
     return true;
 }
 
@@ -688,10 +711,17 @@ static bool ndk_telemetry_init_devtree(NdkPcieTelemetryState *s,
         .build_author = s->build_author,
         .build_revision = s->build_revision,
     };
+    PtmDevtreeDma dma = {
+        .ports = s->cfg.dma_ports,
+        .queues = s->dma_queues,
+        .rx_base = NDP_BAR_RX_BASE,
+        .tx_base = NDP_BAR_TX_BASE,
+        .gls_base = NDP_BAR_GLS_BASE,
+    };
 
-    s->devtree_xz = ptm_devtree_build_id(&id, s->block_offset, PTM_VERSION,
-                                         s->cfg.pcie_endpoints,
-                                         &s->devtree_len, &err);
+    s->devtree_xz = ptm_devtree_build_dma(&id, &dma, s->block_offset,
+                                          PTM_VERSION, s->cfg.pcie_endpoints,
+                                          &s->devtree_len, &err);
     if (!s->devtree_xz) {
         error_setg(errp, "%s: %s", TYPE_NDK_PCIE_TELEMETRY, err);
         return false;
@@ -843,13 +873,23 @@ static void ndk_telemetry_realize(PCIDevice *pdev, Error **errp)
     ndk_telemetry_reset_pcie(s);
     ndk_telemetry_sync_settings(s);
 
-    /* BAR0 is the smallest power of two that holds the block */
+    /* BAR0 is the smallest power of two that holds the block (and DMA) */
     memory_region_init_io(&s->bar, OBJECT(s), &ndk_telemetry_unused_ops, s,
                           "ndk-pcie-telemetry-bar0",
-                          pow2ceil((uint64_t)s->block_offset + PTM_BAR_SIZE));
+                          pow2ceil(MAX((uint64_t)s->block_offset +
+                                       PTM_BAR_SIZE,
+                                       s->dma_queues ?
+                                       NDP_BAR_END(s->cfg.dma_ports) : 0)));
     memory_region_init_io(&s->block, OBJECT(s), &ndk_telemetry_mmio_ops, s,
                           "ndk-pcie-telemetry-block", PTM_BAR_SIZE);
     memory_region_add_subregion(&s->bar, s->block_offset, &s->block);
+    if (s->dma_queues) {
+        /* the generators' frames cross the DMA side's UP bus */
+        ndk_dma_realize(&s->dma, pdev, &s->bar, s->cfg.dma_ports,
+                        s->dma_queues, s->cfg.dma_clk_hz,
+                        s->cfg.dma_up_mfb_regions *
+                        s->cfg.dma_up_mfb_region_bytes);
+    }
     pci_register_bar(pdev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY, &s->bar);
 
     s->tick_ns = NDK_TELEMETRY_TICK_MIN_NS;
@@ -867,6 +907,7 @@ static void ndk_telemetry_exit(PCIDevice *pdev)
     ndk_telemetry_quiesce(s);
     /* the block's region holds a reference to the device: drop it */
     memory_region_del_subregion(&s->bar, &s->block);
+    ndk_dma_unrealize(&s->dma, &s->bar);
     if (s->timer) {
         timer_free(s->timer);
         s->timer = NULL;
@@ -892,6 +933,7 @@ static void ndk_telemetry_reset_hold(Object *obj, ResetType type)
     trace_ptm_reset(type == RESET_TYPE_COLD);
     ndk_telemetry_quiesce(s);
     ptm_core_reset(s->core, now_ns());
+    ndk_dma_reset(&s->dma);
     ndk_telemetry_reset_pcie(s);
     ndk_telemetry_sync_settings(s);
     ndk_telemetry_schedule(s);
@@ -991,6 +1033,25 @@ malformed:
     return -EINVAL;
 }
 
+static bool ndk_telemetry_dma_needed(void *opaque)
+{
+    NdkPcieTelemetryState *s = opaque;
+
+    return s->dma_queues != 0;
+}
+
+static const VMStateDescription vmstate_ndk_telemetry_dma = {
+    .name = TYPE_NDK_PCIE_TELEMETRY "/dma-engine",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = ndk_telemetry_dma_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_STRUCT(dma, NdkPcieTelemetryState, 1, vmstate_ndk_dma,
+                       NdkDma),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 static const VMStateDescription vmstate_ndk_telemetry = {
     .name = TYPE_NDK_PCIE_TELEMETRY,
     /*
@@ -1010,6 +1071,10 @@ static const VMStateDescription vmstate_ndk_telemetry = {
         VMSTATE_TIMER_PTR(timer, NdkPcieTelemetryState),
         VMSTATE_UINT32(devtree_crc, NdkPcieTelemetryState),
         VMSTATE_END_OF_LIST()
+    },
+    .subsections = (const VMStateDescription * const []) {
+        &vmstate_ndk_telemetry_dma,
+        NULL
     },
 };
 
@@ -1064,6 +1129,7 @@ static const Property ndk_telemetry_properties[] = {
     DEFINE_PROP_BOOL("tag-10bit", NdkPcieTelemetryState, tag_10bit, true),
     DEFINE_PROP_UINT32("block-offset", NdkPcieTelemetryState, block_offset, 0),
     DEFINE_PROP_BOOL("devtree", NdkPcieTelemetryState, devtree, true),
+    DEFINE_PROP_UINT32("dma-queues", NdkPcieTelemetryState, dma_queues, 0),
     DEFINE_PROP_ON_OFF_AUTO("msi", NdkPcieTelemetryState, msi,
                             ON_OFF_AUTO_AUTO),
     /* the Gen3 x16 endpoint of NDK on the AMD Alveo U200 */
@@ -1165,6 +1231,10 @@ static void ndk_telemetry_class_init(ObjectClass *oc, void *data)
     object_class_property_set_description(oc, "block-offset",
         "bytes from the start of BAR0 to the block, a multiple of 0x1000 up "
         "to 0x0fff0000 (BAR0 grows to the next power of two)");
+    object_class_property_set_description(oc, "dma-queues",
+        "RX and TX queues of the NDK DMA engine (Medusa, as the nfb driver "
+        "sees it) per DMA port, with a generator/loopback switch per port; "
+        "0 (default): no DMA engine. At most 64 queues of each direction");
     object_class_property_set_description(oc, "devtree",
         "offer the NDK device tree in a VSEC (PCIe bus only)");
     object_class_property_set_description(oc, "msi",

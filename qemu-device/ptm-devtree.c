@@ -18,7 +18,8 @@
  * The tree is a few hundred bytes, about 1.3 KiB with the longest identity
  * strings; this leaves plenty of room.
  */
-#define PTM_DT_FDT_MAX  4096
+/* room for the telemetry block and a DMA engine of 64 + 64 queues */
+#define PTM_DT_FDT_MAX  65536
 
 static int fdt_cells(void *fdt, const char *name, uint32_t a, uint32_t b,
                      int n)
@@ -86,16 +87,91 @@ static int fdt_id_string(void *fdt, const char *name, const char *value)
     return fdt_property_string(fdt, name, value);
 }
 
+#define TRY(x) do { r = (x); if (r < 0) { return r; } } while (0)
+
+/* Phandles of the DMA parameter nodes (RX, TX) */
+enum { DMA_PARAMS_RX_PHANDLE = 1, DMA_PARAMS_TX_PHANDLE = 2 };
+
+static int build_dma_params(void *buf, const char *name, uint32_t phandle)
+{
+    int r;
+
+    TRY(fdt_begin_node(buf, name));
+    TRY(fdt_cells(buf, "frame_size_max", 0x3FFF, 0, 1));
+    TRY(fdt_cells(buf, "frame_size_min", 60, 0, 1));
+    TRY(fdt_cells(buf, "phandle", phandle, 0, 1));
+    return fdt_end_node(buf);
+}
+
+/*
+ * The engine as ndk-fpga's DevTree.tcl lays it out: a dma_module node with
+ * the parameter nodes and the controllers, RX queues first, each in queue
+ * order (the driver numbers them in tree order); a switch per port with
+ * its generators as subnodes named as gls_mod.py looks for them.
+ */
+static int build_dma(void *buf, const PtmDevtreeDma *dma)
+{
+    char node[64];
+    unsigned nq = dma->ports * dma->queues;
+    int r;
+
+    g_snprintf(node, sizeof(node), "dma_module@%x", dma->rx_base);
+    TRY(fdt_begin_node(buf, node));
+    TRY(fdt_cells(buf, "#address-cells", 1, 0, 1));
+    TRY(fdt_cells(buf, "#size-cells", 1, 0, 1));
+    TRY(build_dma_params(buf, "dma_params_rx0", DMA_PARAMS_RX_PHANDLE));
+    TRY(build_dma_params(buf, "dma_params_tx0", DMA_PARAMS_TX_PHANDLE));
+    for (unsigned dir = 0; dir < 2; dir++) {
+        for (unsigned q = 0; q < nq; q++) {
+            g_snprintf(node, sizeof(node), "dma_ctrl_ndp_%s%u",
+                       dir ? "tx" : "rx", q);
+            TRY(fdt_begin_node(buf, node));
+            TRY(fdt_property_string(buf, "compatible",
+                                    dir ? PTM_DT_DMA_TX_COMPATIBLE
+                                        : PTM_DT_DMA_RX_COMPATIBLE));
+            TRY(fdt_cells(buf, "reg",
+                          (dir ? dma->tx_base : dma->rx_base) + q * 0x80,
+                          0x80, 2));
+            TRY(fdt_cells(buf, "version", PTM_DT_DMA_VERSION, 0, 1));
+            TRY(fdt_cells(buf, "pcie", 0, 0, 1));
+            TRY(fdt_cells(buf, "params",
+                          dir ? DMA_PARAMS_TX_PHANDLE : DMA_PARAMS_RX_PHANDLE,
+                          0, 1));
+            TRY(fdt_end_node(buf));
+        }
+    }
+    TRY(fdt_end_node(buf));         /* dma_module */
+    for (unsigned p = 0; p < dma->ports; p++) {
+        uint32_t base = dma->gls_base + p * 0x200;
+        static const char *const gen[2] = { "mfb_gen2dma", "mfb_gen2eth" };
+
+        g_snprintf(node, sizeof(node), "dbg_gls%u", p);
+        TRY(fdt_begin_node(buf, node));
+        TRY(fdt_property_string(buf, "compatible", PTM_DT_GLS_COMPATIBLE));
+        TRY(fdt_cells(buf, "reg", base, 0x200, 2));
+        TRY(fdt_cells(buf, "version", 1, 0, 1));
+        for (unsigned k = 0; k < 2; k++) {
+            TRY(fdt_begin_node(buf, gen[k]));
+            TRY(fdt_property_string(buf, "compatible",
+                                    PTM_DT_GEN_COMPATIBLE));
+            TRY(fdt_cells(buf, "reg", base + 0x80 + k * 0x40, 0x40, 2));
+            TRY(fdt_cells(buf, "version", 1, 0, 1));
+            TRY(fdt_end_node(buf));
+        }
+        TRY(fdt_end_node(buf));     /* dbg_gls */
+    }
+    return 0;
+}
+
 /* Writes the tree into buf; returns 0 or a libfdt error code. */
 static int build_fdt(void *buf, const PtmFirmwareId *id,
-                     uint32_t block_offset, uint32_t version,
-                     uint32_t pcie_endpoints)
+                     const PtmDevtreeDma *dma, uint32_t block_offset,
+                     uint32_t version, uint32_t pcie_endpoints)
 {
     char node[64];
     int r;
 
     g_snprintf(node, sizeof(node), "pcie_telemetry@%x", block_offset);
-#define TRY(x) do { r = (x); if (r < 0) { return r; } } while (0)
     TRY(fdt_create(buf, PTM_DT_FDT_MAX));
     TRY(fdt_finish_reservemap(buf));
     TRY(fdt_begin_node(buf, ""));
@@ -126,6 +202,9 @@ static int build_fdt(void *buf, const PtmFirmwareId *id,
     TRY(fdt_cells(buf, "version", version, 0, 1));
     TRY(fdt_cells(buf, "pcie-endpoints", pcie_endpoints, 0, 1));
     TRY(fdt_end_node(buf));         /* pcie_telemetry */
+    if (dma && dma->queues) {
+        TRY(build_dma(buf, dma));
+    }
 
     TRY(fdt_end_node(buf));         /* mi_bus0 */
     TRY(fdt_end_node(buf));         /* firmware */
@@ -147,6 +226,16 @@ uint8_t *ptm_devtree_build_id(const PtmFirmwareId *id, uint32_t block_offset,
                               uint32_t version, uint32_t pcie_endpoints,
                               size_t *xz_len, char **errmsg)
 {
+    return ptm_devtree_build_dma(id, NULL, block_offset, version,
+                                 pcie_endpoints, xz_len, errmsg);
+}
+
+uint8_t *ptm_devtree_build_dma(const PtmFirmwareId *id,
+                               const PtmDevtreeDma *dma,
+                               uint32_t block_offset, uint32_t version,
+                               uint32_t pcie_endpoints, size_t *xz_len,
+                               char **errmsg)
+{
     /* zeroed: bytes past the tree must not depend on the heap */
     g_autofree uint8_t *fdt = g_malloc0(PTM_DT_FDT_MAX);
     lzma_options_lzma opt;
@@ -157,7 +246,7 @@ uint8_t *ptm_devtree_build_id(const PtmFirmwareId *id, uint32_t block_offset,
     int r;
 
     *xz_len = 0;
-    r = build_fdt(fdt, id, block_offset, version, pcie_endpoints);
+    r = build_fdt(fdt, id, dma, block_offset, version, pcie_endpoints);
     if (r < 0) {
         *errmsg = g_strdup_printf("cannot build the device tree: %s",
                                   fdt_strerror(r));

@@ -103,6 +103,31 @@ uint8_t *ptm_devtree_build_id(const PtmFirmwareId *id, uint32_t block_offset,
                               uint32_t version, uint32_t pcie_endpoints,
                               size_t *xz_len, char **errmsg);
 
+/*
+ * The NDK DMA engine in the tree (ndp-dma.h): `queues` RX and TX queues on
+ * each of `ports` DMA ports, their controllers' windows at rx_base and
+ * tx_base (0x80 bytes a queue), one generator/loopback switch per port at
+ * gls_base (0x200 bytes a port), with the nodes NDK firmware gives them.
+ */
+typedef struct PtmDevtreeDma {
+    unsigned ports;
+    unsigned queues;            /* per port and direction; 0: no engine */
+    uint32_t rx_base, tx_base, gls_base;
+} PtmDevtreeDma;
+
+#define PTM_DT_DMA_RX_COMPATIBLE    "netcope,dma_ctrl_ndp_rx"
+#define PTM_DT_DMA_TX_COMPATIBLE    "netcope,dma_ctrl_ndp_tx"
+#define PTM_DT_DMA_VERSION          0x00020000u     /* Medusa */
+#define PTM_DT_GLS_COMPATIBLE       "cesnet,ofm,gen_loop_switch"
+#define PTM_DT_GEN_COMPATIBLE       "cesnet,ofm,mfb_generator"
+
+/* As ptm_devtree_build_id, with the DMA engine dma (none for NULL). */
+uint8_t *ptm_devtree_build_dma(const PtmFirmwareId *id,
+                               const PtmDevtreeDma *dma,
+                               uint32_t block_offset, uint32_t version,
+                               uint32_t pcie_endpoints, size_t *xz_len,
+                               char **errmsg);
+
 /* As ptm_devtree_build_id without a firmware identity. */
 uint8_t *ptm_devtree_build(uint32_t block_offset, uint32_t version,
                            uint32_t pcie_endpoints, size_t *xz_len,

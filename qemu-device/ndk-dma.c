@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * QEMU glue of the card's NDK DMA engine: see ndk-dma.h and docs/dma.md.
+ */
+#include "qemu/osdep.h"
+#include "qemu/error-report.h"
+#include "qemu/timer.h"
+#include "system/dma.h"
+#include "trace.h"
+
+#include "ndk-dma.h"
+
+/*
+ * A running generator delivers its frames every GEN_TICK of virtual time
+ * (and at every access to the engine): about what the nfb driver's 200 us
+ * poll of the rings needs, without a timer per frame.
+ */
+#define NDK_DMA_GEN_TICK_NS (100 * SCALE_US)
+
+static int64_t dma_now(void)
+{
+    return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+}
+
+static int ndk_dma_mem_read(void *opaque, uint64_t addr, void *buf,
+                            size_t len)
+{
+    NdkDma *d = opaque;
+
+    return pci_dma_read(d->pdev, addr, buf, len) == MEMTX_OK ? 0 : -1;
+}
+
+static int ndk_dma_mem_write(void *opaque, uint64_t addr, const void *buf,
+                             size_t len)
+{
+    NdkDma *d = opaque;
+
+    return pci_dma_write(d->pdev, addr, buf, len) == MEMTX_OK ? 0 : -1;
+}
+
+static void ndk_dma_xfer(void *opaque, NdpDir dir, unsigned queue,
+                         NdpXferKind kind, uint64_t addr, uint32_t bytes)
+{
+    trace_ndk_dma_xfer(dir ? "tx" : "rx", queue, kind, addr, bytes);
+}
+
+static const NdpMemOps ndk_dma_mem_ops = {
+    .read = ndk_dma_mem_read,
+    .write = ndk_dma_mem_write,
+};
+
+static const NdpHooks ndk_dma_hooks = {
+    .xfer = ndk_dma_xfer,
+};
+
+/* After anything that may start or stop a generator: its timer. */
+static void ndk_dma_schedule(NdkDma *d)
+{
+    int64_t now = dma_now();
+    int64_t next = ndp_dma_run(d->core, now);
+
+    if (next == INT64_MAX) {
+        timer_del(d->timer);
+    } else {
+        timer_mod(d->timer, MAX(next, now + NDK_DMA_GEN_TICK_NS));
+    }
+}
+
+static void ndk_dma_tick(void *opaque)
+{
+    ndk_dma_schedule(opaque);
+}
+
+static uint64_t ndk_dma_queue_read(NdkDma *d, NdpDir dir, hwaddr addr,
+                                   unsigned size)
+{
+    uint64_t val = ndp_dma_read(d->core, dir, addr / NDP_CTRL_SIZE,
+                                addr % NDP_CTRL_SIZE, size, dma_now());
+
+    trace_ndk_dma_read(dir ? "tx" : "rx", addr, size, val);
+    return val;
+}
+
+static void ndk_dma_queue_write(NdkDma *d, NdpDir dir, hwaddr addr,
+                                uint64_t val, unsigned size)
+{
+    trace_ndk_dma_write(dir ? "tx" : "rx", addr, size, val);
+    ndp_dma_write(d->core, dir, addr / NDP_CTRL_SIZE, addr % NDP_CTRL_SIZE,
+                  val, size, dma_now());
+}
+
+static uint64_t ndk_dma_rx_read(void *opaque, hwaddr addr, unsigned size)
+{
+    return ndk_dma_queue_read(opaque, NDP_RX, addr, size);
+}
+
+static void ndk_dma_rx_write(void *opaque, hwaddr addr, uint64_t val,
+                             unsigned size)
+{
+    ndk_dma_queue_write(opaque, NDP_RX, addr, val, size);
+}
+
+static uint64_t ndk_dma_tx_read(void *opaque, hwaddr addr, unsigned size)
+{
+    return ndk_dma_queue_read(opaque, NDP_TX, addr, size);
+}
+
+static void ndk_dma_tx_write(void *opaque, hwaddr addr, uint64_t val,
+                             unsigned size)
+{
+    ndk_dma_queue_write(opaque, NDP_TX, addr, val, size);
+}
+
+static uint64_t ndk_dma_gls_read(void *opaque, hwaddr addr, unsigned size)
+{
+    NdkDma *d = opaque;
+    uint64_t val = ndp_gls_read(d->core, addr / NDP_GLS_SIZE,
+                                addr % NDP_GLS_SIZE, size, dma_now());
+
+    trace_ndk_dma_read("gls", addr, size, val);
+    return val;
+}
+
+static void ndk_dma_gls_write(void *opaque, hwaddr addr, uint64_t val,
+                              unsigned size)
+{
+    NdkDma *d = opaque;
+
+    trace_ndk_dma_write("gls", addr, size, val);
+    ndp_gls_write(d->core, addr / NDP_GLS_SIZE, addr % NDP_GLS_SIZE, val,
+                  size, dma_now());
+    ndk_dma_schedule(d);
+}
+
+/*
+ * 1 to 8 bytes at any address: the engine splits an access into the
+ * 32-bit registers it covers, as the MI bus does.
+ */
+#define NDK_DMA_OPS(rd, wr) {                       \
+    .read = rd,                                     \
+    .write = wr,                                    \
+    .endianness = DEVICE_LITTLE_ENDIAN,             \
+    .valid = { .min_access_size = 1, .max_access_size = 8, .unaligned = true }, \
+    .impl = { .min_access_size = 1, .max_access_size = 8, .unaligned = true }, \
+}
+
+static const MemoryRegionOps ndk_dma_rx_ops =
+    NDK_DMA_OPS(ndk_dma_rx_read, ndk_dma_rx_write);
+static const MemoryRegionOps ndk_dma_tx_ops =
+    NDK_DMA_OPS(ndk_dma_tx_read, ndk_dma_tx_write);
+static const MemoryRegionOps ndk_dma_gls_ops =
+    NDK_DMA_OPS(ndk_dma_gls_read, ndk_dma_gls_write);
+
+void ndk_dma_realize(NdkDma *d, PCIDevice *pdev, MemoryRegion *bar,
+                     unsigned ports, unsigned queues, uint64_t dma_hz,
+                     unsigned bus_bytes)
+{
+    Object *owner = OBJECT(pdev);
+    uint64_t nq = (uint64_t)ports * queues;
+
+    d->pdev = pdev;
+    d->core = ndp_dma_new(ports, queues, dma_hz, bus_bytes, &ndk_dma_mem_ops,
+                          &ndk_dma_hooks, d);
+    memory_region_init_io(&d->rx, owner, &ndk_dma_rx_ops, d,
+                          "ndk-pcie-telemetry-dma-rx", nq * NDP_CTRL_SIZE);
+    memory_region_init_io(&d->tx, owner, &ndk_dma_tx_ops, d,
+                          "ndk-pcie-telemetry-dma-tx", nq * NDP_CTRL_SIZE);
+    memory_region_init_io(&d->gls, owner, &ndk_dma_gls_ops, d,
+                          "ndk-pcie-telemetry-gls", ports * NDP_GLS_SIZE);
+    memory_region_add_subregion(bar, NDP_BAR_RX_BASE, &d->rx);
+    memory_region_add_subregion(bar, NDP_BAR_TX_BASE, &d->tx);
+    memory_region_add_subregion(bar, NDP_BAR_GLS_BASE, &d->gls);
+    d->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, ndk_dma_tick, d);
+}
+
+void ndk_dma_unrealize(NdkDma *d, MemoryRegion *bar)
+{
+    if (!d->core) {
+        return;
+    }
+    /* hot-unplug: no transfer after this */
+    timer_free(d->timer);
+    d->timer = NULL;
+    memory_region_del_subregion(bar, &d->rx);
+    memory_region_del_subregion(bar, &d->tx);
+    memory_region_del_subregion(bar, &d->gls);
+    ndp_dma_free(d->core);
+    d->core = NULL;
+    g_free(d->state);
+    d->state = NULL;
+}
+
+void ndk_dma_reset(NdkDma *d)
+{
+    if (!d->core) {
+        return;
+    }
+    timer_del(d->timer);
+    ndp_dma_reset(d->core);
+    /* virtual time goes on: the generators count from here */
+    ndp_dma_run(d->core, dma_now());
+}
+
+static int ndk_dma_pre_save(void *opaque)
+{
+    NdkDma *d = opaque;
+    size_t len;
+
+    /* frames made up to now are in the rings on both ends */
+    ndp_dma_run(d->core, dma_now());
+    g_free(d->state);
+    d->state = ndp_dma_save(d->core, &len);
+    d->state_len = len;
+    return 0;
+}
+
+static int ndk_dma_post_load(void *opaque, int version_id)
+{
+    NdkDma *d = opaque;
+    g_autofree char *err = ndp_dma_load(d->core, d->state, d->state_len);
+
+    if (err) {
+        error_report("ndk-pcie-telemetry: %s", err);
+        return -EINVAL;
+    }
+    ndk_dma_schedule(d);
+    return 0;
+}
+
+const VMStateDescription vmstate_ndk_dma = {
+    .name = "ndk-pcie-telemetry/dma",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .pre_save = ndk_dma_pre_save,
+    .post_load = ndk_dma_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(state_len, NdkDma),
+        VMSTATE_VBUFFER_ALLOC_UINT32(state, NdkDma, 0, NULL, state_len),
+        VMSTATE_END_OF_LIST()
+    },
+};

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * QEMU glue of the card's NDK DMA engine (ndp-dma.h): its registers in
+ * BAR0, bus-master accesses through the PCI function, the generators'
+ * timer, reset and migration.
+ */
+#ifndef NDK_DMA_H
+#define NDK_DMA_H
+
+#include "exec/memory.h"
+#include "hw/pci/pci_device.h"
+#include "migration/vmstate.h"
+#include "ndp-dma.h"
+
+typedef struct NdkDma {
+    PCIDevice *pdev;
+    NdpDma *core;
+    MemoryRegion rx, tx, gls;
+    QEMUTimer *timer;           /* runs only while a generator runs */
+    uint8_t *state;             /* migration buffer */
+    uint32_t state_len;
+} NdkDma;
+
+/*
+ * The engine with `queues` RX and TX queues per DMA port into bar (at
+ * NDP_BAR_*_BASE). The generators make frames at dma_hz on a bus of
+ * bus_bytes per cycle.
+ */
+void ndk_dma_realize(NdkDma *d, PCIDevice *pdev, MemoryRegion *bar,
+                     unsigned ports, unsigned queues, uint64_t dma_hz,
+                     unsigned bus_bytes);
+void ndk_dma_unrealize(NdkDma *d, MemoryRegion *bar);
+/* A reset of the card: every queue and generator stops at once. */
+void ndk_dma_reset(NdkDma *d);
+
+extern const VMStateDescription vmstate_ndk_dma;
+
+#endif

@@ -1,0 +1,555 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The card's NDK DMA engine through QEMU: its nodes in the device tree as
+ * the nfb driver and libnfb find them, the BAR that holds it, queues
+ * driven as the driver drives them with rings in guest memory (the libqos
+ * allocator), the loopback and the RX generator against the documented
+ * rule, bus mastering off, a system reset mid-transfer, a migration
+ * mid-transfer against an unmigrated twin, and properties refused.
+ */
+#include "ndk-common.h"
+#include "tests/qtest/libqos/malloc-pc.h"
+#include <libfdt.h>
+
+#include "ndp-dma.h"
+
+#define DMA_ARGS  "-m 256M -device ndk-pcie-telemetry,addr=04.0,dma-queues=2"
+#define DMA_BAR   (32u << 20)   /* holds the engine at 0x01000000.. */
+
+typedef struct Ring {
+    NdpDir dir;
+    unsigned q;
+    unsigned n;
+    uint32_t buf_size;
+    uint64_t desc, hdr, upd, buf;
+    uint32_t sdp;
+    uint64_t last_upper;
+} Ring;
+
+static uint64_t reg(Ndk *n, NdpDir dir, unsigned q, uint32_t off)
+{
+    return n->t->bar.addr + (dir ? NDP_BAR_TX_BASE : NDP_BAR_RX_BASE) +
+           q * NDP_CTRL_SIZE + off;
+}
+
+static uint32_t qrd(Ndk *n, NdpDir dir, unsigned q, uint32_t off)
+{
+    return qtest_readl(n->t->qts, reg(n, dir, q, off));
+}
+
+static void qwr(Ndk *n, NdpDir dir, unsigned q, uint32_t off, uint32_t v)
+{
+    qtest_writel(n->t->qts, reg(n, dir, q, off), v);
+}
+
+static void qwrq(Ndk *n, NdpDir dir, unsigned q, uint32_t off, uint64_t v)
+{
+    qtest_writeq(n->t->qts, reg(n, dir, q, off), v);
+}
+
+static uint32_t gls_rd(Ndk *n, uint32_t off)
+{
+    return qtest_readl(n->t->qts, n->t->bar.addr + NDP_BAR_GLS_BASE + off);
+}
+
+static void gls_wr(Ndk *n, uint32_t off, uint32_t v)
+{
+    qtest_writel(n->t->qts, n->t->bar.addr + NDP_BAR_GLS_BASE + off, v);
+}
+
+static uint64_t cnt_read(Ndk *n, NdpDir dir, unsigned q, uint32_t off)
+{
+    qwr(n, dir, q, NDP_REG_CNT_PKTS, NDP_CNT_CMD_STROBE);
+    return qtest_readq(n->t->qts, reg(n, dir, q, off));
+}
+
+static uint32_t mem32(Ndk *n, uint64_t addr)
+{
+    return qtest_readl(n->t->qts, addr);
+}
+
+/* Rings in guest memory from the allocator: 64-byte aligned buffers. */
+static void ring_alloc(Ndk *n, QGuestAllocator *a, Ring *g, NdpDir dir,
+                       unsigned q, unsigned entries, uint32_t buf_size)
+{
+    memset(g, 0, sizeof(*g));
+    g->dir = dir;
+    g->q = q;
+    g->n = entries;
+    g->buf_size = buf_size;
+    g->desc = guest_alloc(a, entries * 8);
+    g->hdr = guest_alloc(a, entries * 4);
+    g->upd = guest_alloc(a, 8);
+    g->buf = guest_alloc(a, (uint64_t)entries * buf_size + 128) +
+             64 * (q + 1);
+    g->last_upper = UINT64_MAX;
+    qtest_memset(n->t->qts, g->upd, 0, 8);
+}
+
+/* nc_ndp_ctrl_start: bases, the mask probe, masks, pointers, START */
+static void ring_start(Ndk *n, Ring *g)
+{
+    uint64_t probe;
+
+    g_assert_cmpuint(qrd(n, g->dir, g->q, NDP_REG_STATUS) & 1, ==, 0);
+    qwrq(n, g->dir, g->q, NDP_REG_DESC_BASE, g->desc);
+    qwrq(n, g->dir, g->q, NDP_REG_UPDATE_BASE, g->upd);
+    if (g->dir == NDP_RX) {
+        qwrq(n, g->dir, g->q, NDP_REG_HDR_BASE, g->hdr);
+    }
+    qwrq(n, g->dir, g->q, NDP_REG_MDP, ~0ull);
+    probe = qtest_readq(n->t->qts, reg(n, g->dir, g->q, NDP_REG_MDP));
+    g_assert_cmpuint((uint32_t)probe >> 1, >=, g->n - 1);
+    qwr(n, g->dir, g->q, NDP_REG_MDP, g->n - 1);
+    qwr(n, g->dir, g->q, NDP_REG_MHP, g->n - 1);
+    qwrq(n, g->dir, g->q, NDP_REG_SDP, 0);
+    qwr(n, g->dir, g->q, NDP_REG_TIMEOUT, NDP_TIMEOUT_DEFAULT);
+    qwr(n, g->dir, g->q, NDP_REG_CONTROL, 1);
+    g_assert_cmpuint(qrd(n, g->dir, g->q, NDP_REG_STATUS), ==, 1);
+}
+
+static void put_desc(Ndk *n, Ring *g, uint64_t d)
+{
+    qtest_writeq(n->t->qts, g->desc + (g->sdp & (g->n - 1)) * 8, d);
+    g->sdp++;
+}
+
+static void ring_post(Ndk *n, Ring *g, uint64_t addr, uint32_t len)
+{
+    if (addr >> 30 != g->last_upper) {
+        put_desc(n, g, addr >> 30);
+        g->last_upper = addr >> 30;
+    }
+    put_desc(n, g, 2ull << 62 | (uint64_t)len << 32 | (addr & 0x3FFFFFFF));
+}
+
+static uint64_t buf_addr(const Ring *g, unsigned i)
+{
+    return g->buf + (uint64_t)i * g->buf_size;
+}
+
+static void flush_sdp(Ndk *n, Ring *g)
+{
+    qwr(n, g->dir, g->q, NDP_REG_SDP, g->sdp & (g->n - 1));
+}
+
+static void pattern(uint8_t *p, uint32_t len, unsigned seed)
+{
+    for (uint32_t i = 0; i < len; i++) {
+        p[i] = (uint8_t)(i * 3 + seed * 11 + 5);
+    }
+}
+
+static void open_dma(Ndk *n, QGuestAllocator *a, const char *args)
+{
+    ndk_open_sized(n, "q35", DMA_BAR, args);
+    pc_alloc_init(a, n->t->qts, ALLOC_NO_FLAGS);
+}
+
+/* ---- the device tree ---------------------------------------------- */
+
+static uint32_t fdt_u32(const void *fdt, int node, const char *name)
+{
+    int len;
+    const fdt32_t *p = fdt_getprop(fdt, node, name, &len);
+
+    g_assert_nonnull(p);
+    g_assert_cmpint(len, >=, 4);
+    return fdt32_to_cpu(p[0]);
+}
+
+static void test_devtree(void)
+{
+    Ndk n;
+    QGuestAllocator a;
+    g_autofree void *fdt = NULL;
+    size_t size;
+    int node, count = 0;
+
+    open_dma(&n, &a, DMA_ARGS);
+    fdt = qndk_devtree(n.t, &size);
+    g_assert_nonnull(fdt);
+    /* queues in tree order, each with what libnfb and the driver read */
+    for (unsigned dir = 0; dir < 2; dir++) {
+        const char *compat = dir ? "netcope,dma_ctrl_ndp_tx"
+                                 : "netcope,dma_ctrl_ndp_rx";
+        uint32_t base = dir ? NDP_BAR_TX_BASE : NDP_BAR_RX_BASE;
+        unsigned q = 0;
+
+        for (node = fdt_node_offset_by_compatible(fdt, -1, compat);
+             node >= 0;
+             node = fdt_node_offset_by_compatible(fdt, node, compat)) {
+            int params;
+            const fdt32_t *r = fdt_getprop(fdt, node, "reg", NULL);
+
+            g_assert_nonnull(r);
+            g_assert_cmphex(fdt32_to_cpu(r[0]), ==, base + q * 0x80);
+            g_assert_cmphex(fdt32_to_cpu(r[1]), ==, 0x80);
+            g_assert_cmphex(fdt_u32(fdt, node, "version"), <, 0x30000);
+            g_assert_cmpuint(fdt_u32(fdt, node, "pcie"), ==, 0);
+            params = fdt_node_offset_by_phandle(fdt,
+                                                fdt_u32(fdt, node, "params"));
+            g_assert_cmpint(params, >=, 0);
+            g_assert_cmpuint(fdt_u32(fdt, params, "frame_size_min"), ==, 60);
+            g_assert_cmpuint(fdt_u32(fdt, params, "frame_size_max"), ==,
+                             0x3FFF);
+            q++;
+            count++;
+        }
+        g_assert_cmpuint(q, ==, 2);
+    }
+    /* the switch where gls_mod.py looks, with its generators */
+    node = fdt_path_offset(fdt, "/firmware/mi_bus0/dbg_gls0");
+    g_assert_cmpint(node, >=, 0);
+    g_assert_cmpstr(fdt_getprop(fdt, node, "compatible", NULL), ==,
+                    "cesnet,ofm,gen_loop_switch");
+    node = fdt_path_offset(fdt, "/firmware/mi_bus0/dbg_gls0/mfb_gen2dma");
+    g_assert_cmpint(node, >=, 0);
+    g_assert_cmphex(fdt_u32(fdt, node, "reg"), ==, NDP_BAR_GLS_BASE + 0x80);
+    g_assert_cmpint(count, ==, 4);
+    ndk_close(&n);
+}
+
+/* Refused: too many queues, the block on top of the engine. */
+static void test_bad_props(void)
+{
+    expect_refused("dma-queues=65", "dma-queues");
+    expect_refused("dma-queues=17,dma-ports=4", "dma-queues");
+    expect_refused("dma-queues=1,block-offset=0x1000000", "block-offset");
+    expect_refused("dma-queues=1,block-offset=0xff8000", "block-offset");
+}
+
+/* ---- queues ------------------------------------------------------- */
+
+/*
+ * TX queue 1 sends frames through the switch's loopback into RX queue 1,
+ * as ndp-tool loopback-hw expects: same bytes, same lengths, headers,
+ * update buffers and counters.
+ */
+static void test_loopback(void)
+{
+    Ndk n;
+    QGuestAllocator a;
+    Ring rx, tx;
+    static const uint32_t lens[] = { 60, 64, 1500, 4096, 333 };
+    uint8_t frame[4096], got[4096];
+    uint64_t bytes = 0;
+
+    open_dma(&n, &a, DMA_ARGS);
+    gls_wr(&n, NDP_GLS_MUX_A, 1);
+    ring_alloc(&n, &a, &rx, NDP_RX, 1, 64, 4096);
+    ring_alloc(&n, &a, &tx, NDP_TX, 1, 64, 4096);
+    ring_start(&n, &tx);
+    ring_start(&n, &rx);
+    for (unsigned i = 0; i < 32; i++) {
+        ring_post(&n, &rx, buf_addr(&rx, i), 4096);
+    }
+    flush_sdp(&n, &rx);
+    for (unsigned i = 0; i < G_N_ELEMENTS(lens); i++) {
+        pattern(frame, lens[i], i);
+        qtest_memwrite(n.t->qts, buf_addr(&tx, i), frame, lens[i]);
+        ring_post(&n, &tx, buf_addr(&tx, i), lens[i]);
+        bytes += lens[i];
+    }
+    flush_sdp(&n, &tx);
+    g_assert_cmpuint(mem32(&n, tx.upd), ==, tx.sdp);
+    for (unsigned i = 0; i < G_N_ELEMENTS(lens); i++) {
+        uint32_t h = mem32(&n, rx.hdr + 4 * i);
+
+        pattern(frame, lens[i], i);
+        qtest_memread(n.t->qts, buf_addr(&rx, i), got, lens[i]);
+        g_assert_cmpmem(got, lens[i], frame, lens[i]);
+        g_assert_cmpuint(h & 0xFFFF, ==, lens[i]);
+        g_assert_cmpuint(h >> 30, ==, i == 0 ? 2 : 1);
+    }
+    g_assert_cmpuint(mem32(&n, rx.upd + 4), ==, G_N_ELEMENTS(lens));
+    g_assert_cmpuint(mem32(&n, rx.upd), ==, G_N_ELEMENTS(lens) + 1);
+    g_assert_cmpuint(cnt_read(&n, NDP_TX, 1, NDP_REG_CNT_PKTS), ==,
+                     G_N_ELEMENTS(lens));
+    g_assert_cmpuint(cnt_read(&n, NDP_TX, 1, NDP_REG_CNT_BYTES), ==, bytes);
+    g_assert_cmpuint(cnt_read(&n, NDP_RX, 1, NDP_REG_CNT_PKTS), ==,
+                     G_N_ELEMENTS(lens));
+    g_assert_cmpuint(cnt_read(&n, NDP_RX, 1, NDP_REG_CNT_BYTES), ==, bytes);
+    /* queue 0 untouched; the block still answers */
+    g_assert_cmpuint(cnt_read(&n, NDP_RX, 0, NDP_REG_CNT_PKTS), ==, 0);
+    g_assert_cmphex(rd(&n, PTL_REG_MAGIC), ==, PTL_MAGIC);
+    /* STOP: TX drained, RUNNING off */
+    qwr(&n, NDP_RX, 1, NDP_REG_CONTROL, 0);
+    qwr(&n, NDP_TX, 1, NDP_REG_CONTROL, 0);
+    g_assert_cmpuint(qrd(&n, NDP_TX, 1, NDP_REG_STATUS), ==, 0);
+    g_assert_cmpuint(qrd(&n, NDP_RX, 1, NDP_REG_STATUS), ==, 0);
+    alloc_destroy(&a);
+    ndk_close(&n);
+}
+
+/* frames of len bytes the generator makes in ns (docs/dma.md) */
+static uint64_t gen_frames(uint64_t ns, uint32_t len)
+{
+    uint64_t cycles = ns * (DMA_HZ / 1000000) / 1000;
+    /* the DMA side's UP bus of the defaults: 2 regions of 32 bytes */
+    uint64_t per_frame = (len + 63) / 64;
+
+    return cycles / per_frame;
+}
+
+/*
+ * gls_mod.py's mode dma_rx: the generator to DMA RX on both channels,
+ * read after 1 ms: every frame made is either in a ring or discarded.
+ */
+static void test_generator(void)
+{
+    Ndk n;
+    QGuestAllocator a;
+    Ring rx[2];
+    int64_t t_on;
+    uint64_t made, total = 0;
+
+    open_dma(&n, &a, DMA_ARGS);
+    for (unsigned q = 0; q < 2; q++) {
+        ring_alloc(&n, &a, &rx[q], NDP_RX, q, 256, 2048);
+        ring_start(&n, &rx[q]);
+        for (unsigned i = 0; i < 200; i++) {
+            ring_post(&n, &rx[q], buf_addr(&rx[q], i), 2048);
+        }
+        flush_sdp(&n, &rx[q]);
+    }
+    gls_wr(&n, NDP_GLS_MUX_C, 1);
+    gls_wr(&n, NDP_GLS_GEN_RX + NDP_GEN_LENGTH, 252);
+    gls_wr(&n, NDP_GLS_GEN_RX + NDP_GEN_CHANNEL_MINMAX, 1 << 16);
+    gls_wr(&n, NDP_GLS_GEN_RX + NDP_GEN_CHANNEL_INCR, 0x10001);
+    step(&n, 1000);
+    t_on = n.t->now;
+    gls_wr(&n, NDP_GLS_GEN_RX + NDP_GEN_CONTROL, 1);
+    g_assert_cmphex(gls_rd(&n, NDP_GLS_GEN_RX + NDP_GEN_CONTROL), ==, 3);
+    /* the timer delivers frames without any access */
+    step(&n, 150000);
+    g_assert_cmpuint(mem32(&n, rx[0].upd + 4), >, 0);
+    step(&n, 1000000 - 150000);
+    made = gen_frames(n.t->now - t_on, 252);
+    g_assert_cmpuint(gls_rd(&n, NDP_GLS_GEN_RX + NDP_GEN_CNT_LOW), ==, made);
+    for (unsigned q = 0; q < 2; q++) {
+        uint64_t pass = cnt_read(&n, NDP_RX, q, NDP_REG_CNT_PKTS);
+        uint64_t drop = cnt_read(&n, NDP_RX, q, NDP_REG_CNT_DISC_PKTS);
+        uint32_t h = mem32(&n, rx[q].hdr);
+        uint8_t f[16];
+
+        g_assert_cmpuint(pass, ==, 200);
+        g_assert_cmpuint(pass + drop, ==, made / 2 + (q == 0 ? made % 2 : 0));
+        g_assert_cmpuint(h & 0xFFFF, ==, 252);
+        qtest_memread(n.t->qts, buf_addr(&rx[q], 0), f, sizeof(f));
+        g_assert_cmphex(f[12], ==, 0x88);
+        g_assert_cmphex(f[13], ==, 0xB5);
+        total += pass + drop;
+    }
+    g_assert_cmpuint(total, ==, made);
+    gls_wr(&n, NDP_GLS_GEN_RX + NDP_GEN_CONTROL, 0);
+    step(&n, 1000000);
+    g_assert_cmpuint(gls_rd(&n, NDP_GLS_GEN_RX + NDP_GEN_CNT_LOW), ==, made);
+    alloc_destroy(&a);
+    ndk_close(&n);
+}
+
+/*
+ * Bus mastering off: the engine's reads and writes go nowhere, the queue
+ * halts, and guest memory keeps what it had.
+ */
+static void test_no_bus_master(void)
+{
+    Ndk n;
+    QGuestAllocator a;
+    Ring tx;
+    uint16_t cmd;
+
+    open_dma(&n, &a, DMA_ARGS);
+    ring_alloc(&n, &a, &tx, NDP_TX, 0, 64, 4096);
+    ring_start(&n, &tx);
+    cmd = qpci_config_readw(n.t->dev, PCI_COMMAND);
+    qpci_config_writew(n.t->dev, PCI_COMMAND, cmd & ~PCI_COMMAND_MASTER);
+    qtest_writel(n.t->qts, tx.upd, 0xDEADBEEF);
+    ring_post(&n, &tx, buf_addr(&tx, 0), 100);
+    flush_sdp(&n, &tx);
+    g_assert_cmpuint(qrd(&n, NDP_TX, 0, NDP_REG_STATUS), ==, 0);
+    g_assert_cmphex(mem32(&n, tx.upd), ==, 0xDEADBEEF);
+    g_assert_cmpuint(cnt_read(&n, NDP_TX, 0, NDP_REG_CNT_PKTS), ==, 0);
+    alloc_destroy(&a);
+    ndk_close(&n);
+}
+
+/*
+ * A system reset mid-transfer stops every queue and generator: after it
+ * the engine writes nothing, however long the clock runs.
+ */
+static void test_reset(void)
+{
+    Ndk n;
+    QGuestAllocator a;
+    Ring rx;
+
+    open_dma(&n, &a, DMA_ARGS);
+    ring_alloc(&n, &a, &rx, NDP_RX, 0, 256, 2048);
+    ring_start(&n, &rx);
+    for (unsigned i = 0; i < 100; i++) {
+        ring_post(&n, &rx, buf_addr(&rx, i), 2048);
+    }
+    flush_sdp(&n, &rx);
+    gls_wr(&n, NDP_GLS_MUX_C, 1);
+    gls_wr(&n, NDP_GLS_GEN_RX + NDP_GEN_CHANNEL_INCR, 0x10000);
+    gls_wr(&n, NDP_GLS_GEN_RX + NDP_GEN_CONTROL, 1);
+    step(&n, 150000);
+    g_assert_cmpuint(mem32(&n, rx.upd + 4), ==, 100);
+    qtest_system_reset(n.t->qts);
+    qtest_writel(n.t->qts, rx.upd, 0xDEADBEEF);
+    qtest_writel(n.t->qts, rx.upd + 4, 0xDEADBEEF);
+    qtest_writel(n.t->qts, rx.hdr + 4 * 100, 0xDEADBEEF);
+    step(&n, 2000000);
+    g_assert_cmphex(mem32(&n, rx.upd), ==, 0xDEADBEEF);
+    g_assert_cmphex(mem32(&n, rx.upd + 4), ==, 0xDEADBEEF);
+    g_assert_cmphex(mem32(&n, rx.hdr + 4 * 100), ==, 0xDEADBEEF);
+    /* the reset cleared BAR0 and the command register: assign them again */
+    qpci_config_writel(n.t->dev, PCI_BASE_ADDRESS_0, n.t->bar.addr);
+    qpci_device_enable(n.t->dev);
+    g_assert_cmphex(rd(&n, PTL_REG_MAGIC), ==, PTL_MAGIC);
+    g_assert_cmpuint(qrd(&n, NDP_RX, 0, NDP_REG_STATUS), ==, 0);
+    g_assert_cmpuint(qrd(&n, NDP_RX, 0, NDP_REG_SDP), ==, 0);
+    g_assert_cmpuint(qrd(&n, NDP_RX, 0, NDP_REG_DESC_BASE), ==, 0);
+    g_assert_cmpuint(gls_rd(&n, NDP_GLS_GEN_RX + NDP_GEN_CONTROL), ==, 0);
+    g_assert_cmpuint(gls_rd(&n, NDP_GLS_MUX_C), ==, 0);
+    alloc_destroy(&a);
+    ndk_close(&n);
+}
+
+/* ---- migration ---------------------------------------------------- */
+
+#define MIG_RINGS 3
+#define MIG_RING_BYTES (64 * 4096 + 0x10000)
+
+/* A fixed layout, so that both QEMUs have the rings at the same place */
+static void mig_rings(Ring *rx, Ring *tx)
+{
+    memset(rx, 0, sizeof(*rx));
+    memset(tx, 0, sizeof(*tx));
+    rx->dir = NDP_RX;
+    tx->dir = NDP_TX;
+    rx->n = tx->n = 64;
+    rx->buf_size = tx->buf_size = 4096;
+    rx->desc = 0x2000000;
+    rx->hdr = 0x2001000;
+    rx->upd = 0x2002000;
+    rx->buf = 0x2010040;
+    tx->desc = 0x3000000;
+    tx->upd = 0x3002000;
+    tx->buf = 0x3010040;
+    rx->last_upper = tx->last_upper = UINT64_MAX;
+}
+
+static void mig_phase1(Ndk *n, Ring *rx, Ring *tx)
+{
+    uint8_t frame[1024];
+
+    gls_wr(n, NDP_GLS_MUX_A, 1);
+    ring_start(n, tx);
+    ring_start(n, rx);
+    for (unsigned i = 0; i < 40; i++) {
+        ring_post(n, rx, buf_addr(rx, i), 4096);
+    }
+    flush_sdp(n, rx);
+    for (unsigned i = 0; i < 10; i++) {
+        pattern(frame, 200 + i, i);
+        qtest_memwrite(n->t->qts, buf_addr(tx, i), frame, 200 + i);
+        ring_post(n, tx, buf_addr(tx, i), 200 + i);
+    }
+    flush_sdp(n, tx);
+    /*
+     * the generator counts across the migration (its frames go nowhere
+     * while the loopback is on)
+     */
+    gls_wr(n, NDP_GLS_MUX_C, 1);
+    gls_wr(n, NDP_GLS_GEN_RX + NDP_GEN_CONTROL, 1);
+    step(n, 5000);
+}
+
+static void mig_phase2(Ndk *n, Ring *rx, Ring *tx)
+{
+    uint8_t frame[1024];
+
+    for (unsigned i = 10; i < 20; i++) {
+        pattern(frame, 300 + i, i);
+        qtest_memwrite(n->t->qts, buf_addr(tx, i), frame, 300 + i);
+        ring_post(n, tx, buf_addr(tx, i), 300 + i);
+    }
+    flush_sdp(n, tx);
+    step(n, 50000);
+}
+
+static void mig_compare(Ndk *b, Ndk *c)
+{
+    g_autofree uint8_t *mb = g_malloc(MIG_RING_BYTES);
+    g_autofree uint8_t *mc = g_malloc(MIG_RING_BYTES);
+
+    for (unsigned dir = 0; dir < 2; dir++) {
+        for (unsigned q = 0; q < 2; q++) {
+            for (uint32_t off = 0; off < NDP_REG_CNT_PKTS; off += 4) {
+                g_assert_cmphex(qrd(b, dir, q, off), ==, qrd(c, dir, q, off));
+            }
+            for (uint32_t off = NDP_REG_CNT_PKTS; off < NDP_CTRL_SIZE;
+                 off += 8) {
+                g_assert_cmpuint(cnt_read(b, dir, q, off), ==,
+                                 cnt_read(c, dir, q, off));
+            }
+        }
+    }
+    for (uint32_t off = 0; off < 0x100; off += 4) {
+        g_assert_cmphex(gls_rd(b, off), ==, gls_rd(c, off));
+    }
+    for (unsigned k = 0; k < 2; k++) {
+        uint64_t base = k ? 0x3000000 : 0x2000000;
+
+        qtest_memread(b->t->qts, base, mb, MIG_RING_BYTES);
+        qtest_memread(c->t->qts, base, mc, MIG_RING_BYTES);
+        g_assert_cmpmem(mb, MIG_RING_BYTES, mc, MIG_RING_BYTES);
+    }
+}
+
+static void test_migration(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("ndk-dma-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "state.mig", NULL);
+    g_autofree char *uri = g_strdup_printf("file:%s", path);
+    Ndk a, b, c;
+    Ring rx, tx, rx_c, tx_c;
+    int64_t t0, t1;
+
+    ndk_open_sized(&a, "q35", DMA_BAR, DMA_ARGS);
+    ndk_open_sized(&c, "q35", DMA_BAR, DMA_ARGS);
+    mig_rings(&rx, &tx);
+    mig_rings(&rx_c, &tx_c);
+    t0 = a.t->t0;
+    mig_phase1(&a, &rx, &tx);
+    mig_phase1(&c, &rx_c, &tx_c);
+    t1 = a.t->now;
+    migrate_out(&a, uri);
+    migrate_in(&b, "q35", DMA_ARGS, uri, t0, t1);
+    g_assert_cmpint(c.t->now, ==, t1);
+    mig_phase2(&b, &rx, &tx);
+    mig_phase2(&c, &rx_c, &tx_c);
+    g_assert_cmpuint(cnt_read(&c, NDP_RX, 0, NDP_REG_CNT_PKTS), ==, 20);
+    mig_compare(&b, &c);
+    ndk_close(&b);
+    ndk_close(&c);
+    unlink(path);
+    rmdir(dir);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    qtest_add_func("/ndk-pcie-telemetry/dma/devtree", test_devtree);
+    qtest_add_func("/ndk-pcie-telemetry/dma/bad-props", test_bad_props);
+    qtest_add_func("/ndk-pcie-telemetry/dma/loopback", test_loopback);
+    qtest_add_func("/ndk-pcie-telemetry/dma/generator", test_generator);
+    qtest_add_func("/ndk-pcie-telemetry/dma/no-bus-master",
+                   test_no_bus_master);
+    qtest_add_func("/ndk-pcie-telemetry/dma/reset", test_reset);
+    qtest_add_func("/ndk-pcie-telemetry/dma/migration", test_migration);
+    return g_test_run();
+}
