@@ -1238,6 +1238,10 @@ char *ndp_dma_load(NdpDma *d, const void *buf, size_t len)
         ndp_dma_free(n);
         return g_strdup("DMA state: wrong length");
     }
+    if (n->gen_now < 0) {
+        ndp_dma_free(n);
+        return g_strdup("DMA state: negative time");
+    }
     /* values a running engine never holds are refused, not used */
     for (unsigned dir = 0; dir < 2; dir++) {
         for (unsigned i = 0; i < n->nq; i++) {
@@ -1257,7 +1261,8 @@ char *ndp_dma_load(NdpDma *d, const void *buf, size_t len)
             NdpGen *g = &n->gls[p].gen[k];
 
             if (g->length > NDP_FRAME_MAX || g->chan > chan_width_max(n) ||
-                g->bcnt >= gen_burst(g) || g->base > g->count) {
+                g->bcnt >= gen_burst(g) || g->base > g->count ||
+                g->t0 < 0 || g->t0 > n->gen_now) {
                 ndp_dma_free(n);
                 return g_strdup_printf("DMA state: generator %u of port %u "
                                        "out of range", k, p);
