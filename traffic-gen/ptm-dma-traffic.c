@@ -1,0 +1,657 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The card's own DMA on the probes' buses: see ptm-dma-traffic.h and the
+ * rule in docs/dma.md.
+ */
+#include <string.h>
+#include <glib.h>
+
+#include "ptm-core.h"
+#include "ptm-dma-traffic.h"
+
+typedef unsigned __int128 u128;
+
+/* One frame on a bus: `cycles` cycles from `start` (the bus's clock). */
+typedef struct Frame {
+    uint64_t start;
+    uint32_t cycles;
+    uint32_t bytes;             /* on the MFB; 0: a header on the MVB only */
+    uint32_t mvb;               /* a header on the MVB in the first cycle */
+    uint32_t pad;
+} Frame;
+
+typedef struct Lane {
+    GArray *f;                  /* Frame, by start */
+    uint64_t free_at;           /* first cycle after the last frame */
+    uint64_t total;             /* frames ever logged */
+} Lane;
+
+/* Changes of an amount over PCIe cycles, with running totals */
+typedef struct Event {
+    uint64_t cycle;
+    uint64_t cum;               /* the total up to and with this one */
+} Event;
+
+typedef struct Events {
+    GArray *e;
+    uint64_t base;              /* the total before the first kept one */
+} Events;
+
+enum { EV_TAKE, EV_RET, EV_RES, EV_FREE, EV_N };
+
+enum { LANE_RQ, LANE_RC, LANE_DMA };   /* then UP p = 2 + 2p, DOWN 3 + 2p */
+
+struct PtmDmaTraffic {
+    PtmGeometry geo;
+    unsigned nlanes;
+    Lane lane[2 + PTM_MAX_BUSES];
+    Events ev[EV_N];            /* tags taken/returned, FIFO words */
+    GArray *ret;                /* cycle each read request's tag returns */
+    uint64_t ret_base;          /* read requests before ret's first */
+    uint64_t busy_until_ns;     /* the last frame's end */
+    uint64_t now_ns;
+    PtmChunk *scratch;
+};
+
+static uint64_t lane_hz(const PtmDmaTraffic *t, unsigned l)
+{
+    return l < LANE_DMA ? t->geo.pcie_hz : t->geo.dma_hz;
+}
+
+static unsigned lane_regions(const PtmDmaTraffic *t, unsigned l)
+{
+    if (l == LANE_RQ) {
+        return t->geo.rq_regions;
+    }
+    if (l == LANE_RC) {
+        return t->geo.rc_regions;
+    }
+    return (l - LANE_DMA) % 2 ? t->geo.down_regions : t->geo.up_regions;
+}
+
+static unsigned lane_region_bytes(const PtmDmaTraffic *t, unsigned l)
+{
+    if (l == LANE_RQ) {
+        return t->geo.rq_region_bytes;
+    }
+    if (l == LANE_RC) {
+        return t->geo.rc_region_bytes;
+    }
+    return (l - LANE_DMA) % 2 ? t->geo.down_region_bytes
+                              : t->geo.up_region_bytes;
+}
+
+static unsigned lane_width(const PtmDmaTraffic *t, unsigned l)
+{
+    return lane_regions(t, l) * lane_region_bytes(t, l);
+}
+
+/* cycle c of clock `from` as a cycle of clock `to`, rounded up */
+static uint64_t cross(uint64_t c, uint64_t from, uint64_t to)
+{
+    return (uint64_t)(((u128)c * to + from - 1) / from);
+}
+
+static uint64_t ns_of(uint64_t c, uint64_t hz)
+{
+    return (uint64_t)(((u128)c * 1000000000u + hz - 1) / hz);
+}
+
+static uint64_t cycle_after(uint64_t ns, uint64_t hz)
+{
+    return (uint64_t)((u128)ns * hz / 1000000000u) + 1;
+}
+
+PtmDmaTraffic *ptm_dma_traffic_new(const PtmGeometry *geo)
+{
+    PtmDmaTraffic *t = g_new0(PtmDmaTraffic, 1);
+
+    t->geo = *geo;
+    t->nlanes = LANE_DMA + 2 * geo->dma_ports;
+    for (unsigned l = 0; l < t->nlanes; l++) {
+        t->lane[l].f = g_array_new(FALSE, FALSE, sizeof(Frame));
+    }
+    for (unsigned k = 0; k < EV_N; k++) {
+        t->ev[k].e = g_array_new(FALSE, FALSE, sizeof(Event));
+    }
+    t->ret = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    t->scratch = ptm_chunk_new();
+    return t;
+}
+
+void ptm_dma_traffic_free(PtmDmaTraffic *t)
+{
+    if (!t) {
+        return;
+    }
+    for (unsigned l = 0; l < t->nlanes; l++) {
+        g_array_free(t->lane[l].f, TRUE);
+    }
+    for (unsigned k = 0; k < EV_N; k++) {
+        g_array_free(t->ev[k].e, TRUE);
+    }
+    g_array_free(t->ret, TRUE);
+    ptm_chunk_free(t->scratch);
+    g_free(t);
+}
+
+/* ---- logging ------------------------------------------------------ */
+
+/* A frame of `bytes` (0: MVB only) ready at cycle `ready`: where it ends */
+static uint64_t lane_put(PtmDmaTraffic *t, unsigned l, uint64_t ready,
+                         uint32_t bytes, bool mvb, uint64_t *start)
+{
+    Lane *ln = &t->lane[l];
+    unsigned w = lane_width(t, l);
+    Frame f = {
+        .start = MAX(ready, ln->free_at),
+        .cycles = bytes ? (bytes + w - 1) / w : 1,
+        .bytes = bytes,
+        .mvb = mvb,
+    };
+
+    g_array_append_val(ln->f, f);
+    ln->free_at = f.start + f.cycles;
+    ln->total++;
+    t->busy_until_ns = MAX(t->busy_until_ns,
+                           ns_of(ln->free_at, lane_hz(t, l)));
+    if (start) {
+        *start = f.start;
+    }
+    return ln->free_at;
+}
+
+static void event_add(Events *ev, uint64_t cycle, uint64_t amount)
+{
+    Event e = { .cycle = cycle, .cum = ev->base };
+
+    if (ev->e->len) {
+        e.cum = g_array_index(ev->e, Event, ev->e->len - 1).cum;
+    }
+    e.cum += amount;
+    g_array_append_val(ev->e, e);
+}
+
+/* The tags the function may use: the card's, within its tag field */
+static uint64_t tag_limit(const PtmDmaTraffic *t, const PtmSettings *set)
+{
+    uint64_t field = set->tag_10bit ? 768 : set->ext_tag ? 256 : 32;
+
+    return MIN(MIN(t->geo.tag_capacity, 0x7FFu), field);
+}
+
+/* The piece of [addr, end) at addr up to the next multiple of align */
+static uint32_t piece(uint64_t addr, uint64_t end, uint64_t align)
+{
+    uint64_t next = (addr / align + 1) * align;
+
+    return MIN(next, end) - addr;
+}
+
+void ptm_dma_traffic_add(PtmDmaTraffic *t, uint64_t t_ns, unsigned port,
+                         bool write, uint64_t addr, uint32_t bytes,
+                         const PtmSettings *set)
+{
+    uint64_t pcie = t->geo.pcie_hz, dma = t->geo.dma_hz;
+    unsigned up = LANE_DMA + 2 * port, down = up + 1;
+    uint64_t mps = 128u << MIN(set->mps, 5), mrrs = 128u << MIN(set->mrrs, 5);
+    uint64_t rcb = set->rcb_128 ? 128 : 64;
+    uint64_t end = addr + bytes, up_end, rq_ready;
+    uint64_t lat = cross(PTM_DMA_LATENCY_NS, 1000000000u, pcie);
+
+    if (port >= t->geo.dma_ports || bytes == 0 || end < addr) {
+        return;
+    }
+    /* the request leaves the DMA side */
+    up_end = lane_put(t, up, cycle_after(t_ns, dma), write ? bytes : 0,
+                      true, NULL);
+    rq_ready = cross(up_end, dma, pcie);
+    while (addr < end) {
+        uint32_t len = piece(addr, end, write ? mps : mrrs);
+        uint64_t rq_start, rc_end = 0, down_end = 0, limit;
+        uint64_t words = 0, k;
+
+        if (write) {
+            rq_ready = lane_put(t, LANE_RQ, rq_ready, PTM_DMA_RQ_HDR + len,
+                                false, NULL);
+            addr += len;
+            continue;
+        }
+        /* a read request waits for a tag */
+        k = t->ret_base + t->ret->len;
+        limit = tag_limit(t, set);
+        if (k >= limit && k - limit >= t->ret_base) {
+            uint64_t i = k - limit - t->ret_base;
+
+            rq_ready = MAX(rq_ready, g_array_index(t->ret, uint64_t, i));
+        }
+        rq_ready = lane_put(t, LANE_RQ, rq_ready, PTM_DMA_RQ_HDR, false,
+                            &rq_start);
+        /* its completions: to the first RCB boundary, then MPS each */
+        for (uint64_t a = addr, e = addr + len; a < e;) {
+            uint32_t c = a == addr && a % rcb ? piece(a, e, rcb)
+                                              : MIN(mps, e - a);
+
+            rc_end = lane_put(t, LANE_RC, rq_start + lat,
+                              PTM_DMA_RC_HDR + c, false, NULL);
+            down_end = lane_put(t, down, cross(rc_end, pcie, dma), c, true,
+                                NULL);
+            a += c;
+        }
+        words = (len + lane_width(t, LANE_RC) - 1) / lane_width(t, LANE_RC);
+        event_add(&t->ev[EV_TAKE], rq_start, 1);
+        event_add(&t->ev[EV_RES], rq_start, words);
+        event_add(&t->ev[EV_RET], rc_end, 1);
+        event_add(&t->ev[EV_FREE], cross(down_end, dma, pcie), words);
+        g_array_append_val(t->ret, rc_end);
+        addr += len;
+    }
+}
+
+void ptm_dma_traffic_set_now(PtmDmaTraffic *t, uint64_t now_ns)
+{
+    t->now_ns = MAX(t->now_ns, now_ns);
+}
+
+void ptm_dma_traffic_frames(const PtmDmaTraffic *t, uint64_t out[4])
+{
+    for (unsigned l = 0; l < 4; l++) {
+        out[l] = l < t->nlanes ? t->lane[l].total : 0;
+    }
+}
+
+/* ---- describing cycles -------------------------------------------- */
+
+/* The first frame of a lane that ends after cycle c (len if none) */
+static guint first_ending_after(const Lane *ln, uint64_t c)
+{
+    guint lo = 0, hi = ln->f->len;
+
+    while (lo < hi) {
+        guint mid = (lo + hi) / 2;
+        const Frame *f = &g_array_index(ln->f, Frame, mid);
+
+        if (f->start + f->cycles <= c) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+/* A lane's cycle c into *bc; how long it stays so (UINT64_MAX: for good) */
+static uint64_t lane_cycle(const PtmDmaTraffic *t, unsigned l, uint64_t c,
+                           PtmBusCycle *bc)
+{
+    const Lane *ln = &t->lane[l];
+    guint i = first_ending_after(ln, c);
+    const Frame *f;
+    uint64_t o;
+
+    memset(bc, 0, sizeof(*bc));
+    if (i == ln->f->len) {
+        return UINT64_MAX;
+    }
+    f = &g_array_index(ln->f, Frame, i);
+    if (f->start > c) {
+        return f->start - c;
+    }
+    o = c - f->start;
+    if (f->bytes) {
+        bc->src_rdy = 1;
+        bc->dst_rdy = 1;
+    }
+    if (o == 0) {
+        bc->sof = f->bytes ? 1 : 0;
+        if (f->mvb) {
+            bc->mvb_vld = 1;
+            bc->mvb_src_rdy = 1;
+            bc->mvb_dst_rdy = 1;
+        }
+    }
+    if (o == f->cycles - 1 && f->bytes) {
+        unsigned rb = lane_region_bytes(t, l);
+        unsigned last = (f->bytes - 1) % lane_width(t, l);
+        unsigned r = last / rb;
+
+        bc->eof = 1u << r;
+        bc->eof_pos[r] = (last % rb) / t->geo.item_bytes;
+    }
+    if (o == 0 || o == f->cycles - 1) {
+        return 1;
+    }
+    return f->cycles - 1 - o;
+}
+
+/* An amount at cycle c, and the next cycle it changes at */
+static uint64_t events_at(const Events *ev, uint64_t c, uint64_t *next)
+{
+    guint lo = 0, hi = ev->e->len;
+
+    while (lo < hi) {
+        guint mid = (lo + hi) / 2;
+
+        if (g_array_index(ev->e, Event, mid).cycle <= c) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    if (lo < ev->e->len) {
+        *next = MIN(*next, g_array_index(ev->e, Event, lo).cycle);
+    }
+    return lo ? g_array_index(ev->e, Event, lo - 1).cum : ev->base;
+}
+
+static uint64_t dma_fill(void *opaque, const PtmProbeInfo *probe,
+                         uint64_t start, uint64_t max, PtmChunk *out)
+{
+    PtmDmaTraffic *t = opaque;
+    bool pcie = probe->domain == PTM_DOMAIN_PCIE;
+    uint64_t c = start, end = start + max;
+    unsigned nseg = 0;
+
+    if (probe->endpoint != 0) {
+        return 0;               /* the DMA uses endpoint 0 only: idle */
+    }
+    out->seg = out->scratch;
+    while (c < end && nseg < PTM_CHUNK_SEGMENTS) {
+        PtmSegment *s = &out->seg[nseg++];
+        uint64_t run = end - c;
+
+        memset(s, 0, offsetof(PtmSegment, bus) +
+                     probe->buses * sizeof(PtmBusCycle));
+        s->link_up = 1;
+        for (unsigned b = 0; b < probe->buses; b++) {
+            unsigned l = pcie ? b : LANE_DMA + b;
+
+            if (l < t->nlanes) {
+                run = MIN(run, lane_cycle(t, l, c, &s->bus[b]));
+            }
+        }
+        if (pcie) {
+            uint64_t next = UINT64_MAX, tags, words;
+            uint64_t cap = MIN(t->geo.tag_capacity, 0x7FFu);
+
+            tags = events_at(&t->ev[EV_TAKE], c, &next) -
+                   events_at(&t->ev[EV_RET], c, &next);
+            words = events_at(&t->ev[EV_RES], c, &next) -
+                    events_at(&t->ev[EV_FREE], c, &next);
+            s->tag_free = cap - MIN(tags, cap);
+            s->stfifo_free = t->geo.stfifo_capacity -
+                             MIN(words, (uint64_t)t->geo.stfifo_capacity);
+            run = MIN(run, next - c);
+        }
+        s->cycles = run;
+        c += run;
+    }
+    out->nseg = nseg;
+    out->repeat = 1;
+    out->id = 0;
+    return c - start;
+}
+
+/* A span the description holds steady is counted at once. */
+static bool dma_count(void *opaque, const PtmProbeShape *probe,
+                      uint64_t start, uint64_t end, PtmCountState *st,
+                      uint64_t *acc)
+{
+    PtmDmaTraffic *t = opaque;
+    PtmChunk *ch = t->scratch;
+
+    if (start == end) {
+        return true;
+    }
+    ch->seg = ch->scratch;
+    if (probe->info.endpoint != 0) {
+        /* what the core counts where fill describes nothing */
+        PtmSegment *s = &ch->seg[0];
+
+        memset(s, 0, sizeof(*s));
+        s->cycles = end - start;
+        s->link_up = 1;
+        s->tag_free = MIN(t->geo.tag_capacity, 0x7FFu);
+        s->stfifo_free = t->geo.stfifo_capacity;
+        ch->nseg = 1;
+        ch->repeat = 1;
+        ch->id = 0;
+    } else if (dma_fill(t, &probe->info, start, end - start, ch) !=
+               end - start || ch->nseg != 1) {
+        return false;           /* activity: the core counts fill's chunks */
+    }
+    ptm_count_chunk(probe, st, ch, acc);
+    return true;
+}
+
+static PtmCost dma_cost(void *opaque)
+{
+    PtmDmaTraffic *t = opaque;
+
+    return t->busy_until_ns <= t->now_ns ? PTM_COST_RANGE : PTM_COST_WINDOW;
+}
+
+static const PtmSourceOps dma_ops = {
+    .fill = dma_fill,
+    .count = dma_count,
+    .cost = dma_cost,
+};
+
+const PtmSourceOps *ptm_dma_traffic_ops(void)
+{
+    return &dma_ops;
+}
+
+/* ---- keeping the log small ---------------------------------------- */
+
+static void events_prune(Events *ev, uint64_t cycle)
+{
+    guint n = 0;
+
+    while (n < ev->e->len && g_array_index(ev->e, Event, n).cycle <= cycle) {
+        n++;
+    }
+    if (n) {
+        ev->base = g_array_index(ev->e, Event, n - 1).cum;
+        g_array_remove_range(ev->e, 0, n);
+    }
+}
+
+void ptm_dma_traffic_prune(PtmDmaTraffic *t, uint64_t t_ns)
+{
+    uint64_t pc = (uint64_t)((u128)t_ns * t->geo.pcie_hz / 1000000000u);
+    guint n;
+
+    for (unsigned l = 0; l < t->nlanes; l++) {
+        Lane *ln = &t->lane[l];
+        uint64_t c = (uint64_t)((u128)t_ns * lane_hz(t, l) / 1000000000u);
+
+        n = first_ending_after(ln, c);
+        if (n) {
+            g_array_remove_range(ln->f, 0, n);
+        }
+    }
+    for (unsigned k = 0; k < EV_N; k++) {
+        events_prune(&t->ev[k], pc);
+    }
+    /* a read waits for the tag of the one 768 before it at most */
+    n = 0;
+    while (t->ret->len - n > 1024 &&
+           g_array_index(t->ret, uint64_t, n) <= pc) {
+        n++;
+    }
+    if (n) {
+        g_array_remove_range(t->ret, 0, n);
+        t->ret_base += n;
+    }
+}
+
+void ptm_dma_traffic_reset(PtmDmaTraffic *t)
+{
+    for (unsigned l = 0; l < t->nlanes; l++) {
+        g_array_set_size(t->lane[l].f, 0);
+        t->lane[l].free_at = 0;
+    }
+    for (unsigned k = 0; k < EV_N; k++) {
+        g_array_set_size(t->ev[k].e, 0);
+        t->ev[k].base = 0;
+    }
+    g_array_set_size(t->ret, 0);
+    t->ret_base = 0;
+    t->busy_until_ns = 0;
+}
+
+/* ---- migration ---------------------------------------------------- */
+
+#define DMA_TRAFFIC_MAGIC 0x444D4154u   /* "DMAT" */
+
+static void put64(GByteArray *b, uint64_t v)
+{
+    g_byte_array_append(b, (const guint8 *)&v, 8);   /* host order: LE */
+}
+
+static bool get64(const uint8_t **p, size_t *left, uint64_t *v)
+{
+    if (*left < 8) {
+        return false;
+    }
+    memcpy(v, *p, 8);
+    *p += 8;
+    *left -= 8;
+    return true;
+}
+
+void *ptm_dma_traffic_save(const PtmDmaTraffic *t, size_t *len)
+{
+    GByteArray *b = g_byte_array_new();
+
+    put64(b, DMA_TRAFFIC_MAGIC);
+    put64(b, t->nlanes);
+    put64(b, t->busy_until_ns);
+    put64(b, t->now_ns);
+    for (unsigned l = 0; l < t->nlanes; l++) {
+        const Lane *ln = &t->lane[l];
+
+        put64(b, ln->free_at);
+        put64(b, ln->total);
+        put64(b, ln->f->len);
+        for (guint i = 0; i < ln->f->len; i++) {
+            const Frame *f = &g_array_index(ln->f, Frame, i);
+
+            put64(b, f->start);
+            put64(b, f->cycles);
+            put64(b, f->bytes);
+            put64(b, f->mvb);
+        }
+    }
+    for (unsigned k = 0; k < EV_N; k++) {
+        put64(b, t->ev[k].base);
+        put64(b, t->ev[k].e->len);
+        for (guint i = 0; i < t->ev[k].e->len; i++) {
+            put64(b, g_array_index(t->ev[k].e, Event, i).cycle);
+            put64(b, g_array_index(t->ev[k].e, Event, i).cum);
+        }
+    }
+    put64(b, t->ret_base);
+    put64(b, t->ret->len);
+    for (guint i = 0; i < t->ret->len; i++) {
+        put64(b, g_array_index(t->ret, uint64_t, i));
+    }
+    *len = b->len;
+    return g_byte_array_free(b, FALSE);
+}
+
+char *ptm_dma_traffic_load(PtmDmaTraffic *t, const void *buf, size_t len)
+{
+    const uint8_t *p = buf;
+    size_t left = len;
+    PtmDmaTraffic *n = ptm_dma_traffic_new(&t->geo);
+    uint64_t v = 0, cnt = 0;
+    bool ok = true;
+
+#define GET(x) do { ok = ok && get64(&p, &left, &v); (x) = v; } while (0)
+    GET(v);
+    ok = ok && v == DMA_TRAFFIC_MAGIC;
+    GET(cnt);
+    ok = ok && cnt == t->nlanes;
+    GET(n->busy_until_ns);
+    GET(n->now_ns);
+    for (unsigned l = 0; ok && l < n->nlanes; l++) {
+        Lane *ln = &n->lane[l];
+        uint64_t prev_end = 0;
+
+        GET(ln->free_at);
+        GET(ln->total);
+        GET(cnt);
+        ok = ok && cnt <= left / 32;
+        for (uint64_t i = 0; ok && i < cnt; i++) {
+            Frame f = { 0 };
+
+            GET(f.start);
+            GET(f.cycles);
+            GET(f.bytes);
+            GET(f.mvb);
+            /* in order, not overlapping, within the lane */
+            ok = ok && f.cycles >= 1 && f.start >= prev_end &&
+                 f.start + f.cycles > f.start &&
+                 f.start + f.cycles <= ln->free_at && f.mvb <= 1;
+            prev_end = f.start + f.cycles;
+            g_array_append_val(ln->f, f);
+        }
+    }
+    for (unsigned k = 0; ok && k < EV_N; k++) {
+        uint64_t prev = 0, cum;
+
+        GET(n->ev[k].base);
+        cum = n->ev[k].base;
+        GET(cnt);
+        ok = ok && cnt <= left / 16;
+        for (uint64_t i = 0; ok && i < cnt; i++) {
+            Event e = { 0 };
+
+            GET(e.cycle);
+            GET(e.cum);
+            ok = ok && e.cycle >= prev && e.cum >= cum;
+            prev = e.cycle;
+            cum = e.cum;
+            g_array_append_val(n->ev[k].e, e);
+        }
+    }
+    GET(n->ret_base);
+    GET(cnt);
+    ok = ok && cnt <= left / 8;
+    for (uint64_t i = 0; ok && i < cnt; i++) {
+        uint64_t r;
+
+        GET(r);
+        g_array_append_val(n->ret, r);
+    }
+#undef GET
+    if (!ok || left) {
+        ptm_dma_traffic_free(n);
+        return g_strdup("DMA traffic log: malformed");
+    }
+    for (unsigned l = 0; l < t->nlanes; l++) {
+        GArray *tmp = t->lane[l].f;
+
+        t->lane[l] = n->lane[l];
+        n->lane[l].f = tmp;
+    }
+    for (unsigned k = 0; k < EV_N; k++) {
+        GArray *tmp = t->ev[k].e;
+
+        t->ev[k] = n->ev[k];
+        n->ev[k].e = tmp;
+    }
+    {
+        GArray *tmp = t->ret;
+
+        t->ret = n->ret;
+        n->ret = tmp;
+    }
+    t->ret_base = n->ret_base;
+    t->busy_until_ns = n->busy_until_ns;
+    t->now_ns = n->now_ns;
+    ptm_dma_traffic_free(n);
+    return NULL;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The card's own DMA as the telemetry block sees it: every transfer the
+ * DMA engine makes (ndp-dma.h) becomes activity on the probes' buses by
+ * the rule in docs/dma.md, through a model of the PTC: a write leaves the
+ * DMA side on UP (header on the MVB, payload on the MFB) and goes out on
+ * RQ as write requests of at most MPS bytes; a read leaves as a header on
+ * UP, goes out on RQ as read requests of at most MRRS bytes, each taking
+ * a tag, and comes back on RC after the latency as completions (split at
+ * the RCB and then every MPS bytes), which go down to the DMA side on
+ * DOWN. Each bus carries one frame after another in order, each from the
+ * first region of a new cycle.
+ *
+ * Transfers are logged as they happen, in virtual time order; where each
+ * frame falls is decided when it is logged (it depends only on what came
+ * before it), so the description is a pure function of (probe, cycle) as
+ * the core needs, and spans without activity are counted at once.
+ */
+#ifndef PTM_DMA_TRAFFIC_H
+#define PTM_DMA_TRAFFIC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ptm-signals.h"
+
+/* Bytes of a request's and of a completion's TLP header in the stream */
+#define PTM_DMA_RQ_HDR          16u
+#define PTM_DMA_RC_HDR          12u
+/* From a read request's first cycle to its first completion's ready */
+#define PTM_DMA_LATENCY_NS      1000u
+
+typedef struct PtmDmaTraffic PtmDmaTraffic;
+
+/* The log for a card of this geometry (its endpoint 0 carries the DMA). */
+PtmDmaTraffic *ptm_dma_traffic_new(const PtmGeometry *geo);
+void ptm_dma_traffic_free(PtmDmaTraffic *t);
+
+/* The source to give the core (opaque: the log). */
+const PtmSourceOps *ptm_dma_traffic_ops(void);
+
+/*
+ * A transfer of DMA port `port` made at virtual time t_ns (never before
+ * an earlier one's): a write of `bytes` to host address addr, or a read of
+ * them, split by the settings the function negotiated.
+ */
+void ptm_dma_traffic_add(PtmDmaTraffic *t, uint64_t t_ns, unsigned port,
+                         bool write, uint64_t addr, uint32_t bytes,
+                         const PtmSettings *set);
+
+/*
+ * Virtual time now: activity that ends by then costs the core nothing
+ * more (PtmSourceOps.cost); until then the card counts in the background.
+ */
+void ptm_dma_traffic_set_now(PtmDmaTraffic *t, uint64_t now_ns);
+
+/* Forget activity that ended before t_ns (the core counted it). */
+void ptm_dma_traffic_prune(PtmDmaTraffic *t, uint64_t t_ns);
+
+/* A reset of the card: everything in flight is gone. */
+void ptm_dma_traffic_reset(PtmDmaTraffic *t);
+
+/* Frames logged so far on RQ, RC, UP and DOWN of port 0 (for tests) */
+void ptm_dma_traffic_frames(const PtmDmaTraffic *t, uint64_t out[4]);
+
+/* Migration: the log as bytes (g_malloc'd); load refuses with a reason. */
+void *ptm_dma_traffic_save(const PtmDmaTraffic *t, size_t *len);
+char *ptm_dma_traffic_load(PtmDmaTraffic *t, const void *buf, size_t len);
+
+#endif
