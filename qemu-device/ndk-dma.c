@@ -41,7 +41,29 @@ static int ndk_dma_mem_write(void *opaque, uint64_t addr, const void *buf,
 static void ndk_dma_xfer(void *opaque, NdpDir dir, unsigned queue,
                          NdpXferKind kind, uint64_t addr, uint32_t bytes)
 {
+    NdkDma *d = opaque;
+    bool write = kind == NDP_XFER_DATA_WRITE || kind == NDP_XFER_HDR_WRITE ||
+                 kind == NDP_XFER_UPDATE_WRITE;
+
     trace_ndk_dma_xfer(dir ? "tx" : "rx", queue, kind, addr, bytes);
+    if (d->owner && d->owner->xfer) {
+        d->owner->xfer(d->owner_opaque, queue / d->queues, write, addr,
+                       bytes);
+    }
+}
+
+static void ndk_dma_enter(NdkDma *d)
+{
+    if (d->owner && d->owner->enter) {
+        d->owner->enter(d->owner_opaque);
+    }
+}
+
+static void ndk_dma_leave(NdkDma *d)
+{
+    if (d->owner && d->owner->leave) {
+        d->owner->leave(d->owner_opaque);
+    }
 }
 
 static const NdpMemOps ndk_dma_mem_ops = {
@@ -68,15 +90,22 @@ static void ndk_dma_schedule(NdkDma *d)
 
 static void ndk_dma_tick(void *opaque)
 {
-    ndk_dma_schedule(opaque);
+    NdkDma *d = opaque;
+
+    ndk_dma_enter(d);
+    ndk_dma_schedule(d);
+    ndk_dma_leave(d);
 }
 
 static uint64_t ndk_dma_queue_read(NdkDma *d, NdpDir dir, hwaddr addr,
                                    unsigned size)
 {
-    uint64_t val = ndp_dma_read(d->core, dir, addr / NDP_CTRL_SIZE,
-                                addr % NDP_CTRL_SIZE, size, dma_now());
+    uint64_t val;
 
+    ndk_dma_enter(d);
+    val = ndp_dma_read(d->core, dir, addr / NDP_CTRL_SIZE,
+                       addr % NDP_CTRL_SIZE, size, dma_now());
+    ndk_dma_leave(d);
     trace_ndk_dma_read(dir ? "tx" : "rx", addr, size, val);
     return val;
 }
@@ -85,8 +114,10 @@ static void ndk_dma_queue_write(NdkDma *d, NdpDir dir, hwaddr addr,
                                 uint64_t val, unsigned size)
 {
     trace_ndk_dma_write(dir ? "tx" : "rx", addr, size, val);
+    ndk_dma_enter(d);
     ndp_dma_write(d->core, dir, addr / NDP_CTRL_SIZE, addr % NDP_CTRL_SIZE,
                   val, size, dma_now());
+    ndk_dma_leave(d);
 }
 
 static uint64_t ndk_dma_rx_read(void *opaque, hwaddr addr, unsigned size)
@@ -114,9 +145,12 @@ static void ndk_dma_tx_write(void *opaque, hwaddr addr, uint64_t val,
 static uint64_t ndk_dma_gls_read(void *opaque, hwaddr addr, unsigned size)
 {
     NdkDma *d = opaque;
-    uint64_t val = ndp_gls_read(d->core, addr / NDP_GLS_SIZE,
-                                addr % NDP_GLS_SIZE, size, dma_now());
+    uint64_t val;
 
+    ndk_dma_enter(d);
+    val = ndp_gls_read(d->core, addr / NDP_GLS_SIZE, addr % NDP_GLS_SIZE,
+                       size, dma_now());
+    ndk_dma_leave(d);
     trace_ndk_dma_read("gls", addr, size, val);
     return val;
 }
@@ -127,9 +161,11 @@ static void ndk_dma_gls_write(void *opaque, hwaddr addr, uint64_t val,
     NdkDma *d = opaque;
 
     trace_ndk_dma_write("gls", addr, size, val);
+    ndk_dma_enter(d);
     ndp_gls_write(d->core, addr / NDP_GLS_SIZE, addr % NDP_GLS_SIZE, val,
                   size, dma_now());
     ndk_dma_schedule(d);
+    ndk_dma_leave(d);
 }
 
 /*
@@ -153,12 +189,16 @@ static const MemoryRegionOps ndk_dma_gls_ops =
 
 void ndk_dma_realize(NdkDma *d, PCIDevice *pdev, MemoryRegion *bar,
                      unsigned ports, unsigned queues, uint64_t dma_hz,
-                     unsigned bus_bytes)
+                     unsigned bus_bytes, const NdkDmaOwner *own,
+                     void *owner_opaque)
 {
     Object *owner = OBJECT(pdev);
     uint64_t nq = (uint64_t)ports * queues;
 
     d->pdev = pdev;
+    d->queues = queues;
+    d->owner = own;
+    d->owner_opaque = owner_opaque;
     d->core = ndp_dma_new(ports, queues, dma_hz, bus_bytes, &ndk_dma_mem_ops,
                           &ndk_dma_hooks, d);
     memory_region_init_io(&d->rx, owner, &ndk_dma_rx_ops, d,
@@ -188,6 +228,8 @@ void ndk_dma_unrealize(NdkDma *d, MemoryRegion *bar)
     d->core = NULL;
     g_free(d->state);
     d->state = NULL;
+    g_free(d->owner_state);
+    d->owner_state = NULL;
 }
 
 void ndk_dma_reset(NdkDma *d)
@@ -211,6 +253,13 @@ static int ndk_dma_pre_save(void *opaque)
     g_free(d->state);
     d->state = ndp_dma_save(d->core, &len);
     d->state_len = len;
+    g_free(d->owner_state);
+    d->owner_state = NULL;
+    d->owner_state_len = 0;
+    if (d->owner && d->owner->save) {
+        d->owner_state = d->owner->save(d->owner_opaque, &len);
+        d->owner_state_len = len;
+    }
     return 0;
 }
 
@@ -219,6 +268,10 @@ static int ndk_dma_post_load(void *opaque, int version_id)
     NdkDma *d = opaque;
     g_autofree char *err = ndp_dma_load(d->core, d->state, d->state_len);
 
+    if (!err && d->owner && d->owner->load) {
+        err = d->owner->load(d->owner_opaque, d->owner_state,
+                             d->owner_state_len);
+    }
     if (err) {
         error_report("ndk-pcie-telemetry: %s", err);
         return -EINVAL;
@@ -236,6 +289,9 @@ const VMStateDescription vmstate_ndk_dma = {
     .fields = (const VMStateField[]) {
         VMSTATE_UINT32(state_len, NdkDma),
         VMSTATE_VBUFFER_ALLOC_UINT32(state, NdkDma, 0, NULL, state_len),
+        VMSTATE_UINT32(owner_state_len, NdkDma),
+        VMSTATE_VBUFFER_ALLOC_UINT32(owner_state, NdkDma, 0, NULL,
+                                     owner_state_len),
         VMSTATE_END_OF_LIST()
     },
 };

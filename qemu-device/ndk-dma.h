@@ -12,9 +12,28 @@
 #include "migration/vmstate.h"
 #include "ndp-dma.h"
 
+/* What the card around the engine does with it (may be NULL) */
+typedef struct NdkDmaOwner {
+    /* before the engine runs: the card may have to settle first */
+    void (*enter)(void *opaque);
+    /* a transfer the engine made on the bus, from DMA port `port` */
+    void (*xfer)(void *opaque, unsigned port, bool write, uint64_t addr,
+                 uint32_t bytes);
+    /* after the engine ran */
+    void (*leave)(void *opaque);
+    /* migration: the owner's part of the state, as bytes; and back */
+    void *(*save)(void *opaque, size_t *len);
+    char *(*load)(void *opaque, const void *buf, size_t len);
+} NdkDmaOwner;
+
 typedef struct NdkDma {
     PCIDevice *pdev;
     NdpDma *core;
+    unsigned queues;            /* per DMA port */
+    const NdkDmaOwner *owner;
+    void *owner_opaque;
+    uint8_t *owner_state;       /* migration buffer of the owner's part */
+    uint32_t owner_state_len;
     MemoryRegion rx, tx, gls;
     QEMUTimer *timer;           /* runs only while a generator runs */
     uint8_t *state;             /* migration buffer */
@@ -28,7 +47,8 @@ typedef struct NdkDma {
  */
 void ndk_dma_realize(NdkDma *d, PCIDevice *pdev, MemoryRegion *bar,
                      unsigned ports, unsigned queues, uint64_t dma_hz,
-                     unsigned bus_bytes);
+                     unsigned bus_bytes, const NdkDmaOwner *owner,
+                     void *owner_opaque);
 void ndk_dma_unrealize(NdkDma *d, MemoryRegion *bar);
 /* A reset of the card: every queue and generator stops at once. */
 void ndk_dma_reset(NdkDma *d);

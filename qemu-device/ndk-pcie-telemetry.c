@@ -29,6 +29,7 @@
 #include "ptm-core.h"
 #include "ptm-devtree.h"
 #include "ndk-dma.h"
+#include "ptm-dma-traffic.h"
 #include "telemetry-traffic.h"
 
 #define TYPE_NDK_PCIE_TELEMETRY "ndk-pcie-telemetry"
@@ -146,6 +147,7 @@ struct NdkPcieTelemetryState {
     uint32_t dma_queues;        /* RX and TX queues per DMA port; 0: none */
 
     NdkDma dma;                 /* the DMA engine, with dma_queues */
+    PtmDmaTraffic *dma_log;     /* its transfers, the block's source */
 };
 
 static uint64_t now_ns(void)
@@ -292,6 +294,10 @@ static void ndk_telemetry_schedule(NdkPcieTelemetryState *s)
 {
     if (!s->timer) {
         return;
+    }
+    if (s->dma_log) {
+        /* transfers still on the buses keep the background count going */
+        ptm_dma_traffic_set_now(s->dma_log, now_ns());
     }
     if (ptm_core_lazy(s->core) || s->behind) {
         timer_del(s->timer);
@@ -453,7 +459,8 @@ static void ndk_telemetry_tick(void *opaque)
 }
 
 /* The settings the host negotiated, from the function's PCIe capability. */
-static void ndk_telemetry_sync_settings(NdkPcieTelemetryState *s)
+/* What the function negotiated, from its PCIe capability */
+static PtmSettings ndk_telemetry_settings(NdkPcieTelemetryState *s)
 {
     PCIDevice *pdev = PCI_DEVICE(s);
     PtmSettings set = { .mps = 0, .mrrs = 2 };
@@ -470,6 +477,13 @@ static void ndk_telemetry_sync_settings(NdkPcieTelemetryState *s)
         set.tag_10bit = !!(devctl2 & EXP_DEVCTL2_10BIT_TAG_REQ);
         set.rcb_128 = !!(lnkctl & PCI_EXP_LNKCTL_RCB);
     }
+    return set;
+}
+
+static void ndk_telemetry_sync_settings(NdkPcieTelemetryState *s)
+{
+    PtmSettings set = ndk_telemetry_settings(s);
+
     /* every endpoint of the block reports what this function negotiated */
     for (unsigned e = 0; e < s->cfg.pcie_endpoints; e++) {
         ptm_core_set_settings(s->core, now_ns(), e, &set);
@@ -599,6 +613,12 @@ static bool ndk_telemetry_check_props(NdkPcieTelemetryState *s, Error **errp)
                    TYPE_NDK_PCIE_TELEMETRY, s->dma_queues,
                    NDP_MAX_QUEUES / s->cfg.dma_ports, NDP_MAX_QUEUES,
                    NDP_MAX_QUEUES, s->cfg.dma_ports);
+        return false;
+    }
+    if (s->dma_queues && s->traffic) {
+        error_setg(errp, "%s: property 'traffic' cannot be combined with "
+                   "'dma-queues': a card with a DMA engine counts the "
+                   "engine's own transfers", TYPE_NDK_PCIE_TELEMETRY);
         return false;
     }
     if (s->dma_queues && s->block_offset + PTM_BAR_SIZE > NDP_BAR_RX_BASE &&
@@ -811,6 +831,64 @@ static void ndk_telemetry_warn_sizing(NdkPcieTelemetryState *s)
     }
 }
 
+/*
+ * The DMA engine's side of the card: it runs only while no vCPU catches
+ * the block up off the big lock, its transfers go into the log the block
+ * counts, and the log forgets what the block has counted (with a margin
+ * of 10 ms: the block settles a drain window's cycles again at most).
+ */
+#define NDK_TELEMETRY_DMA_LOG_KEEP_NS (10 * SCALE_MS)
+
+static void ndk_telemetry_dma_enter(void *opaque)
+{
+    ndk_telemetry_quiesce(opaque);
+}
+
+static void ndk_telemetry_dma_xfer(void *opaque, unsigned port, bool write,
+                                   uint64_t addr, uint32_t bytes)
+{
+    NdkPcieTelemetryState *s = opaque;
+    PtmSettings set = ndk_telemetry_settings(s);
+
+    ptm_dma_traffic_add(s->dma_log, now_ns(), port, write, addr, bytes,
+                        &set);
+}
+
+static void ndk_telemetry_dma_leave(void *opaque)
+{
+    NdkPcieTelemetryState *s = opaque;
+    uint64_t done = ptm_core_done_ns(s->core);
+
+    if (done > NDK_TELEMETRY_DMA_LOG_KEEP_NS) {
+        ptm_dma_traffic_prune(s->dma_log,
+                              done - NDK_TELEMETRY_DMA_LOG_KEEP_NS);
+    }
+    ndk_telemetry_schedule(s);
+}
+
+static void *ndk_telemetry_dma_save(void *opaque, size_t *len)
+{
+    NdkPcieTelemetryState *s = opaque;
+
+    return ptm_dma_traffic_save(s->dma_log, len);
+}
+
+static char *ndk_telemetry_dma_load(void *opaque, const void *buf,
+                                    size_t len)
+{
+    NdkPcieTelemetryState *s = opaque;
+
+    return ptm_dma_traffic_load(s->dma_log, buf, len);
+}
+
+static const NdkDmaOwner ndk_telemetry_dma_owner = {
+    .enter = ndk_telemetry_dma_enter,
+    .xfer = ndk_telemetry_dma_xfer,
+    .leave = ndk_telemetry_dma_leave,
+    .save = ndk_telemetry_dma_save,
+    .load = ndk_telemetry_dma_load,
+};
+
 static void ndk_telemetry_realize(PCIDevice *pdev, Error **errp)
 {
     NdkPcieTelemetryState *s = NDK_PCIE_TELEMETRY(pdev);
@@ -867,6 +945,13 @@ static void ndk_telemetry_realize(PCIDevice *pdev, Error **errp)
             return;
         }
         ptm_core_set_source(s->core, ops, opaque);
+    } else if (s->dma_queues) {
+        /* the block counts the card's own DMA */
+        PtmGeometry geo;
+
+        ptm_core_geometry(s->core, &geo);
+        s->dma_log = ptm_dma_traffic_new(&geo);
+        ptm_core_set_source(s->core, ptm_dma_traffic_ops(), s->dma_log);
     }
     /* configuration loads the FPGA: the counter memory starts zeroed */
     ptm_core_power_on(s->core, now_ns());
@@ -888,7 +973,8 @@ static void ndk_telemetry_realize(PCIDevice *pdev, Error **errp)
         ndk_dma_realize(&s->dma, pdev, &s->bar, s->cfg.dma_ports,
                         s->dma_queues, s->cfg.dma_clk_hz,
                         s->cfg.dma_up_mfb_regions *
-                        s->cfg.dma_up_mfb_region_bytes);
+                        s->cfg.dma_up_mfb_region_bytes,
+                        &ndk_telemetry_dma_owner, s);
     }
     pci_register_bar(pdev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY, &s->bar);
 
@@ -918,6 +1004,8 @@ static void ndk_telemetry_exit(PCIDevice *pdev)
     }
     ptm_core_free(s->core);
     s->core = NULL;
+    ptm_dma_traffic_free(s->dma_log);
+    s->dma_log = NULL;
     g_free(s->state);
     s->state = NULL;
     g_free(s->devtree_xz);
@@ -934,6 +1022,10 @@ static void ndk_telemetry_reset_hold(Object *obj, ResetType type)
     ndk_telemetry_quiesce(s);
     ptm_core_reset(s->core, now_ns());
     ndk_dma_reset(&s->dma);
+    if (s->dma_log) {
+        /* what was on the buses is gone with the reset */
+        ptm_dma_traffic_reset(s->dma_log);
+    }
     ndk_telemetry_reset_pcie(s);
     ndk_telemetry_sync_settings(s);
     ndk_telemetry_schedule(s);

@@ -418,6 +418,125 @@ static void test_reset(void)
     ndk_close(&n);
 }
 
+/* ---- the telemetry of the engine's own transfers ------------------- */
+
+/* Expected counts of one bus, by the rule of docs/dma.md */
+typedef struct BusExp {
+    uint64_t words, sof, mvb, items;
+} BusExp;
+
+#define BUS_W   64u     /* bytes a cycle on every bus of the defaults */
+
+static void bus_frame(BusExp *b, uint32_t bytes, bool mvb)
+{
+    if (bytes) {
+        b->words += (bytes + BUS_W - 1) / BUS_W;
+        b->sof++;
+        b->items += (bytes + 3) / 4;
+    }
+    b->mvb += mvb;
+}
+
+/* A read of bytes at addr: UP header, RQ requests, RC and DOWN pieces */
+static void rule_read(BusExp *e, uint64_t addr, uint32_t bytes,
+                      uint64_t mps, uint64_t mrrs, uint64_t rcb)
+{
+    bus_frame(&e[QNDK_UP], 0, true);
+    for (uint64_t a = addr, end = addr + bytes; a < end;) {
+        uint64_t len = MIN((a / mrrs + 1) * mrrs, end) - a;
+
+        bus_frame(&e[QNDK_RQ], 16, false);
+        for (uint64_t c = a; c < a + len;) {
+            uint64_t n = c == a && c % rcb ?
+                         MIN((c / rcb + 1) * rcb, a + len) - c :
+                         MIN(mps, a + len - c);
+
+            bus_frame(&e[QNDK_RC], 12 + n, false);
+            bus_frame(&e[QNDK_DOWN], n, true);
+            c += n;
+        }
+        a += len;
+    }
+}
+
+static void rule_write(BusExp *e, uint64_t addr, uint32_t bytes, uint64_t mps)
+{
+    bus_frame(&e[QNDK_UP], bytes, true);
+    for (uint64_t a = addr, end = addr + bytes; a < end;) {
+        uint64_t len = MIN((a / mps + 1) * mps, end) - a;
+
+        bus_frame(&e[QNDK_RQ], 16 + len, false);
+        a += len;
+    }
+}
+
+/*
+ * TX queue 0 sends frames towards Ethernet (the loopback off): the block
+ * counts each descriptor read, each frame's data read and the update
+ * write, split by the settings the test negotiated (MPS 256, MRRS 512,
+ * RCB 128), exactly as the rule says.
+ */
+static void test_telemetry(void)
+{
+    Ndk n;
+    QGuestAllocator a;
+    Ring tx;
+    BusExp e[4] = { 0 };
+    static const uint32_t lens[] = { 60, 1500, 4096, 333, 64, 2000 };
+    open_dma(&n, &a, DMA_ARGS);
+    set_pcie_settings(&n, 0x80, 1, 2, true, false, true);
+    ring_alloc(&n, &a, &tx, NDP_TX, 0, 64, 4096);
+    ring_start(&n, &tx);
+    for (unsigned i = 0; i < G_N_ELEMENTS(lens); i++) {
+        rule_read(e, buf_addr(&tx, i), lens[i], 256, 512, 128);
+        ring_post(&n, &tx, buf_addr(&tx, i), lens[i]);
+    }
+    /* every descriptor (type 0 and type 2) is fetched on its own */
+    for (unsigned i = 0; i < tx.sdp; i++) {
+        rule_read(e, tx.desc + 8 * i, 8, 256, 512, 128);
+    }
+    rule_write(e, tx.upd, 4, 256);
+    step(&n, 10000);
+    flush_sdp(&n, &tx);
+    g_assert_cmpuint(mem32(&n, tx.upd), ==, tx.sdp);
+    /* the transfers are on the buses for a few microseconds */
+    step(&n, 2000000);
+    qndk_snapshot(n.t);
+    for (unsigned b = 0; b < 4; b++) {
+        g_test_message("%s: words %" PRIu64 " sof %" PRIu64 " mvb %" PRIu64
+                       " items %" PRIu64, bus_name[b],
+                       qndk_bus_counter(n.t, 0, b, 0, PTL_CH_WORDS),
+                       qndk_bus_counter(n.t, 0, b, 0, PTL_CH_SOF),
+                       qndk_bus_counter(n.t, 0, b, 0, PTL_CH_MVB),
+                       qndk_bus_counter(n.t, 0, b, 0, PTL_CH_ITEMS));
+        g_assert_cmpuint(qndk_bus_counter(n.t, 0, b, 0, PTL_CH_WORDS), ==,
+                         e[b].words);
+        g_assert_cmpuint(qndk_bus_counter(n.t, 0, b, 0, PTL_CH_SOF), ==,
+                         e[b].sof);
+        g_assert_cmpuint(qndk_bus_counter(n.t, 0, b, 0, PTL_CH_ITEMS), ==,
+                         e[b].items);
+        if (b == QNDK_UP || b == QNDK_DOWN) {
+            g_assert_cmpuint(qndk_bus_counter(n.t, 0, b, 0, PTL_CH_MVB), ==,
+                             e[b].mvb);
+        }
+        g_assert_cmpuint(qndk_bus_counter(n.t, 0, b, 0, PTL_CH_STALL), ==, 0);
+    }
+    g_assert_cmpuint(e[QNDK_RC].sof, >, G_N_ELEMENTS(lens));
+    alloc_destroy(&a);
+    ndk_close(&n);
+}
+
+/* A card with a DMA engine counts its own transfers: no generator. */
+static void test_traffic_refused(void)
+{
+    const char *extra[] = {
+        "-object", "telemetry-traffic-pattern,id=t0",
+        "-device", "ndk-pcie-telemetry,traffic=t0,dma-queues=1", NULL,
+    };
+
+    expect_start_refused(extra, "'traffic'");
+}
+
 /* ---- migration ---------------------------------------------------- */
 
 #define MIG_RINGS 3
@@ -550,6 +669,9 @@ int main(int argc, char **argv)
     qtest_add_func("/ndk-pcie-telemetry/dma/no-bus-master",
                    test_no_bus_master);
     qtest_add_func("/ndk-pcie-telemetry/dma/reset", test_reset);
+    qtest_add_func("/ndk-pcie-telemetry/dma/telemetry", test_telemetry);
+    qtest_add_func("/ndk-pcie-telemetry/dma/traffic-refused",
+                   test_traffic_refused);
     qtest_add_func("/ndk-pcie-telemetry/dma/migration", test_migration);
     return g_test_run();
 }
