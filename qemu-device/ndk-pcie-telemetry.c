@@ -625,7 +625,7 @@ static bool ndk_telemetry_check_props(NdkPcieTelemetryState *s, Error **errp)
         s->block_offset < NDP_BAR_END(s->cfg.dma_ports)) {
         error_setg(errp, "%s: property 'block-offset' is 0x%x, which "
                    "overlaps the DMA engine of 'dma-queues' at 0x%08x to "
-                   "0x%08x; allowed: below 0x%08x or from 0x%08x",
+                   "0x%08x; allowed: up to 0x%08x or from 0x%08x",
                    TYPE_NDK_PCIE_TELEMETRY, s->block_offset, NDP_BAR_RX_BASE,
                    NDP_BAR_END(s->cfg.dma_ports) - 1,
                    NDP_BAR_RX_BASE - PTM_BAR_SIZE,

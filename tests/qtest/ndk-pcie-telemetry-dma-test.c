@@ -418,6 +418,45 @@ static void test_reset(void)
     ndk_close(&n);
 }
 
+/* ACPI PCI hot-plug's eject register of the pc machine */
+#define PC_ACPI_PCIHP_EJ        0xae08
+
+/*
+ * Hot-unplug with the RX generator running and descriptors just posted
+ * (its next tick would fill them): after the eject nothing is written.
+ */
+static void test_unplug(void)
+{
+    Ndk n;
+    QGuestAllocator a;
+    Ring rx;
+
+    ndk_open_sized(&n, "pc", DMA_BAR,
+                   "-m 256M -device ndk-pcie-telemetry,id=ndk0,addr=04.0,"
+                   "dma-queues=1");
+    pc_alloc_init(&a, n.t->qts, ALLOC_NO_FLAGS);
+    ring_alloc(&n, &a, &rx, NDP_RX, 0, 256, 2048);
+    ring_start(&n, &rx);
+    gls_wr(&n, NDP_GLS_MUX_C, 1);
+    gls_wr(&n, NDP_GLS_GEN_RX + NDP_GEN_CONTROL, 1);
+    step(&n, 150000);
+    g_assert_cmpuint(cnt_read(&n, NDP_RX, 0, NDP_REG_CNT_DISC_PKTS), >, 0);
+    for (unsigned i = 0; i < 100; i++) {
+        ring_post(&n, &rx, buf_addr(&rx, i), 2048);
+    }
+    flush_sdp(&n, &rx);
+    qtest_writel(n.t->qts, rx.upd + 4, 0xDEADBEEF);
+    qtest_writel(n.t->qts, rx.hdr, 0xDEADBEEF);
+    qtest_qmp_device_del_send(n.t->qts, "ndk0");
+    qtest_outl(n.t->qts, PC_ACPI_PCIHP_EJ, 1 << (n.t->dev->devfn >> 3));
+    qtest_qmp_eventwait(n.t->qts, "DEVICE_DELETED");
+    step(&n, 2000000);
+    g_assert_cmphex(mem32(&n, rx.upd + 4), ==, 0xDEADBEEF);
+    g_assert_cmphex(mem32(&n, rx.hdr), ==, 0xDEADBEEF);
+    alloc_destroy(&a);
+    ndk_close(&n);
+}
+
 /* ---- the telemetry of the engine's own transfers ------------------- */
 
 /* Expected counts of one bus, by the rule of docs/dma.md */
@@ -669,6 +708,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ndk-pcie-telemetry/dma/no-bus-master",
                    test_no_bus_master);
     qtest_add_func("/ndk-pcie-telemetry/dma/reset", test_reset);
+    qtest_add_func("/ndk-pcie-telemetry/dma/unplug", test_unplug);
     qtest_add_func("/ndk-pcie-telemetry/dma/telemetry", test_telemetry);
     qtest_add_func("/ndk-pcie-telemetry/dma/traffic-refused",
                    test_traffic_refused);
