@@ -490,6 +490,83 @@ static void test_model_version(void)
     g_assert_cmpstr(PTM_MODEL_VERSION, ==, PTM_MESON_VERSION);
 }
 
+/*
+ * The DMA engine's nodes at the largest engine (16 ports x 4 queues each
+ * way): every controller in queue order with its reg, version, pcie and
+ * a params phandle that resolves, a switch per port with its generators;
+ * a tree with dma NULL or 0 queues is the tree without an engine, byte
+ * for byte.
+ */
+static void test_dma_nodes(void)
+{
+    PtmDevtreeDma dma = {
+        .ports = 16, .queues = 4, .rx_base = 0x01000000,
+        .tx_base = 0x01200000, .gls_base = 0x01400000,
+    };
+    PtmDevtreeDma none = dma;
+    Tree *t = g_new0(Tree, 1);
+    uint64_t memlimit = UINT64_MAX;
+    size_t in_pos = 0, a_len, b_len;
+    char *err = NULL;
+    g_autofree uint8_t *a = NULL, *b = NULL;
+
+    t->xz = ptm_devtree_build_dma(NULL, &dma, 0, 0x00020000, 1, &t->xz_len,
+                                  &err);
+    g_assert_null(err);
+    g_assert_cmpint(lzma_stream_buffer_decode(&memlimit, 0, NULL, t->xz,
+                                              &in_pos, t->xz_len, t->fdt,
+                                              &t->fdt_len, sizeof(t->fdt)),
+                    ==, LZMA_OK);
+    g_assert_cmpint(fdt_check_header(t->fdt), ==, 0);
+    for (unsigned dir = 0; dir < 2; dir++) {
+        const char *compat = dir ? "netcope,dma_ctrl_ndp_tx"
+                                 : "netcope,dma_ctrl_ndp_rx";
+        unsigned q = 0;
+
+        for (int n = fdt_node_offset_by_compatible(t->fdt, -1, compat);
+             n >= 0; n = fdt_node_offset_by_compatible(t->fdt, n, compat)) {
+            const fdt32_t *reg = fdt_getprop(t->fdt, n, "reg", NULL);
+            const fdt32_t *par = fdt_getprop(t->fdt, n, "params", NULL);
+            const fdt32_t *ver = fdt_getprop(t->fdt, n, "version", NULL);
+            int pn;
+
+            g_assert_nonnull(reg);
+            g_assert_cmphex(fdt32_to_cpu(reg[0]), ==,
+                            (dir ? 0x01200000u : 0x01000000u) + 0x80 * q);
+            g_assert_cmphex(fdt32_to_cpu(reg[1]), ==, 0x80);
+            g_assert_nonnull(ver);
+            g_assert_cmphex(fdt32_to_cpu(*ver), ==, 0x20000);
+            g_assert_nonnull(fdt_getprop(t->fdt, n, "pcie", NULL));
+            g_assert_nonnull(par);
+            pn = fdt_node_offset_by_phandle(t->fdt, fdt32_to_cpu(*par));
+            g_assert_cmpint(pn, >=, 0);
+            g_assert_nonnull(fdt_getprop(t->fdt, pn, "frame_size_max", NULL));
+            q++;
+        }
+        g_assert_cmpuint(q, ==, 64);
+    }
+    for (unsigned p = 0; p < 16; p++) {
+        g_autofree char *path =
+            g_strdup_printf("/firmware/mi_bus0/dbg_gls%u/mfb_gen2dma", p);
+        int n = fdt_path_offset(t->fdt, path);
+        const fdt32_t *reg;
+
+        g_assert_cmpint(n, >=, 0);
+        reg = fdt_getprop(t->fdt, n, "reg", NULL);
+        g_assert_cmphex(fdt32_to_cpu(reg[0]), ==, 0x01400000 + 0x200 * p + 0x80);
+    }
+    g_free(t->xz);
+    g_free(t);
+
+    /* no engine: the same bytes as before there was one */
+    none.queues = 0;
+    a = ptm_devtree_build_id(NULL, 0x20000, 0x00020000, 2, &a_len, &err);
+    b = ptm_devtree_build_dma(NULL, &none, 0x20000, 0x00020000, 2, &b_len,
+                              &err);
+    g_assert_null(err);
+    g_assert_cmpmem(a, a_len, b, b_len);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -506,5 +583,6 @@ int main(int argc, char **argv)
     g_test_add_func("/devtree/card-names", test_card_names);
     g_test_add_func("/devtree/check-string", test_check_string);
     g_test_add_func("/devtree/model-version", test_model_version);
+    g_test_add_func("/devtree/dma-nodes", test_dma_nodes);
     return g_test_run();
 }
