@@ -22,6 +22,12 @@ typedef struct NdpQueue {
     uint64_t upper;             /* address bits 63..30 of type-2 buffers */
     uint32_t error;             /* NDP_ERR_* that halted it */
     uint32_t dirty;             /* pointers moved since the last update */
+    /*
+     * Descriptors fetched ahead: dcache_n of them from ring index
+     * dcache_at (posted ones only, which software no longer changes).
+     */
+    uint32_t dcache_at, dcache_n;
+    uint64_t dcache[NDP_DESC_FETCH];
 } NdpQueue;
 
 typedef struct NdpGen {
@@ -144,19 +150,51 @@ static void count_discard(NdpQueue *q, uint64_t frames, uint64_t bytes)
     q->live[CNT_DISC_BYTES] += bytes;
 }
 
+/* HDP moved on: descriptors behind it are gone from the fetched ones */
+static void dcache_trim(NdpQueue *q)
+{
+    uint32_t k = (q->hdp - q->dcache_at) & q->mdp;
+
+    if (k >= q->dcache_n) {
+        q->dcache_n = 0;
+    } else if (k) {
+        memmove(q->dcache, q->dcache + k, (q->dcache_n - k) * 8);
+        q->dcache_n -= k;
+        q->dcache_at = q->hdp;
+    }
+}
+
+/*
+ * Descriptor idx (one of those posted, HDP to SDP): from the ones fetched
+ * ahead, or fetched now with those after it, up to NDP_DESC_FETCH, SDP
+ * and the ring's end, in one read.
+ */
 static bool read_desc(NdpDma *d, NdpDir dir, unsigned qi, uint32_t idx,
                       uint64_t *desc)
 {
     NdpQueue *q = &d->q[dir][qi];
-    uint64_t addr = q->desc_base + (uint64_t)(idx & q->mdp) * 8;
-    uint8_t b[8];
+    uint32_t i = idx & q->mdp, n;
+    uint64_t addr = q->desc_base + (uint64_t)i * 8;
+    uint8_t b[NDP_DESC_FETCH * 8];
 
-    if (!mem_read(d, addr, b, 8)) {
+    if (q->dcache_n && ((i - q->dcache_at) & q->mdp) < q->dcache_n) {
+        *desc = q->dcache[(i - q->dcache_at) & q->mdp];
+        return true;
+    }
+    n = MIN((q->sdp - i) & q->mdp, (uint32_t)NDP_DESC_FETCH);
+    n = MAX(MIN(n, q->mdp + 1 - i), 1u);
+    if (!mem_read(d, addr, b, n * 8)) {
+        q->dcache_n = 0;
         halt(q, NDP_ERR_DESC_READ);
         return false;
     }
-    xfer(d, dir, qi, NDP_XFER_DESC_READ, addr, 8);
-    *desc = get_le64(b);
+    xfer(d, dir, qi, NDP_XFER_DESC_READ, addr, n * 8);
+    for (uint32_t k = 0; k < n; k++) {
+        q->dcache[k] = get_le64(b + 8 * k);
+    }
+    q->dcache_at = i;
+    q->dcache_n = n;
+    *desc = q->dcache[0];
     return true;
 }
 
@@ -250,6 +288,7 @@ static bool rx_frame(NdpDma *d, unsigned qi, const uint8_t *data,
     xfer(d, NDP_RX, qi, NDP_XFER_HDR_WRITE, haddr, NDP_HDR_SIZE);
     q->upper = upper;
     q->hdp = (q->hdp + used) & q->mdp;
+    dcache_trim(q);
     q->hhp = (q->hhp + 1) & q->mhp;
     q->live[CNT_PKTS]++;
     q->live[CNT_BYTES] += len;
@@ -330,6 +369,7 @@ static void tx_process(NdpDma *d, unsigned qi, bool draining)
         }
         q->upper = upper;
         q->hdp = (q->hdp + used) & q->mdp;
+        dcache_trim(q);
         q->dirty = 1;
         if (!done) {
             /* a STOP dropped a chain left open (or only type-0s were left) */
@@ -361,6 +401,7 @@ static void queue_start(NdpDma *d, NdpDir dir, unsigned qi)
     q->hhp = 0;
     q->upper = 0;
     q->dirty = 0;
+    q->dcache_n = 0;
     if (dir == NDP_TX) {
         tx_process(d, qi, false);
     }
@@ -472,6 +513,7 @@ static unsigned queue_reg_write(NdpDma *d, NdpDir dir, unsigned qi,
     case NDP_REG_DESC_BASE:
     case NDP_REG_DESC_BASE + 4:
         set_half(&q->desc_base, off, NDP_REG_DESC_BASE, v);
+        q->dcache_n = 0;
         return 0;
     case NDP_REG_HDR_BASE:
     case NDP_REG_HDR_BASE + 4:
@@ -483,6 +525,7 @@ static unsigned queue_reg_write(NdpDma *d, NdpDir dir, unsigned qi,
         return 0;
     case NDP_REG_MDP:
         q->mdp = v & NDP_PTR_MASK;
+        q->dcache_n = 0;
         return 0;
     case NDP_REG_MHP:
         q->mhp = v & NDP_PTR_MASK;
@@ -1162,7 +1205,14 @@ static uint64_t get64(Reader *r)
     X((q)->upd_base) X((q)->mdp) X((q)->mhp) \
     X((q)->live[0]) X((q)->live[1]) X((q)->live[2]) X((q)->live[3]) \
     X((q)->snap[0]) X((q)->snap[1]) X((q)->snap[2]) X((q)->snap[3]) \
-    X((q)->upper) X((q)->error)
+    X((q)->upper) X((q)->error) X((q)->dcache_at) X((q)->dcache_n) \
+    DCACHE(X, q)
+#define DCACHE(X, q) \
+    X((q)->dcache[0]) X((q)->dcache[1]) X((q)->dcache[2]) X((q)->dcache[3]) \
+    X((q)->dcache[4]) X((q)->dcache[5]) X((q)->dcache[6]) X((q)->dcache[7]) \
+    X((q)->dcache[8]) X((q)->dcache[9]) X((q)->dcache[10]) \
+    X((q)->dcache[11]) X((q)->dcache[12]) X((q)->dcache[13]) \
+    X((q)->dcache[14]) X((q)->dcache[15])
 #define GEN_FIELDS(X, g) \
     X((g)->control) X((g)->length) X((g)->channel_incr) \
     X((g)->channel_minmax) X((g)->mac[0]) X((g)->mac[1]) X((g)->mac[2]) \
@@ -1247,9 +1297,10 @@ char *ndp_dma_load(NdpDma *d, const void *buf, size_t len)
         for (unsigned i = 0; i < n->nq; i++) {
             NdpQueue *q = &n->q[dir][i];
 
-            if ((q->sdp | q->shp | q->hdp | q->hhp | q->mdp | q->mhp) >
-                NDP_PTR_MASK || q->running > 1 || q->control > 1 ||
-                q->error > NDP_ERR_UPDATE_WRITE) {
+            if ((q->sdp | q->shp | q->hdp | q->hhp | q->mdp | q->mhp |
+                 q->dcache_at) > NDP_PTR_MASK || q->running > 1 ||
+                q->control > 1 || q->error > NDP_ERR_UPDATE_WRITE ||
+                q->dcache_n > NDP_DESC_FETCH) {
                 ndp_dma_free(n);
                 return g_strdup_printf("DMA state: queue %s%u out of range",
                                        dir ? "tx" : "rx", i);

@@ -59,6 +59,8 @@
 #define NDP_DESC_META_SHIFT     48      /* 12 bits */
 #define NDP_DESC_NEXT           (1ull << 61)
 #define NDP_DESC_UPPER_MASK     0x3FFFFFFFFull
+/* Descriptors the engine fetches in one read, at most (chosen) */
+#define NDP_DESC_FETCH          16
 
 /* RX header (4 bytes): frame length, user-header length, flags, descs */
 #define NDP_HDR_SIZE            4
@@ -130,7 +132,7 @@ typedef struct NdpMemOps {
  * or the length asked of a read; `queue` the global queue index.
  */
 typedef enum NdpXferKind {
-    NDP_XFER_DESC_READ = 0,     /* descriptors fetched (8 bytes each) */
+    NDP_XFER_DESC_READ = 0,     /* descriptors fetched, 8 bytes each */
     NDP_XFER_DATA_READ = 1,     /* TX frame data read */
     NDP_XFER_DATA_WRITE = 2,    /* RX frame data written */
     NDP_XFER_HDR_WRITE = 3,     /* RX header written */

@@ -3,12 +3,13 @@
 #
 # A development VM for CESNET's NDK software: build a prepared ndk-sw
 # checkout's nfb driver for the guest kernel, its libnfb and the tools
-# nfb-info and nfb-bus, put them with pcie-telemetry into an initramfs, and
-# boot a guest with a virtual card behind a PCIe root port under CESNET's
-# generic NDK PCI ID (18ec:c000) and iomem=relaxed. The guest loads the
-# driver and prints nfb-info, nfb-bus -l and pcie-telemetry -d /dev/nfbN for
-# each card, then powers off (exit status 0 only if all of it worked), or
-# leaves a shell (--shell).
+# nfb-info, nfb-bus, nfb-dma and ndp-tool, put them with pcie-telemetry into
+# an initramfs, and boot a guest with a virtual card behind a PCIe root port
+# under CESNET's generic NDK PCI ID (18ec:c000) and iomem=relaxed. The guest
+# loads the driver and prints nfb-info, nfb-bus -l and pcie-telemetry -d
+# /dev/nfbN for each card, runs the caller's commands (NDK_SW_GUEST_RUN),
+# then powers off (exit status 0 only if all of it worked), or leaves a
+# shell (--shell).
 #
 # usage: ndk-sw-guest.sh [--shell] NDK_SW_DIR [QEMU ARGS ...]
 #   QEMU ARGS go to QEMU, e.g. a second card:
@@ -40,7 +41,28 @@
 # changed only builds the initramfs and boots. The three most recently
 # used builds are kept.
 #
+# The default card is a plain telemetry card driven by a PTC traffic
+# object. NDK_SW_CARD_PROPS adds properties to it; with dma-queues=N (N > 0)
+# the card carries the DMA engine (docs/dma.md), takes no traffic object
+# (the telemetry block counts the engine's transfers) and the guest gets
+# 1 GiB of memory, as the nfb driver takes 8 MiB of rings per queue:
+#     NDK_SW_CARD_PROPS=dma-queues=2 NDK_SW_GUEST_RUN="nfb-dma; \
+#         nfb-bus -p /firmware/mi_bus0/dbg_gls0 0 1; \
+#         ndp-tool loopback-hw -i 0 -p 1000 -s 64" ndk-sw-guest.sh ndk-sw
+#
 # Environment:
+#   NDK_SW_GUEST_RUN      commands for the guest, separated by ';' or
+#                         newlines (a ';' always ends a command): each is
+#                         shown as "$ command" and run with the guest's sh
+#                         after the driver has loaded and the cards have been
+#                         printed; one that fails fails the run (its status
+#                         is shown). With --shell they run when the shell
+#                         starts. The default time limit of the guest
+#                         (GUEST_TIMEOUT, 120 s) becomes 900 s with them.
+#   NDK_SW_CARD_PROPS     properties for the default card, comma-separated
+#                         (e.g. dma-queues=2)
+#   NDK_SW_GUEST_MEM      the guest's memory when the card has dma-queues
+#                         (default 1G)
 #   NDK_TELEMETRY_CACHE   cache directory (default ~/.cache/ndk-pcie-telemetry)
 #   NDK_SW_GUEST_MODULES  further modules of the guest kernel's package to
 #                         load before nfb.ko (with what they depend on)
@@ -55,7 +77,9 @@ REPO=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${NDK_TELEMETRY_CACHE:-$HOME/.cache/ndk-pcie-telemetry}
 JOBS=${JOBS:-$(nproc)}
 # the build's recipe: change it when the build below changes
-RECIPE=2
+RECIPE=3
+# the tools built and put into the guest
+TOOLS="nfb-info nfb-bus nfb-dma ndp-tool"
 PACKAGES=(autoconf automake libtool make gcc cmake pkg-config libfdt-dev
     libnuma-dev libncurses-dev libarchive-dev libconfig-dev libpci-dev
     zlib1g-dev binutils cpio)
@@ -64,9 +88,11 @@ usage() {
     cat <<'EOF'
 usage: ndk-sw-guest.sh [--shell] NDK_SW_DIR [QEMU ARGS ...]
 Builds a prepared CESNET ndk-sw checkout (nfb driver, libnfb, nfb-info,
-nfb-bus) for the guest kernel and boots a guest with a virtual NDK card
-behind a PCIe root port; prints nfb-info, nfb-bus -l and pcie-telemetry
--d /dev/nfb0, or leaves a shell with --shell.
+nfb-bus, nfb-dma, ndp-tool) for the guest kernel and boots a guest with a
+virtual NDK card behind a PCIe root port; prints nfb-info, nfb-bus -l and
+pcie-telemetry -d /dev/nfb0, runs the commands of NDK_SW_GUEST_RUN, or
+leaves a shell with --shell. NDK_SW_CARD_PROPS adds properties to the card
+(e.g. dma-queues=2).
 EOF
 }
 say() { printf '\n==> %s\n' "$*"; }
@@ -92,7 +118,7 @@ shift
 [ -d "$arg" ] || die 2 "$arg is not a directory" "give the directory of a prepared ndk-sw checkout"
 NDK=$(cd "$arg" && pwd)
 
-# an ndk-sw checkout: the driver, libnfb and the two tools
+# an ndk-sw checkout: the driver, libnfb and the tools
 for f in CMakeLists.txt drivers/configure.ac drivers/Makefile.in \
          drivers/kernel/drivers/nfb/Makefile drivers/kernel/drivers/nfb/pci.c \
          libnfb/CMakeLists.txt tools/info/info.c tools/bus/bus.c; do
@@ -228,11 +254,11 @@ else
         printf '%s' "$version" > "$(dirname "$f")/.gitversion"
     done
 
-    echo "    libnfb, nfb-info, nfb-bus (CMake)"
+    echo "    libnfb, nfb-info, nfb-bus, nfb-dma, ndp-tool (CMake)"
     cmake -S "$work/src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DKDIR="$kdir" \
         -DPython_EXECUTABLE="$PY" \
         > "$(log cmake)" 2>&1 || failed "CMake's configuration" "$(log cmake)"
-    make -C "$work/build" -j "$JOBS" nfb-info nfb-bus > "$(log tools)" 2>&1 ||
+    make -C "$work/build" -j "$JOBS" $TOOLS > "$(log tools)" 2>&1 ||
         failed "building libnfb and the tools" "$(log tools)"
 
     echo "    the nfb driver (autoreconf, configure --with-kernel=$kdir, make)"
@@ -245,7 +271,9 @@ else
     ko="$work/src/drivers/kernel/drivers/nfb/nfb.ko"
     [ -f "$ko" ] || die 1 "the driver's build made no $ko" "see $(log driver)"
     strip --strip-debug -o "$work/out/nfb.ko" "$ko"
-    cp -a "$work/build/tools/nfb-info" "$work/build/tools/nfb-bus" "$work/out/"
+    for t in $TOOLS; do
+        cp -a "$work/build/tools/$t" "$work/out/"
+    done
     touch "$work/.built"
 fi
 if [ $pynfb = 1 ] && [ ! -f "$work/.pynfb-built" ]; then
@@ -325,13 +353,13 @@ cp "$work/out/nfb.ko" "$mods/nfb.ko"
 echo nfb.ko >> "$mods/order"
 
 # ----------------------------------------------------------- initramfs
-say "The initramfs: nfb.ko, nfb-info, nfb-bus, libnfb, pcie-telemetry"
+say "The initramfs: nfb.ko, $(echo $TOOLS | sed 's/ /, /g'), libnfb, pcie-telemetry"
 files=()
 for m in $(cat "$mods/order"); do
     files+=("$mods/$m:/lib/modules/$m")
 done
 files+=("$mods/order:/lib/modules/order")
-for t in nfb-info nfb-bus; do
+for t in $TOOLS; do
     files+=("$work/out/$t:/usr/bin/$t")
 done
 # the libraries the tools load (libnfb from the build, by its soname)
@@ -340,11 +368,58 @@ while read -r so; do
         /lib64/*) files+=("$so:$so") ;;
         *) files+=("$so:/lib/x86_64-linux-gnu/$(basename "$so")") ;;
     esac
-done < <(ldd "$work/out/nfb-info" "$work/out/nfb-bus" |
+done < <(cd "$work/out" && ldd $TOOLS |
          awk '/=> \// {print $3} /^\t\/lib/ {print $1}' | sort -u)
 mapfile -t -O ${#files[@]} files < <("$REPO/scripts/guest-tool-files.sh" "$REPO/build")
+# The caller's commands: the guest's usual script prints the cards (and
+# with --shell starts the shell, a login shell that reads /etc/profile);
+# then the commands run, one a line of run.list
+main=$REPO/guest/ndk-sw.sh
+if [ -n "${NDK_SW_GUEST_RUN:-}" ]; then
+    g="$work/guest"
+    rm -rf "$g"; mkdir -p "$g"
+    printf '%s\n' "$NDK_SW_GUEST_RUN" | tr ';' '\n' |
+        sed -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//' | grep -v '^$' > "$g/run.list" || true
+    cat > "$g/run.sh" <<'EOF'
+#!/bin/sh
+# The commands of NDK_SW_GUEST_RUN, one a line of run.list: each is shown,
+# then run; the status is 1 if one failed (its status is shown).
+rc=0
+while IFS= read -r c; do
+    echo
+    echo "\$ $c"
+    eval "$c" < /dev/null
+    s=$?
+    [ $s = 0 ] || { echo "(exit status $s)"; rc=1; }
+done < /etc/ndk-sw-guest/run.list
+exit $rc
+EOF
+    cat > "$g/main.sh" <<'EOF'
+#!/bin/sh
+# The guest's usual script, then the commands of NDK_SW_GUEST_RUN (with
+# "shell" on the kernel command line the shell's /etc/profile runs them)
+sh /etc/ndk-sw-guest/report.sh
+rc=$?
+if ! grep -qw shell /proc/cmdline; then
+    sh /etc/ndk-sw-guest/run.sh || rc=1
+fi
+exit $rc
+EOF
+    cat > "$g/profile" <<'EOF'
+# the commands of NDK_SW_GUEST_RUN, once, as the shell starts
+if [ ! -e /tmp/.ndk-sw-guest-ran ]; then
+    touch /tmp/.ndk-sw-guest-ran
+    sh /etc/ndk-sw-guest/run.sh
+fi
+EOF
+    files+=("$REPO/guest/ndk-sw.sh:/etc/ndk-sw-guest/report.sh"
+            "$g/run.sh:/etc/ndk-sw-guest/run.sh" "$g/run.list:/etc/ndk-sw-guest/run.list"
+            "$g/profile:/etc/profile")
+    main=$g/main.sh
+    export GUEST_TIMEOUT=${GUEST_TIMEOUT:-900}
+fi
 initrd="$work/initramfs.gz"
-"$REPO/scripts/guest-initramfs.sh" "$initrd" "$REPO/guest/ndk-sw.sh" "${files[@]}"
+"$REPO/scripts/guest-initramfs.sh" "$initrd" "$main" "${files[@]}"
 
 # Python, pynfb and the reader: further gzip'ed cpio archives appended to
 # the initramfs (the kernel unpacks each in turn)
@@ -418,9 +493,21 @@ if [ $pynfb = 1 ]; then
 fi
 
 # ---------------------------------------------------------------- boot
-card=(-object telemetry-traffic-ptc,id=ndk_traffic0
-      -device pcie-root-port,id=rp0,chassis=1,slot=1
-      -device ndk-pcie-telemetry,bus=rp0,vendor-id=0x18ec,device-id=0xc000,traffic=ndk_traffic0)
+# the default card: its traffic from a PTC object, or with dma-queues from
+# its DMA engine (which refuses a traffic object), with memory for the
+# driver's rings
+props=${NDK_SW_CARD_PROPS:-}
+props=${props#,}
+card_dev=ndk-pcie-telemetry,bus=rp0,vendor-id=0x18ec,device-id=0xc000
+if printf ',%s' "$props" | grep -qE ',dma-queues=0*[1-9]'; then
+    card=(-m "${NDK_SW_GUEST_MEM:-1G}"
+          -device pcie-root-port,id=rp0,chassis=1,slot=1
+          -device "$card_dev${props:+,$props}")
+else
+    card=(-object telemetry-traffic-ptc,id=ndk_traffic0
+          -device pcie-root-port,id=rp0,chassis=1,slot=1
+          -device "$card_dev,traffic=ndk_traffic0${props:+,$props}")
+fi
 export GUEST_APPEND="iomem=relaxed${GUEST_APPEND:+ $GUEST_APPEND}"
 if [ $shell = 1 ]; then
     say "Booting the guest with the card behind a root port; a shell follows"

@@ -20,8 +20,16 @@ typedef struct Frame {
     uint32_t pad;
 } Frame;
 
+/*
+ * Frames and events are appended at the end and forgotten at the head;
+ * the array is compacted only once most of it is forgotten, and a cursor
+ * remembers where the last look-up ended, since the core asks for cycles
+ * mostly in order.
+ */
 typedef struct Lane {
-    GArray *f;                  /* Frame, by start */
+    GArray *f;                  /* Frame, by start, from index head */
+    guint head;
+    guint cur;                  /* a hint: index of the last look-up */
     uint64_t free_at;           /* first cycle after the last frame */
     uint64_t total;             /* frames ever logged */
 } Lane;
@@ -33,7 +41,9 @@ typedef struct Event {
 } Event;
 
 typedef struct Events {
-    GArray *e;
+    GArray *e;                  /* from index head */
+    guint head;
+    guint cur;
     uint64_t base;              /* the total before the first kept one */
 } Events;
 
@@ -165,7 +175,7 @@ static void event_add(Events *ev, uint64_t cycle, uint64_t amount)
 {
     Event e = { .cycle = cycle, .cum = ev->base };
 
-    if (ev->e->len) {
+    if (ev->e->len > ev->head) {
         e.cum = g_array_index(ev->e, Event, ev->e->len - 1).cum;
     }
     e.cum += amount;
@@ -262,29 +272,48 @@ void ptm_dma_traffic_frames(const PtmDmaTraffic *t, uint64_t out[4])
 
 /* ---- describing cycles -------------------------------------------- */
 
-/* The first frame of a lane that ends after cycle c (len if none) */
-static guint first_ending_after(const Lane *ln, uint64_t c)
+static bool frame_ends_by(const Lane *ln, guint i, uint64_t c)
 {
-    guint lo = 0, hi = ln->f->len;
+    const Frame *f = &g_array_index(ln->f, Frame, i);
 
+    return f->start + f->cycles <= c;
+}
+
+/*
+ * The first frame of a lane that ends after cycle c (len if none): a few
+ * steps on from the cursor, else a binary search.
+ */
+static guint first_ending_after(Lane *ln, uint64_t c)
+{
+    guint lo = ln->head, hi = ln->f->len, i = MAX(ln->cur, ln->head);
+
+    if (i < hi && (i == lo || frame_ends_by(ln, i - 1, c))) {
+        for (unsigned k = 0; k < 8 && i < hi; k++, i++) {
+            if (!frame_ends_by(ln, i, c)) {
+                ln->cur = i;
+                return i;
+            }
+        }
+        lo = i;
+    }
     while (lo < hi) {
-        guint mid = (lo + hi) / 2;
-        const Frame *f = &g_array_index(ln->f, Frame, mid);
+        guint mid = lo + (hi - lo) / 2;
 
-        if (f->start + f->cycles <= c) {
+        if (frame_ends_by(ln, mid, c)) {
             lo = mid + 1;
         } else {
             hi = mid;
         }
     }
+    ln->cur = lo;
     return lo;
 }
 
 /* A lane's cycle c into *bc; how long it stays so (UINT64_MAX: for good) */
-static uint64_t lane_cycle(const PtmDmaTraffic *t, unsigned l, uint64_t c,
+static uint64_t lane_cycle(PtmDmaTraffic *t, unsigned l, uint64_t c,
                            PtmBusCycle *bc)
 {
-    const Lane *ln = &t->lane[l];
+    Lane *ln = &t->lane[l];
     guint i = first_ending_after(ln, c);
     const Frame *f;
     uint64_t o;
@@ -324,24 +353,43 @@ static uint64_t lane_cycle(const PtmDmaTraffic *t, unsigned l, uint64_t c,
     return f->cycles - 1 - o;
 }
 
-/* An amount at cycle c, and the next cycle it changes at */
-static uint64_t events_at(const Events *ev, uint64_t c, uint64_t *next)
+static bool event_by(const Events *ev, guint i, uint64_t c)
 {
-    guint lo = 0, hi = ev->e->len;
+    return g_array_index(ev->e, Event, i).cycle <= c;
+}
 
+/* An amount at cycle c, and the next cycle it changes at */
+static uint64_t events_at(Events *ev, uint64_t c, uint64_t *next)
+{
+    guint lo = ev->head, hi = ev->e->len, i = MAX(ev->cur, ev->head);
+
+    if (i < hi && (i == lo || event_by(ev, i - 1, c))) {
+        unsigned k;
+
+        for (k = 0; k < 8 && i < hi && event_by(ev, i, c); k++) {
+            i++;
+        }
+        if (k < 8) {
+            lo = hi = i;
+        } else {
+            lo = i;
+        }
+    }
     while (lo < hi) {
-        guint mid = (lo + hi) / 2;
+        guint mid = lo + (hi - lo) / 2;
 
-        if (g_array_index(ev->e, Event, mid).cycle <= c) {
+        if (event_by(ev, mid, c)) {
             lo = mid + 1;
         } else {
             hi = mid;
         }
     }
+    ev->cur = lo;
     if (lo < ev->e->len) {
         *next = MIN(*next, g_array_index(ev->e, Event, lo).cycle);
     }
-    return lo ? g_array_index(ev->e, Event, lo - 1).cum : ev->base;
+    return lo > ev->head ? g_array_index(ev->e, Event, lo - 1).cum
+                         : ev->base;
 }
 
 static uint64_t dma_fill(void *opaque, const PtmProbeInfo *probe,
@@ -444,16 +492,27 @@ const PtmSourceOps *ptm_dma_traffic_ops(void)
 
 /* ---- keeping the log small ---------------------------------------- */
 
+/* Drop an array's first `head` elements once they are most of it */
+static void compact(GArray *a, guint *head, guint *cur)
+{
+    if (*head > 1024 && *head > a->len / 2) {
+        g_array_remove_range(a, 0, *head);
+        *cur = *cur > *head ? *cur - *head : 0;
+        *head = 0;
+    }
+}
+
 static void events_prune(Events *ev, uint64_t cycle)
 {
-    guint n = 0;
+    guint n = ev->head;
 
     while (n < ev->e->len && g_array_index(ev->e, Event, n).cycle <= cycle) {
         n++;
     }
-    if (n) {
+    if (n > ev->head) {
         ev->base = g_array_index(ev->e, Event, n - 1).cum;
-        g_array_remove_range(ev->e, 0, n);
+        ev->head = n;
+        compact(ev->e, &ev->head, &ev->cur);
     }
 }
 
@@ -466,10 +525,8 @@ void ptm_dma_traffic_prune(PtmDmaTraffic *t, uint64_t t_ns)
         Lane *ln = &t->lane[l];
         uint64_t c = (uint64_t)((u128)t_ns * lane_hz(t, l) / 1000000000u);
 
-        n = first_ending_after(ln, c);
-        if (n) {
-            g_array_remove_range(ln->f, 0, n);
-        }
+        ln->head = first_ending_after(ln, c);
+        compact(ln->f, &ln->head, &ln->cur);
     }
     for (unsigned k = 0; k < EV_N; k++) {
         events_prune(&t->ev[k], pc);
@@ -480,7 +537,7 @@ void ptm_dma_traffic_prune(PtmDmaTraffic *t, uint64_t t_ns)
            g_array_index(t->ret, uint64_t, n) <= pc) {
         n++;
     }
-    if (n) {
+    if (n > 4096) {
         g_array_remove_range(t->ret, 0, n);
         t->ret_base += n;
     }
@@ -490,10 +547,12 @@ void ptm_dma_traffic_reset(PtmDmaTraffic *t)
 {
     for (unsigned l = 0; l < t->nlanes; l++) {
         g_array_set_size(t->lane[l].f, 0);
+        t->lane[l].head = t->lane[l].cur = 0;
         t->lane[l].free_at = 0;
     }
     for (unsigned k = 0; k < EV_N; k++) {
         g_array_set_size(t->ev[k].e, 0);
+        t->ev[k].head = t->ev[k].cur = 0;
         t->ev[k].base = 0;
     }
     g_array_set_size(t->ret, 0);
@@ -534,8 +593,8 @@ void *ptm_dma_traffic_save(const PtmDmaTraffic *t, size_t *len)
 
         put64(b, ln->free_at);
         put64(b, ln->total);
-        put64(b, ln->f->len);
-        for (guint i = 0; i < ln->f->len; i++) {
+        put64(b, ln->f->len - ln->head);
+        for (guint i = ln->head; i < ln->f->len; i++) {
             const Frame *f = &g_array_index(ln->f, Frame, i);
 
             put64(b, f->start);
@@ -546,8 +605,8 @@ void *ptm_dma_traffic_save(const PtmDmaTraffic *t, size_t *len)
     }
     for (unsigned k = 0; k < EV_N; k++) {
         put64(b, t->ev[k].base);
-        put64(b, t->ev[k].e->len);
-        for (guint i = 0; i < t->ev[k].e->len; i++) {
+        put64(b, t->ev[k].e->len - t->ev[k].head);
+        for (guint i = t->ev[k].head; i < t->ev[k].e->len; i++) {
             put64(b, g_array_index(t->ev[k].e, Event, i).cycle);
             put64(b, g_array_index(t->ev[k].e, Event, i).cum);
         }
