@@ -63,6 +63,9 @@
 #                         (e.g. dma-queues=2)
 #   NDK_SW_GUEST_MEM      the guest's memory when the card has dma-queues
 #                         (default 1G)
+#   QEMU                  a QEMU with the card to boot instead of the
+#                         project's build (scripts/setup.sh is then not run
+#                         when the build has the guest tool pcie-telemetry)
 #   NDK_TELEMETRY_CACHE   cache directory (default ~/.cache/ndk-pcie-telemetry)
 #   NDK_SW_GUEST_MODULES  further modules of the guest kernel's package to
 #                         load before nfb.ko (with what they depend on)
@@ -194,8 +197,12 @@ install_packages() {
 }
 install_packages
 
-say "Setting up QEMU with the card and pcie-telemetry (scripts/setup.sh)"
-"$REPO/scripts/setup.sh"
+if [ -n "${QEMU:-}" ] && [ -x "$REPO/build/guest-tool/pcie-telemetry" ]; then
+    say "QEMU: $QEMU (scripts/setup.sh left out)"
+else
+    say "Setting up QEMU with the card and pcie-telemetry (scripts/setup.sh)"
+    "$REPO/scripts/setup.sh"
+fi
 
 say "The guest kernel and its headers"
 kernel=$("$REPO/scripts/guest-kernel.sh")
