@@ -21,6 +21,19 @@ typedef struct Frame {
 } Frame;
 
 /*
+ * What a lane's frames add to its channels, summed up to and with each
+ * frame: a data frame of c cycles whose last byte is in region r at item
+ * p adds c words, one SOF, (c - 1) x R x I + r x I + p + 1 items (R the
+ * probe's regions, I a region's items) and to region k's count c - 1,
+ * and 1 more for k <= r; a header on the MVB adds one MVB item.
+ */
+typedef struct Cum {
+    uint64_t words, sof, mvb, cyc1, tail_items;
+    uint64_t rl[];              /* per region k of the bus: data frames
+                                 * whose last byte is in region >= k */
+} Cum;
+
+/*
  * Frames and events are appended at the end and forgotten at the head;
  * the array is compacted only once most of it is forgotten, and a cursor
  * remembers where the last look-up ended, since the core asks for cycles
@@ -28,6 +41,7 @@ typedef struct Frame {
  */
 typedef struct Lane {
     GArray *f;                  /* Frame, by start, from index head */
+    GArray *cum;                /* Cum with the bus's regions, per frame */
     guint head;
     guint cur;                  /* a hint: index of the last look-up */
     uint64_t free_at;           /* first cycle after the last frame */
@@ -120,6 +134,8 @@ PtmDmaTraffic *ptm_dma_traffic_new(const PtmGeometry *geo)
     t->nlanes = LANE_DMA + 2 * geo->dma_ports;
     for (unsigned l = 0; l < t->nlanes; l++) {
         t->lane[l].f = g_array_new(FALSE, FALSE, sizeof(Frame));
+        t->lane[l].cum = g_array_new(FALSE, FALSE, sizeof(Cum) +
+                                     lane_regions(t, l) * sizeof(uint64_t));
     }
     for (unsigned k = 0; k < EV_N; k++) {
         t->ev[k].e = g_array_new(FALSE, FALSE, sizeof(Event));
@@ -136,6 +152,7 @@ void ptm_dma_traffic_free(PtmDmaTraffic *t)
     }
     for (unsigned l = 0; l < t->nlanes; l++) {
         g_array_free(t->lane[l].f, TRUE);
+        g_array_free(t->lane[l].cum, TRUE);
     }
     for (unsigned k = 0; k < EV_N; k++) {
         g_array_free(t->ev[k].e, TRUE);
@@ -146,6 +163,53 @@ void ptm_dma_traffic_free(PtmDmaTraffic *t)
 }
 
 /* ---- logging ------------------------------------------------------ */
+
+/* Where a data frame's last byte lies: region and item in it */
+static void frame_end(const PtmDmaTraffic *t, unsigned l, const Frame *f,
+                      unsigned *r, unsigned *pos)
+{
+    unsigned rb = lane_region_bytes(t, l);
+    unsigned last = (f->bytes - 1) % lane_width(t, l);
+
+    *r = last / rb;
+    *pos = (last % rb) / t->geo.item_bytes;
+}
+
+static Cum *cum_at(const Lane *ln, guint i)
+{
+    return (Cum *)(ln->cum->data + (size_t)i * g_array_get_element_size(
+                                                  ln->cum));
+}
+
+static void cum_append(PtmDmaTraffic *t, unsigned l, const Frame *f)
+{
+    Lane *ln = &t->lane[l];
+    guint n = ln->cum->len;
+    size_t size = g_array_get_element_size(ln->cum);
+    Cum *c;
+
+    g_array_set_size(ln->cum, n + 1);
+    c = cum_at(ln, n);
+    if (n > ln->head) {
+        memcpy(c, cum_at(ln, n - 1), size);
+    } else {
+        memset(c, 0, size);
+    }
+    c->mvb += f->mvb;
+    if (f->bytes) {
+        unsigned r, pos;
+
+        frame_end(t, l, f, &r, &pos);
+        c->words += f->cycles;
+        c->sof++;
+        c->cyc1 += f->cycles - 1;
+        c->tail_items += (uint64_t)r * (lane_region_bytes(t, l) /
+                                        t->geo.item_bytes) + pos + 1;
+        for (unsigned k = 0; k <= r; k++) {
+            c->rl[k]++;
+        }
+    }
+}
 
 /* A frame of `bytes` (0: MVB only) ready at cycle `ready`: where it ends */
 static uint64_t lane_put(PtmDmaTraffic *t, unsigned l, uint64_t ready,
@@ -161,6 +225,7 @@ static uint64_t lane_put(PtmDmaTraffic *t, unsigned l, uint64_t ready,
     };
 
     g_array_append_val(ln->f, f);
+    cum_append(t, l, &f);
     ln->free_at = f.start + f.cycles;
     ln->total++;
     t->busy_until_ns = MAX(t->busy_until_ns,
@@ -340,12 +405,11 @@ static uint64_t lane_cycle(PtmDmaTraffic *t, unsigned l, uint64_t c,
         }
     }
     if (o == f->cycles - 1 && f->bytes) {
-        unsigned rb = lane_region_bytes(t, l);
-        unsigned last = (f->bytes - 1) % lane_width(t, l);
-        unsigned r = last / rb;
+        unsigned r, pos;
 
+        frame_end(t, l, f, &r, &pos);
         bc->eof = 1u << r;
-        bc->eof_pos[r] = (last % rb) / t->geo.item_bytes;
+        bc->eof_pos[r] = pos;
     }
     if (o == 0 || o == f->cycles - 1) {
         return 1;
@@ -440,13 +504,112 @@ static uint64_t dma_fill(void *opaque, const PtmProbeInfo *probe,
     return c - start;
 }
 
-/* A span the description holds steady is counted at once. */
+/* A lane's part of [a, z) (a frame cut by the span) from fill's chunks */
+static void count_lane_piece(PtmDmaTraffic *t, const PtmProbeShape *probe,
+                             unsigned b, uint64_t a, uint64_t z,
+                             PtmCountState *st, uint64_t *acc)
+{
+    PtmChunk *ch = t->scratch;
+
+    while (a < z) {
+        ch->seg = ch->scratch;
+        a += dma_fill(t, &probe->info, a, z - a, ch);
+        ptm_count_chunk_lanes(probe, st, ch, acc, 1u << b);
+    }
+}
+
+/* A lane's whole frames i .. j - 1 from its running totals */
+static void count_lane_frames(PtmDmaTraffic *t, const PtmProbeShape *probe,
+                              unsigned b, unsigned l, guint i, guint j,
+                              uint64_t *acc)
+{
+    Lane *ln = &t->lane[l];
+    const Cum *hi = cum_at(ln, j - 1);
+    const Cum *at = cum_at(ln, i);
+    const Frame *fi = &g_array_index(ln->f, Frame, i);
+    unsigned regions = probe->info.regions;
+    unsigned base = ptm_ch_bus(regions, b, 0);
+    uint64_t items_r = (uint64_t)regions * probe->info.bus_items[b];
+    struct {
+        uint64_t words, sof, mvb, cyc1, tail_items;
+    } d;
+    unsigned r = 0, pos = 0;
+
+    /* hi - at + frame i's own part */
+    if (fi->bytes) {
+        frame_end(t, l, fi, &r, &pos);
+    }
+    d.words = hi->words - at->words + (fi->bytes ? fi->cycles : 0);
+    d.sof = hi->sof - at->sof + (fi->bytes ? 1 : 0);
+    d.mvb = hi->mvb - at->mvb + fi->mvb;
+    d.cyc1 = hi->cyc1 - at->cyc1 + (fi->bytes ? fi->cycles - 1 : 0);
+    d.tail_items = hi->tail_items - at->tail_items +
+                   (fi->bytes ? (uint64_t)r * (lane_region_bytes(t, l) /
+                                               t->geo.item_bytes) + pos + 1
+                              : 0);
+    acc[base + PTM_CH_WORDS] += d.words;
+    acc[base + PTM_CH_SOF] += d.sof;
+    if (probe->info.domain == PTM_DOMAIN_DMA) {
+        acc[base + PTM_CH_MVB] += d.mvb;
+    }
+    acc[base + PTM_CH_ITEMS] += d.cyc1 * items_r + d.tail_items;
+    for (unsigned k = 0; k < regions; k++) {
+        acc[base + PTM_CH_REGION0 + k] += d.cyc1;
+        if (k < lane_regions(t, l)) {
+            acc[base + PTM_CH_REGION0 + k] +=
+                hi->rl[k] - at->rl[k] + (fi->bytes && k <= r);
+        }
+    }
+}
+
+/* The probe's own channels: cycles, and on the PCIe probe the histograms */
+static void count_side(PtmDmaTraffic *t, const PtmProbeShape *probe,
+                       uint64_t start, uint64_t end, PtmCountState *st,
+                       uint64_t *acc)
+{
+    unsigned base = 1 + probe->info.buses * (6 + probe->info.regions);
+    uint64_t cap = MIN(t->geo.tag_capacity, 0x7FFu);
+
+    acc[0] += end - start;
+    if (!probe->brakes) {
+        return;
+    }
+    for (uint64_t c = start; c < end;) {
+        uint64_t next = UINT64_MAX, tags, words, run;
+        uint16_t tag, fifo;
+
+        tags = events_at(&t->ev[EV_TAKE], c, &next) -
+               events_at(&t->ev[EV_RET], c, &next);
+        words = events_at(&t->ev[EV_RES], c, &next) -
+                events_at(&t->ev[EV_FREE], c, &next);
+        tag = (cap - MIN(tags, cap)) & 0x7FF;
+        fifo = t->geo.stfifo_capacity -
+               MIN(words, (uint64_t)t->geo.stfifo_capacity);
+        run = MIN(next, end) - c;
+        acc[base + PTM_BRAKES + ptm_band(tag, probe->tag_capacity)] += run;
+        acc[base + PTM_BRAKES + PTM_HIST_BANDS +
+            ptm_band(fifo, probe->stfifo_capacity)] += run;
+        st->tag_min = MIN(st->tag_min, tag);
+        st->stfifo_min = MIN(st->stfifo_min, fifo);
+        st->tag_last = tag;
+        st->stfifo_last = fifo;
+        st->link_last = 1;
+        c += run;
+    }
+}
+
+/*
+ * A span counted from the log: the probe's cycles and histograms over the
+ * steps of the tags and FIFO words, each bus's whole frames from its
+ * running totals, and the frames the span cuts from fill's chunks.
+ */
 static bool dma_count(void *opaque, const PtmProbeShape *probe,
                       uint64_t start, uint64_t end, PtmCountState *st,
                       uint64_t *acc)
 {
     PtmDmaTraffic *t = opaque;
     PtmChunk *ch = t->scratch;
+    bool pcie = probe->info.domain == PTM_DOMAIN_PCIE;
 
     if (start == end) {
         return true;
@@ -464,11 +627,44 @@ static bool dma_count(void *opaque, const PtmProbeShape *probe,
         ch->nseg = 1;
         ch->repeat = 1;
         ch->id = 0;
-    } else if (dma_fill(t, &probe->info, start, end - start, ch) !=
-               end - start || ch->nseg != 1) {
-        return false;           /* activity: the core counts fill's chunks */
+        ptm_count_chunk(probe, st, ch, acc);
+        return true;
     }
-    ptm_count_chunk(probe, st, ch, acc);
+    count_side(t, probe, start, end, st, acc);
+    for (unsigned b = 0; b < probe->info.buses; b++) {
+        unsigned l = pcie ? b : LANE_DMA + b;
+        Lane *ln;
+        guint i, j;
+        uint64_t c = start;
+
+        if (l >= t->nlanes) {
+            continue;
+        }
+        ln = &t->lane[l];
+        i = first_ending_after(ln, start);
+        if (i < ln->f->len) {
+            const Frame *f = &g_array_index(ln->f, Frame, i);
+
+            if (f->start < start) {
+                c = MIN(end, f->start + f->cycles);
+                count_lane_piece(t, probe, b, start, c, st, acc);
+                i++;
+            }
+        }
+        j = first_ending_after(ln, end);
+        if (j > i) {
+            count_lane_frames(t, probe, b, l, i, j, acc);
+            st->open &= ~(1u << b);
+        }
+        if (j < ln->f->len) {
+            const Frame *f = &g_array_index(ln->f, Frame, j);
+
+            if (f->start < end && f->start + f->cycles > end && j >= i) {
+                count_lane_piece(t, probe, b, MAX(c, f->start), end, st,
+                                 acc);
+            }
+        }
+    }
     return true;
 }
 
@@ -525,8 +721,11 @@ void ptm_dma_traffic_prune(PtmDmaTraffic *t, uint64_t t_ns)
         Lane *ln = &t->lane[l];
         uint64_t c = (uint64_t)((u128)t_ns * lane_hz(t, l) / 1000000000u);
 
-        ln->head = first_ending_after(ln, c);
+        guint head = first_ending_after(ln, c), cur = ln->cur;
+
+        ln->head = head;
         compact(ln->f, &ln->head, &ln->cur);
+        compact(ln->cum, &head, &cur);
     }
     for (unsigned k = 0; k < EV_N; k++) {
         events_prune(&t->ev[k], pc);
@@ -547,6 +746,7 @@ void ptm_dma_traffic_reset(PtmDmaTraffic *t)
 {
     for (unsigned l = 0; l < t->nlanes; l++) {
         g_array_set_size(t->lane[l].f, 0);
+        g_array_set_size(t->lane[l].cum, 0);
         t->lane[l].head = t->lane[l].cur = 0;
         t->lane[l].free_at = 0;
     }
@@ -655,7 +855,13 @@ char *ptm_dma_traffic_load(PtmDmaTraffic *t, const void *buf, size_t len)
                  f.start + f.cycles > f.start &&
                  f.start + f.cycles <= ln->free_at && f.mvb <= 1;
             prev_end = f.start + f.cycles;
+            ok = ok && (f.bytes || f.mvb) &&
+                 f.cycles == (f.bytes ? (f.bytes + lane_width(n, l) - 1) /
+                                        lane_width(n, l) : 1);
             g_array_append_val(ln->f, f);
+            if (ok) {
+                cum_append(n, l, &f);
+            }
         }
     }
     for (unsigned k = 0; ok && k < EV_N; k++) {
@@ -691,10 +897,10 @@ char *ptm_dma_traffic_load(PtmDmaTraffic *t, const void *buf, size_t len)
         return g_strdup("DMA traffic log: malformed");
     }
     for (unsigned l = 0; l < t->nlanes; l++) {
-        GArray *tmp = t->lane[l].f;
+        Lane tmp = t->lane[l];
 
         t->lane[l] = n->lane[l];
-        n->lane[l].f = tmp;
+        n->lane[l] = tmp;
     }
     for (unsigned k = 0; k < EV_N; k++) {
         GArray *tmp = t->ev[k].e;
