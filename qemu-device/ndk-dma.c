@@ -46,6 +46,16 @@ static void ndk_dma_xfer(void *opaque, NdpDir dir, unsigned queue,
                  kind == NDP_XFER_UPDATE_WRITE;
 
     trace_ndk_dma_xfer(dir ? "tx" : "rx", queue, kind, addr, bytes);
+    if (kind == NDP_XFER_DESC_READ &&
+        trace_event_get_state_backends(TRACE_NDK_DMA_DESC)) {
+        /* what was fetched, so that a recording can be replayed */
+        for (uint32_t i = 0; i + 8 <= bytes; i += 8) {
+            uint64_t desc = 0;
+
+            pci_dma_read(d->pdev, addr + i, &desc, 8);
+            trace_ndk_dma_desc(addr + i, le64_to_cpu(desc));
+        }
+    }
     if (d->owner && d->owner->xfer) {
         d->owner->xfer(d->owner_opaque, queue / d->queues, write, addr,
                        bytes);
