@@ -378,6 +378,9 @@ while read -r so; do
 done < <(cd "$work/out" && ldd $TOOLS |
          awk '/=> \// {print $3} /^\t\/lib/ {print $1}' | sort -u)
 mapfile -t -O ${#files[@]} files < <("$REPO/scripts/guest-tool-files.sh" "$REPO/build")
+# the console's terminal (TERM=linux) for ndp-tool's live view of several
+# queues (ncurses; -I 0 leaves it out)
+[ ! -f /lib/terminfo/l/linux ] || files+=("/lib/terminfo/l/linux:/lib/terminfo/l/linux")
 # The caller's commands: the guest's usual script prints the cards (and
 # with --shell starts the shell, a login shell that reads /etc/profile);
 # then the commands run, one a line of run.list
@@ -506,7 +509,7 @@ fi
 props=${NDK_SW_CARD_PROPS:-}
 props=${props#,}
 card_dev=ndk-pcie-telemetry,bus=rp0,vendor-id=0x18ec,device-id=0xc000
-if printf ',%s' "$props" | grep -qE ',dma-queues=0*[1-9]'; then
+if printf ',%s' "$props" | grep -qE ',dma-queues=(0[xX])?0*[1-9a-fA-F]'; then
     card=(-m "${NDK_SW_GUEST_MEM:-1G}"
           -device pcie-root-port,id=rp0,chassis=1,slot=1
           -device "$card_dev${props:+,$props}")
@@ -522,4 +525,4 @@ if [ $shell = 1 ]; then
 fi
 say "Booting the guest with the card behind a root port (about 5 s)"
 "$REPO/scripts/guest-run.sh" "$initrd" "${card[@]}" "$@" ||
-    die 1 "the guest did not load the driver and read the card (see the console above)"
+    die 1 "the guest did not load the driver and read the card${NDK_SW_GUEST_RUN:+, or a command of NDK_SW_GUEST_RUN failed} (see the console above)"
