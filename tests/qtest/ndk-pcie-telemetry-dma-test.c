@@ -575,6 +575,172 @@ static void test_traffic_refused(void)
     expect_start_refused(extra, "'traffic'");
 }
 
+/* ---- a recording of a real driver, replayed ------------------------ */
+
+/*
+ * A recording is QEMU's log of the trace events ndk_dma_* of a guest run
+ * (tests/qtest/data/README.md), with header lines:
+ *   # args: <QEMU arguments of the card, memory included>
+ *   # settings: <mps bytes> <mrrs bytes> <rcb bytes> <ext-tag> <10-bit tag>
+ * Register writes are replayed in order, each after writing into guest
+ * memory the descriptors the engine fetched right after it in the
+ * recording; every register read must return what it returned then, and
+ * the block must count the recorded transfers by the rule.
+ */
+typedef struct RecEvent {
+    char kind;                  /* W, R, X (transfer), D (descriptor) */
+    char what[4];               /* rx, tx, gls */
+    uint64_t addr, val;
+    unsigned size;
+    unsigned xkind;
+} RecEvent;
+
+static uint64_t region_base(const char *what)
+{
+    return !strcmp(what, "rx") ? NDP_BAR_RX_BASE :
+           !strcmp(what, "tx") ? NDP_BAR_TX_BASE : NDP_BAR_GLS_BASE;
+}
+
+static GArray *rec_parse(const char *text, char **args, unsigned set[5])
+{
+    GArray *ev = g_array_new(FALSE, TRUE, sizeof(RecEvent));
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+
+    for (char **l = lines; *l; l++) {
+        const char *p = *l;
+        RecEvent e = { 0 };
+        unsigned q;
+
+        if (g_str_has_prefix(p, "# args: ")) {
+            *args = g_strdup(p + 8);
+            continue;
+        }
+        if (g_str_has_prefix(p, "# settings: ")) {
+            g_assert_cmpint(sscanf(p + 12, "%u %u %u %u %u", &set[0],
+                                   &set[1], &set[2], &set[3], &set[4]), ==,
+                            5);
+            continue;
+        }
+        /* the log backend's optional "pid@seconds:" prefix */
+        if (strchr(p, '@') && strchr(p, ':') &&
+            strchr(p, '@') < strchr(p, ':') && g_ascii_isdigit(*p)) {
+            p = strchr(p, ':') + 1;
+        }
+        if (sscanf(p, "ndk_dma_write %3s %" SCNx64 " size %u val %" SCNx64,
+                   e.what, &e.addr, &e.size, &e.val) == 4) {
+            e.kind = 'W';
+        } else if (sscanf(p, "ndk_dma_read %3s %" SCNx64 " size %u val %"
+                          SCNx64, e.what, &e.addr, &e.size, &e.val) == 4) {
+            e.kind = 'R';
+        } else if (sscanf(p, "ndk_dma_xfer %2s%u kind %u addr %" SCNx64
+                          " bytes %u", e.what, &q, &e.xkind, &e.addr,
+                          &e.size) == 5) {
+            e.kind = 'X';
+        } else if (sscanf(p, "ndk_dma_desc descriptor at %" SCNx64 ": %"
+                          SCNx64, &e.addr, &e.val) == 2) {
+            e.kind = 'D';
+        } else {
+            continue;
+        }
+        g_array_append_val(ev, e);
+    }
+    return ev;
+}
+
+static void test_replay(const void *data)
+{
+    const char *name = data;
+    g_autofree char *path = g_build_filename(NDK_REPO, "tests", "qtest",
+                                             "data", name, NULL);
+    g_autofree char *text = NULL, *args = NULL;
+    unsigned set[5] = { 0 }, reads = 0, writes = 0, frames = 0;
+    BusExp e[4] = { 0 };
+    GArray *ev;
+    Ndk n;
+
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    ev = rec_parse(text, &args, set);
+    g_assert_nonnull(args);
+    g_assert_cmpuint(set[0], >=, 128);
+    ndk_open_sized(&n, "q35", DMA_BAR, args);
+    set_pcie_settings(&n, 0x80, __builtin_ctz(set[0] / 128),
+                      __builtin_ctz(set[1] / 128), set[3], set[4],
+                      set[2] == 128);
+    for (guint i = 0; i < ev->len; i++) {
+        RecEvent *r = &g_array_index(ev, RecEvent, i);
+        uint64_t at = n.t->bar.addr + region_base(r->what) + r->addr;
+
+        switch (r->kind) {
+        case 'W':
+            /* the descriptors the engine is about to fetch */
+            for (guint k = i + 1; k < ev->len; k++) {
+                RecEvent *d = &g_array_index(ev, RecEvent, k);
+
+                if (d->kind == 'W' || d->kind == 'R') {
+                    break;
+                }
+                if (d->kind == 'D') {
+                    qtest_writeq(n.t->qts, d->addr, d->val);
+                }
+            }
+            step(&n, 1000);
+            switch (r->size) {
+            case 1:
+                qtest_writeb(n.t->qts, at, r->val);
+                break;
+            case 2:
+                qtest_writew(n.t->qts, at, r->val);
+                break;
+            case 4:
+                qtest_writel(n.t->qts, at, r->val);
+                break;
+            default:
+                qtest_writeq(n.t->qts, at, r->val);
+            }
+            writes++;
+            break;
+        case 'R': {
+            uint64_t v = r->size == 8 ? qtest_readq(n.t->qts, at) :
+                         r->size == 4 ? qtest_readl(n.t->qts, at) :
+                         r->size == 2 ? qtest_readw(n.t->qts, at) :
+                                        qtest_readb(n.t->qts, at);
+
+            if (v != r->val) {
+                g_test_message("read %u (event %u): %s 0x%" PRIx64
+                               " size %u", reads, i, r->what, r->addr,
+                               r->size);
+            }
+            g_assert_cmphex(v, ==, r->val);
+            reads++;
+            break;
+        }
+        case 'X':
+            if (r->xkind >= NDP_XFER_DATA_WRITE) {
+                rule_write(e, r->addr, r->size, set[0]);
+            } else {
+                rule_read(e, r->addr, r->size, set[0], set[1], set[2]);
+            }
+            frames += r->xkind == NDP_XFER_HDR_WRITE;
+            break;
+        }
+    }
+    g_test_message("%s: %u writes, %u reads replayed, %u RX frames",
+                   name, writes, reads, frames);
+    g_assert_cmpuint(writes, >, 0);
+    step(&n, 2000000);
+    qndk_snapshot(n.t);
+    for (unsigned b = 0; b < 4; b++) {
+        g_assert_cmpuint(qndk_bus_counter(n.t, 0, b, 0, PTL_CH_WORDS), ==,
+                         e[b].words);
+        g_assert_cmpuint(qndk_bus_counter(n.t, 0, b, 0, PTL_CH_SOF), ==,
+                         e[b].sof);
+        g_assert_cmpuint(qndk_bus_counter(n.t, 0, b, 0, PTL_CH_ITEMS), ==,
+                         e[b].items);
+    }
+    g_array_free(ev, TRUE);
+    ndk_close(&n);
+}
+
 /* ---- migration ---------------------------------------------------- */
 
 #define MIG_RINGS 3
@@ -712,5 +878,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ndk-pcie-telemetry/dma/traffic-refused",
                    test_traffic_refused);
     qtest_add_func("/ndk-pcie-telemetry/dma/migration", test_migration);
+    qtest_add_data_func("/ndk-pcie-telemetry/dma/replay/loopback",
+                        "ndp-loopback.trace", test_replay);
     return g_test_run();
 }
