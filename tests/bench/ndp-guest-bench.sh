@@ -11,10 +11,11 @@
 #   tests/bench/ndp-guest-bench.sh NDK_SW_DIR [RUN ...]
 #
 # RUN is one of gen64, gen1500, read64, read1500, loop64 (default: all).
-# The guest boots once per run (a few seconds, included in the samples;
-# the runs are sized to last several seconds of host time so that the
-# traffic dominates). Needs a prepared ndk-sw checkout (see README.md)
-# and perf (Debian's linux-perf).
+# The guest boots once per run; a first run that only boots and reads the
+# counters ("boot") is subtracted from each, so the share printed is that
+# of the traffic's own part of the run ("all" gives it with the boot).
+# Needs a prepared ndk-sw checkout (see README.md) and perf (Debian's
+# linux-perf).
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 [ $# -ge 1 ] || { sed -n '4,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
@@ -41,9 +42,12 @@ EOF
 chmod +x "$work/qemu.sh"
 
 gls=/firmware/mi_bus0/dbg_gls0
-printf '%-9s %-46s %10s %9s %8s %8s\n' run "ndp-tool" "packets/s" "Gb/s" "model %" "samples"
-for run in "${runs[@]}"; do
+printf '%-9s %-44s %10s %8s %8s %6s %8s\n' run "ndp-tool" "packets/s" "Gb/s" \
+    "model %" "all %" "samples"
+boot_all=0 boot_model=0
+for run in boot "${runs[@]}"; do
     case $run in
+        boot)     cmd="nfb-dma -i 0" ;;
         gen64)    cmd="ndp-tool generate -i 0 -s 64 -p 3000000" ;;
         gen1500)  cmd="ndp-tool generate -i 0 -s 1500 -p 1000000" ;;
         read64)   cmd="nfb-bus -p $gls 8 1; nfb-bus -p $gls/mfb_gen2dma 4 40; nfb-bus -p $gls/mfb_gen2dma 0 1; ndp-tool read -i 0 -p 3000000" ;;
@@ -61,14 +65,24 @@ for run in "${runs[@]}"; do
     fi
     pps=$(awk -F: '/Avg speed \[Mpps\]/ {gsub(/ /,"",$2); print $2 * 1e6}' "$work/$run.log" | tail -1)
     gbps=$(awk -F: '/Avg speed L2 \[Mb\/s\]/ {gsub(/ /,"",$2); print $2 / 1000}' "$work/$run.log" | tail -1)
-    perf report -i "$work/perf.data" --stdio --sort sym -F overhead,sym \
+    perf report -i "$work/perf.data" --stdio --sort sym -F overhead,sample,sym \
         2> /dev/null > "$work/$run.report"
-    share=$(awk 'NR == FNR {m[$1] = 1; next}
-                 /%/ && $2 == "[.]" {s = $1; sub(/%/, "", s); if ($3 in m) t += s}
-                 END {printf "%.2f", t}' "$work/model.syms" "$work/$run.report")
-    samples=$(perf script -i "$work/perf.data" 2> /dev/null | wc -l)
-    printf '%-9s %-46s %10.0f %9.3f %8s %8s\n' "$run" "${cmd##*; }" "${pps:-0}" "${gbps:-0}" "$share" "$samples"
+    # samples in all, and in the model's functions
+    read -r all model < <(awk 'NR == FNR {m[$1] = 1; next}
+        /%/ && $3 == "[.]" {a += $2; if ($4 in m) t += $2}
+        END {print a + 0, t + 0}' "$work/model.syms" "$work/$run.report")
+    if [ "$run" = boot ]; then
+        boot_all=$all boot_model=$model
+        printf '%-9s %-44s %10s %8s %8s %6s %8s\n' boot "(boot, nfb-dma)" - - - \
+            "$(awk -v m="$model" -v a="$all" 'BEGIN {printf "%.2f", (a > 0) ? 100 * m / a : 0}')" "$all"
+        continue
+    fi
+    share=$(awk -v m="$model" -v a="$all" -v bm="$boot_model" -v ba="$boot_all" \
+        'BEGIN {printf "%.2f", (a > ba) ? 100 * (m - bm) / (a - ba) : 0}')
+    whole=$(awk -v m="$model" -v a="$all" 'BEGIN {printf "%.2f", (a > 0) ? 100 * m / a : 0}')
+    printf '%-9s %-44s %10.0f %8.3f %8s %6s %8s\n' "$run" "${cmd##*; }" "${pps:-0}" \
+        "${gbps:-0}" "$share" "$whole" "$all"
     # the model's top functions, for the record
-    awk 'NR == FNR {m[$1] = 1; next} /%/ && $2 == "[.]" && ($3 in m) {print "    " $1, $3}' \
+    awk 'NR == FNR {m[$1] = 1; next} /%/ && $3 == "[.]" && ($4 in m) {print "    " $1, $4}' \
         "$work/model.syms" "$work/$run.report" | sort -rn | head -6
 done
