@@ -63,6 +63,11 @@ typedef struct Events {
 
 enum { EV_TAKE, EV_RET, EV_RES, EV_FREE, EV_N };
 
+/* A ratio of two rates, reduced */
+typedef struct Ratio {
+    uint64_t p, q;
+} Ratio;
+
 enum { LANE_RQ, LANE_RC, LANE_DMA };   /* then UP p = 2 + 2p, DOWN 3 + 2p */
 
 struct PtmDmaTraffic {
@@ -72,15 +77,12 @@ struct PtmDmaTraffic {
     Events ev[EV_N];            /* tags taken/returned, FIFO words */
     GArray *ret;                /* cycle each read request's tag returns */
     uint64_t ret_base;          /* read requests before ret's first */
-    uint64_t busy_until_ns;     /* the last frame's end */
+    uint64_t busy_until_ns;     /* the last frame's end (as of busy_lanes) */
+    /* clock ratios: PCIe per DMA, DMA per PCIe, DMA and PCIe per ns */
+    Ratio pcie_dma, dma_pcie, dma_ns, pcie_ns;
     uint64_t now_ns;
     PtmChunk *scratch;
 };
-
-static uint64_t lane_hz(const PtmDmaTraffic *t, unsigned l)
-{
-    return l < LANE_DMA ? t->geo.pcie_hz : t->geo.dma_hz;
-}
 
 static unsigned lane_regions(const PtmDmaTraffic *t, unsigned l)
 {
@@ -110,20 +112,31 @@ static unsigned lane_width(const PtmDmaTraffic *t, unsigned l)
     return lane_regions(t, l) * lane_region_bytes(t, l);
 }
 
-/* cycle c of clock `from` as a cycle of clock `to`, rounded up */
-static uint64_t cross(uint64_t c, uint64_t from, uint64_t to)
+/*
+ * x * p / q rounded down or up, in 64 bits where the product fits (the
+ * ratios of the card's clocks reduce to small fractions), else in 128.
+ */
+static uint64_t muldiv(uint64_t x, uint64_t p, uint64_t q, bool up)
 {
-    return (uint64_t)(((u128)c * to + from - 1) / from);
+    uint64_t prod;
+
+    if (!__builtin_mul_overflow(x, p, &prod) && prod <= UINT64_MAX - q) {
+        return (prod + (up ? q - 1 : 0)) / q;
+    }
+    return (uint64_t)(((u128)x * p + (up ? q - 1 : 0)) / q);
 }
 
-static uint64_t ns_of(uint64_t c, uint64_t hz)
+static Ratio ratio(uint64_t to, uint64_t from)
 {
-    return (uint64_t)(((u128)c * 1000000000u + hz - 1) / hz);
-}
+    uint64_t a = to, b = from;
 
-static uint64_t cycle_after(uint64_t ns, uint64_t hz)
-{
-    return (uint64_t)((u128)ns * hz / 1000000000u) + 1;
+    while (b) {
+        uint64_t r = a % b;
+
+        a = b;
+        b = r;
+    }
+    return (Ratio) { to / a, from / a };
 }
 
 PtmDmaTraffic *ptm_dma_traffic_new(const PtmGeometry *geo)
@@ -132,6 +145,10 @@ PtmDmaTraffic *ptm_dma_traffic_new(const PtmGeometry *geo)
 
     t->geo = *geo;
     t->nlanes = LANE_DMA + 2 * geo->dma_ports;
+    t->pcie_dma = ratio(geo->pcie_hz, geo->dma_hz);
+    t->dma_pcie = ratio(geo->dma_hz, geo->pcie_hz);
+    t->dma_ns = ratio(geo->dma_hz, 1000000000u);
+    t->pcie_ns = ratio(geo->pcie_hz, 1000000000u);
     for (unsigned l = 0; l < t->nlanes; l++) {
         t->lane[l].f = g_array_new(FALSE, FALSE, sizeof(Frame));
         t->lane[l].cum = g_array_new(FALSE, FALSE, sizeof(Cum) +
@@ -228,8 +245,6 @@ static uint64_t lane_put(PtmDmaTraffic *t, unsigned l, uint64_t ready,
     cum_append(t, l, &f);
     ln->free_at = f.start + f.cycles;
     ln->total++;
-    t->busy_until_ns = MAX(t->busy_until_ns,
-                           ns_of(ln->free_at, lane_hz(t, l)));
     if (start) {
         *start = f.start;
     }
@@ -267,20 +282,21 @@ void ptm_dma_traffic_add(PtmDmaTraffic *t, uint64_t t_ns, unsigned port,
                          bool write, uint64_t addr, uint32_t bytes,
                          const PtmSettings *set)
 {
-    uint64_t pcie = t->geo.pcie_hz, dma = t->geo.dma_hz;
     unsigned up = LANE_DMA + 2 * port, down = up + 1;
     uint64_t mps = 128u << MIN(set->mps, 5), mrrs = 128u << MIN(set->mrrs, 5);
     uint64_t rcb = set->rcb_128 ? 128 : 64;
     uint64_t end = addr + bytes, up_end, rq_ready;
-    uint64_t lat = cross(PTM_DMA_LATENCY_NS, 1000000000u, pcie);
+    uint64_t lat = muldiv(PTM_DMA_LATENCY_NS, t->pcie_ns.p, t->pcie_ns.q,
+                          true);
 
     if (port >= t->geo.dma_ports || bytes == 0 || end < addr) {
         return;
     }
     /* the request leaves the DMA side */
-    up_end = lane_put(t, up, cycle_after(t_ns, dma), write ? bytes : 0,
+    up_end = lane_put(t, up, muldiv(t_ns, t->dma_ns.p, t->dma_ns.q, false) + 1,
+                      write ? bytes : 0,
                       true, NULL);
-    rq_ready = cross(up_end, dma, pcie);
+    rq_ready = muldiv(up_end, t->pcie_dma.p, t->pcie_dma.q, true);
     while (addr < end) {
         uint32_t len = piece(addr, end, write ? mps : mrrs);
         uint64_t rq_start, rc_end = 0, down_end = 0, limit;
@@ -309,7 +325,9 @@ void ptm_dma_traffic_add(PtmDmaTraffic *t, uint64_t t_ns, unsigned port,
 
             rc_end = lane_put(t, LANE_RC, rq_start + lat,
                               PTM_DMA_RC_HDR + c, false, NULL);
-            down_end = lane_put(t, down, cross(rc_end, pcie, dma), c, true,
+            down_end = lane_put(t, down,
+                                muldiv(rc_end, t->dma_pcie.p, t->dma_pcie.q,
+                                       true), c, true,
                                 NULL);
             a += c;
         }
@@ -317,7 +335,8 @@ void ptm_dma_traffic_add(PtmDmaTraffic *t, uint64_t t_ns, unsigned port,
         event_add(&t->ev[EV_TAKE], rq_start, 1);
         event_add(&t->ev[EV_RES], rq_start, words);
         event_add(&t->ev[EV_RET], rc_end, 1);
-        event_add(&t->ev[EV_FREE], cross(down_end, dma, pcie), words);
+        event_add(&t->ev[EV_FREE],
+                  muldiv(down_end, t->pcie_dma.p, t->pcie_dma.q, true), words);
         g_array_append_val(t->ret, rc_end);
         addr += len;
     }
@@ -672,6 +691,13 @@ static PtmCost dma_cost(void *opaque)
 {
     PtmDmaTraffic *t = opaque;
 
+    /* the lanes' last frames, in time */
+    for (unsigned l = 0; l < t->nlanes; l++) {
+        Ratio r = l < LANE_DMA ? t->pcie_ns : t->dma_ns;
+
+        t->busy_until_ns = MAX(t->busy_until_ns,
+                               muldiv(t->lane[l].free_at, r.q, r.p, true));
+    }
     return t->busy_until_ns <= t->now_ns ? PTM_COST_RANGE : PTM_COST_WINDOW;
 }
 
@@ -714,12 +740,13 @@ static void events_prune(Events *ev, uint64_t cycle)
 
 void ptm_dma_traffic_prune(PtmDmaTraffic *t, uint64_t t_ns)
 {
-    uint64_t pc = (uint64_t)((u128)t_ns * t->geo.pcie_hz / 1000000000u);
+    uint64_t pc = muldiv(t_ns, t->pcie_ns.p, t->pcie_ns.q, false);
     guint n;
 
     for (unsigned l = 0; l < t->nlanes; l++) {
         Lane *ln = &t->lane[l];
-        uint64_t c = (uint64_t)((u128)t_ns * lane_hz(t, l) / 1000000000u);
+        Ratio r = l < LANE_DMA ? t->pcie_ns : t->dma_ns;
+        uint64_t c = muldiv(t_ns, r.p, r.q, false);
 
         guint head = first_ending_after(ln, c), cur = ln->cur;
 
