@@ -28,6 +28,14 @@ typedef struct NdpQueue {
      */
     uint32_t dcache_at, dcache_n;
     uint64_t dcache[NDP_DESC_FETCH];
+    /*
+     * RX headers not yet written: hpend_n of them from ring index
+     * hpend_at, for frames of hpend_bytes. Always empty between two calls
+     * into the engine (so not part of its state).
+     */
+    uint32_t hpend_at, hpend_n;
+    uint64_t hpend_bytes;
+    uint8_t hpend[NDP_HDR_BATCH * NDP_HDR_SIZE];
 } NdpQueue;
 
 typedef struct NdpGen {
@@ -112,6 +120,33 @@ static void halt(NdpQueue *q, uint32_t err)
     q->error = err;
 }
 
+static void halt(NdpQueue *q, uint32_t err);
+
+/*
+ * The RX headers of a run of frames, in one write. Where it fails the
+ * queue halts and those frames count as discarded, not passed.
+ */
+static void flush_headers(NdpDma *d, unsigned qi)
+{
+    NdpQueue *q = &d->q[NDP_RX][qi];
+    uint64_t addr = q->hdr_base + (uint64_t)q->hpend_at * NDP_HDR_SIZE;
+    uint32_t n = q->hpend_n;
+
+    if (!n) {
+        return;
+    }
+    q->hpend_n = 0;
+    if (!mem_write(d, addr, q->hpend, n * NDP_HDR_SIZE)) {
+        halt(q, NDP_ERR_HDR_WRITE);
+        q->live[CNT_PKTS] -= n;
+        q->live[CNT_BYTES] -= q->hpend_bytes;
+        q->live[CNT_DISC_PKTS] += n;
+        q->live[CNT_DISC_BYTES] += q->hpend_bytes;
+        return;
+    }
+    xfer(d, NDP_RX, qi, NDP_XFER_HDR_WRITE, addr, n * NDP_HDR_SIZE);
+}
+
 /*
  * The update buffer: HDP at +0 and, for RX, HHP at +4, written after the
  * data and headers they announce.
@@ -122,6 +157,9 @@ static void flush_update(NdpDma *d, NdpDir dir, unsigned qi)
     uint8_t buf[8];
     unsigned n = dir == NDP_RX ? 8 : 4;
 
+    if (dir == NDP_RX) {
+        flush_headers(d, qi);
+    }
     if (!q->dirty) {
         return;
     }
@@ -222,8 +260,7 @@ static bool rx_frame(NdpDma *d, unsigned qi, const uint8_t *data,
     uint64_t upper = q->upper;
     struct { uint64_t addr; uint32_t len; } seg[8];
     unsigned nseg = 0;
-    uint8_t hdr[NDP_HDR_SIZE];
-    uint64_t haddr;
+    uint8_t *hdr;
 
     if (!q->running || ((q->shp - q->hhp - 1) & q->mhp) == 0) {
         count_discard(q, 1, len);
@@ -274,18 +311,24 @@ static bool rx_frame(NdpDma *d, unsigned qi, const uint8_t *data,
         pos += seg[i].len;
     }
     hdr_len = MIN(meta & 0xFFu, len);
+    /* the header joins the run of this call's headers, if it follows it */
+    if (q->hpend_n &&
+        (q->hpend_n == NDP_HDR_BATCH ||
+         q->hpend_at + q->hpend_n != (q->hhp & q->mhp))) {
+        flush_headers(d, qi);
+    }
+    if (!q->hpend_n) {
+        q->hpend_at = q->hhp & q->mhp;
+        q->hpend_bytes = 0;
+    }
+    hdr = q->hpend + q->hpend_n * NDP_HDR_SIZE;
     hdr[0] = len;
     hdr[1] = len >> 8;
     hdr[2] = hdr_len;
     hdr[3] = ((meta >> 8) & NDP_HDR_FLAGS_MASK) |
              MIN(used, 3u) << NDP_HDR_FREE_DESC_SHIFT;
-    haddr = q->hdr_base + (uint64_t)(q->hhp & q->mhp) * NDP_HDR_SIZE;
-    if (!mem_write(d, haddr, hdr, sizeof(hdr))) {
-        halt(q, NDP_ERR_HDR_WRITE);
-        count_discard(q, 1, len);
-        return false;
-    }
-    xfer(d, NDP_RX, qi, NDP_XFER_HDR_WRITE, haddr, NDP_HDR_SIZE);
+    q->hpend_n++;
+    q->hpend_bytes += len;
     q->upper = upper;
     q->hdp = (q->hdp + used) & q->mdp;
     dcache_trim(q);
@@ -871,6 +914,8 @@ static void gen_reg_write(NdpDma *d, unsigned port, unsigned k,
         break;
     case NDP_GEN_CHANNEL_INCR:
         g->channel_incr = v & 0xFFFF03FF;
+        /* a shorter burst ends the one under way */
+        g->bcnt = MIN(g->bcnt, gen_burst(g) - 1);
         break;
     case NDP_GEN_CHANNEL_MINMAX:
         g->channel_minmax = v;
@@ -1090,7 +1135,8 @@ bool ndp_dma_rx_frame(NdpDma *d, unsigned queue, const uint8_t *data,
     }
     ok = rx_frame(d, queue, data, len, meta);
     flush_updates(d);
-    return ok;
+    /* its header may have failed only now */
+    return ok && d->q[NDP_RX][queue].error != NDP_ERR_HDR_WRITE;
 }
 
 int ndp_dma_queue_error(const NdpDma *d, NdpDir dir, unsigned queue)

@@ -66,6 +66,8 @@
 #define NDP_HDR_SIZE            4
 #define NDP_HDR_FLAGS_MASK      0x0Fu
 #define NDP_HDR_FREE_DESC_SHIFT 6
+/* RX headers the engine writes in one transfer, at most (chosen) */
+#define NDP_HDR_BATCH           16
 
 /* Frames the engine moves: the firmware's DMA params (frame_size_min/max) */
 #define NDP_FRAME_MIN           60u
@@ -135,7 +137,7 @@ typedef enum NdpXferKind {
     NDP_XFER_DESC_READ = 0,     /* descriptors fetched, 8 bytes each */
     NDP_XFER_DATA_READ = 1,     /* TX frame data read */
     NDP_XFER_DATA_WRITE = 2,    /* RX frame data written */
-    NDP_XFER_HDR_WRITE = 3,     /* RX header written */
+    NDP_XFER_HDR_WRITE = 3,     /* RX headers written, 4 bytes each */
     NDP_XFER_UPDATE_WRITE = 4,  /* update buffer written */
 } NdpXferKind;
 

@@ -13,6 +13,7 @@
  * nothing, and its state survives a save and load unchanged.
  */
 #include <glib.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,6 +115,7 @@ static void check_round_trip(NdpDma *d, Host *h)
     g_autofree char *err = ndp_dma_load(e, st, len);
 
     if (err) {
+        fprintf(stderr, "fuzz-dma: a saved state was refused: %s\n", err);
         abort();
     }
     st2 = ndp_dma_save(e, &len2);

@@ -720,7 +720,7 @@ static void test_replay(const void *data)
             } else {
                 rule_read(e, r->addr, r->size, set[0], set[1], set[2]);
             }
-            frames += r->xkind == NDP_XFER_HDR_WRITE;
+            frames += r->xkind == NDP_XFER_HDR_WRITE ? r->size / 4 : 0;
             break;
         }
     }

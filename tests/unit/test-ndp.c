@@ -651,6 +651,41 @@ static void test_half_configured(void)
     rig_free(r);
 }
 
+/*
+ * Headers of one call's frames go out in runs of consecutive ring slots:
+ * a run that does not fit in host memory halts the queue and its frames
+ * count as discarded, not passed.
+ */
+static void test_header_runs(void)
+{
+    Rig *r = rig_new(1, 1);
+    Ring g;
+
+    ring_init(&g, NDP_RX, 0, 64, 2048, MEM_BASE + 0x100000);
+    /* the header ring's slots 0 and 1 fit, slot 2 does not */
+    g.hdr = MEM_BASE + MEM_SIZE - 8;
+    ring_start(r, &g);
+    for (unsigned i = 0; i < 10; i++) {
+        ring_post(r, &g, buf_addr(&g, i), 2048, 0, false);
+    }
+    flush_sdp(r, &g);
+    ndp_gls_write(r->d, 0, NDP_GLS_MUX_C, 1, 4, r->now);
+    ndp_gls_write(r->d, 0, NDP_GLS_GEN_RX + NDP_GEN_CHANNEL_INCR, 0x10000, 4,
+                  r->now);
+    ndp_gls_write(r->d, 0, NDP_GLS_GEN_RX + NDP_GEN_CONTROL, 1, 4, r->now);
+    /* 3 frames of one cycle in one run: one write of 12 bytes, refused */
+    r->now += 15;
+    ndp_dma_run(r->d, r->now);
+    g_assert_cmpint(ndp_dma_queue_error(r->d, NDP_RX, 0), ==,
+                    NDP_ERR_HDR_WRITE);
+    g_assert_cmpuint(counter(r, NDP_RX, 0, NDP_REG_CNT_PKTS), ==, 0);
+    g_assert_cmpuint(counter(r, NDP_RX, 0, NDP_REG_CNT_DISC_PKTS), ==, 3);
+    g_assert_cmpuint(counter(r, NDP_RX, 0, NDP_REG_CNT_DISC_BYTES), ==,
+                     3 * 60);
+    g_assert_cmpuint(r->host.xfers[NDP_XFER_HDR_WRITE], ==, 0);
+    rig_free(r);
+}
+
 /* ---- the generator ------------------------------------------------ */
 
 static void gls(Rig *r, unsigned port, uint32_t off, uint32_t v)
@@ -730,9 +765,13 @@ static void test_generator(void)
     gls(r, 0, NDP_GLS_GEN_RX + NDP_GEN_CONTROL, 1);
     /* 1 us: 100 frames of two cycles */
     r->now += 1000;
+    r->host.xfers[NDP_XFER_HDR_WRITE] = 0;
     g_assert_cmpint(ndp_dma_run(r->d, r->now), <, INT64_MAX);
     made = frames_in(1000, 124);
     g_assert_cmpuint(made, ==, 100);
+    /* each queue's 25 headers in runs of at most 16: two writes each */
+    g_assert_cmpuint(r->host.xfers[NDP_XFER_HDR_WRITE], ==, 4 * 2);
+    g_assert_cmpuint(r->host.xfer_bytes[NDP_XFER_HDR_WRITE], ==, 100 * 4);
     g_assert_cmpuint(gls_rd(r, 0, NDP_GLS_GEN_RX + NDP_GEN_CNT_LOW), ==, made);
     for (unsigned q = 0; q < 4; q++) {
         uint32_t h = get32(r, g[q].hdr);
@@ -925,6 +964,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ndp/counter-commands", test_counter_commands);
     g_test_add_func("/ndp/bad-addresses", test_bad_addresses);
     g_test_add_func("/ndp/half-configured", test_half_configured);
+    g_test_add_func("/ndp/header-runs", test_header_runs);
     g_test_add_func("/ndp/gls-registers", test_gls_registers);
     g_test_add_func("/ndp/generator", test_generator);
     g_test_add_func("/ndp/generator-bulk", test_generator_bulk);
