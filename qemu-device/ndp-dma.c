@@ -726,14 +726,16 @@ static void gen_step_counting(const NdpDma *d, NdpGen *g, uint64_t n,
     }
 }
 
-/* The bytes of generator frame number n (its 16-bit stamp from time). */
+/*
+ * The bytes of generator frame number n, made in DMA cycle t0_cycle +
+ * (n - base - 1) x the cycles a frame takes (its 16-bit stamp).
+ */
 static void gen_fill_frame(NdpDma *d, const NdpGen *g, uint64_t n,
-                           uint32_t len)
+                           uint32_t len, uint64_t t0_cycle)
 {
     uint8_t *f = d->frame;
     uint8_t hdr[16];
-    uint64_t cycle = (uint64_t)((unsigned __int128)gen_time_of(d, g, n) *
-                                d->dma_hz / 1000000000u);
+    uint64_t cycle = t0_cycle + (n - g->base - 1) * gen_cycles_per_frame(d, g);
 
     for (int i = 0; i < 4; i++) {
         hdr[i] = g->mac[0] >> 8 * i;
@@ -792,6 +794,8 @@ static void gen_rx_run(NdpDma *d, unsigned port, uint64_t upto)
     bool to_dma = (s->mux[2] & 3) == 1 && !(s->mux[0] & 1);
     uint32_t len = MIN(g->length, NDP_FRAME_MAX);
     bool full[64] = { false };
+    uint64_t t0_cycle = (uint64_t)((unsigned __int128)g->t0 * d->dma_hz /
+                                   1000000000u);
 
     while (g->count < upto) {
         uint64_t n = upto - g->count;
@@ -818,7 +822,7 @@ static void gen_rx_run(NdpDma *d, unsigned port, uint64_t upto)
             /* else: no such queue, the frames leave the DMA unseen */
         } else {
             for (uint64_t i = 0; i < k; i++) {
-                gen_fill_frame(d, g, g->count + i + 1, len);
+                gen_fill_frame(d, g, g->count + i + 1, len, t0_cycle);
                 if (!rx_frame(d, qi, d->frame, len, NDP_GEN_META)) {
                     full[ch] = true;
                     count_discard(&d->q[NDP_RX][qi], k - i - 1,
