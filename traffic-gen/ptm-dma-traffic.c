@@ -40,13 +40,8 @@ typedef struct Cum {
  * mostly in order.
  */
 typedef struct Lane {
-    /*
-     * Frames by start, from index head, each followed by its Cum (with
-     * the bus's regions): esize bytes an entry, len of cap in use.
-     */
-    uint8_t *buf;
-    guint len, cap;
-    size_t esize;
+    GArray *f;                  /* Frame, by start, from index head */
+    GArray *cum;                /* Cum with the bus's regions, per frame */
     guint head;
     guint cur;                  /* a hint: index of the last look-up */
     uint64_t free_at;           /* first cycle after the last frame */
@@ -155,8 +150,9 @@ PtmDmaTraffic *ptm_dma_traffic_new(const PtmGeometry *geo)
     t->dma_ns = ratio(geo->dma_hz, 1000000000u);
     t->pcie_ns = ratio(geo->pcie_hz, 1000000000u);
     for (unsigned l = 0; l < t->nlanes; l++) {
-        t->lane[l].esize = sizeof(Frame) + sizeof(Cum) +
-                           lane_regions(t, l) * sizeof(uint64_t);
+        t->lane[l].f = g_array_new(FALSE, FALSE, sizeof(Frame));
+        t->lane[l].cum = g_array_new(FALSE, FALSE, sizeof(Cum) +
+                                     lane_regions(t, l) * sizeof(uint64_t));
     }
     for (unsigned k = 0; k < EV_N; k++) {
         t->ev[k].e = g_array_new(FALSE, FALSE, sizeof(Event));
@@ -172,7 +168,8 @@ void ptm_dma_traffic_free(PtmDmaTraffic *t)
         return;
     }
     for (unsigned l = 0; l < t->nlanes; l++) {
-        g_free(t->lane[l].buf);
+        g_array_free(t->lane[l].f, TRUE);
+        g_array_free(t->lane[l].cum, TRUE);
     }
     for (unsigned k = 0; k < EV_N; k++) {
         g_array_free(t->ev[k].e, TRUE);
@@ -195,35 +192,26 @@ static void frame_end(const PtmDmaTraffic *t, unsigned l, const Frame *f,
     *pos = (last % rb) / t->geo.item_bytes;
 }
 
-static Frame *frame_at(const Lane *ln, guint i)
-{
-    return (Frame *)(ln->buf + (size_t)i * ln->esize);
-}
-
 static Cum *cum_at(const Lane *ln, guint i)
 {
-    return (Cum *)(ln->buf + (size_t)i * ln->esize + sizeof(Frame));
+    return (Cum *)(ln->cum->data + (size_t)i * g_array_get_element_size(
+                                                  ln->cum));
 }
 
-/* A frame at the lane's end, with its running totals */
-static void lane_append(PtmDmaTraffic *t, unsigned l, const Frame *f)
+static void cum_append(PtmDmaTraffic *t, unsigned l, const Frame *f)
 {
     Lane *ln = &t->lane[l];
-    size_t csize = ln->esize - sizeof(Frame);
+    guint n = ln->cum->len;
+    size_t size = g_array_get_element_size(ln->cum);
     Cum *c;
 
-    if (ln->len == ln->cap) {
-        ln->cap = MAX(ln->cap * 2, 256u);
-        ln->buf = g_realloc_n(ln->buf, ln->cap, ln->esize);
-    }
-    *frame_at(ln, ln->len) = *f;
-    c = cum_at(ln, ln->len);
-    if (ln->len > ln->head) {
-        memcpy(c, cum_at(ln, ln->len - 1), csize);
+    g_array_set_size(ln->cum, n + 1);
+    c = cum_at(ln, n);
+    if (n > ln->head) {
+        memcpy(c, cum_at(ln, n - 1), size);
     } else {
-        memset(c, 0, csize);
+        memset(c, 0, size);
     }
-    ln->len++;
     c->mvb += f->mvb;
     if (f->bytes) {
         unsigned r, pos;
@@ -253,7 +241,8 @@ static uint64_t lane_put(PtmDmaTraffic *t, unsigned l, uint64_t ready,
         .mvb = mvb,
     };
 
-    lane_append(t, l, &f);
+    g_array_append_val(ln->f, f);
+    cum_append(t, l, &f);
     ln->free_at = f.start + f.cycles;
     ln->total++;
     if (start) {
@@ -369,7 +358,7 @@ void ptm_dma_traffic_frames(const PtmDmaTraffic *t, uint64_t out[4])
 
 static bool frame_ends_by(const Lane *ln, guint i, uint64_t c)
 {
-    const Frame *f = frame_at(ln, i);
+    const Frame *f = &g_array_index(ln->f, Frame, i);
 
     return f->start + f->cycles <= c;
 }
@@ -380,7 +369,7 @@ static bool frame_ends_by(const Lane *ln, guint i, uint64_t c)
  */
 static guint first_ending_after(Lane *ln, uint64_t c)
 {
-    guint lo = ln->head, hi = ln->len, i = MAX(ln->cur, ln->head);
+    guint lo = ln->head, hi = ln->f->len, i = MAX(ln->cur, ln->head);
 
     if (i < hi && (i == lo || frame_ends_by(ln, i - 1, c))) {
         for (unsigned k = 0; k < 8 && i < hi; k++, i++) {
@@ -414,10 +403,10 @@ static uint64_t lane_cycle(PtmDmaTraffic *t, unsigned l, uint64_t c,
     uint64_t o;
 
     memset(bc, 0, sizeof(*bc));
-    if (i == ln->len) {
+    if (i == ln->f->len) {
         return UINT64_MAX;
     }
-    f = frame_at(ln, i);
+    f = &g_array_index(ln->f, Frame, i);
     if (f->start > c) {
         return f->start - c;
     }
@@ -556,7 +545,7 @@ static void count_lane_frames(PtmDmaTraffic *t, const PtmProbeShape *probe,
     Lane *ln = &t->lane[l];
     const Cum *hi = cum_at(ln, j - 1);
     const Cum *at = cum_at(ln, i);
-    const Frame *fi = frame_at(ln, i);
+    const Frame *fi = &g_array_index(ln->f, Frame, i);
     unsigned regions = probe->info.regions;
     unsigned base = ptm_ch_bus(regions, b, 0);
     uint64_t items_r = (uint64_t)regions * probe->info.bus_items[b];
@@ -672,8 +661,8 @@ static bool dma_count(void *opaque, const PtmProbeShape *probe,
         }
         ln = &t->lane[l];
         i = first_ending_after(ln, start);
-        if (i < ln->len) {
-            const Frame *f = frame_at(ln, i);
+        if (i < ln->f->len) {
+            const Frame *f = &g_array_index(ln->f, Frame, i);
 
             if (f->start < start) {
                 c = MIN(end, f->start + f->cycles);
@@ -686,8 +675,8 @@ static bool dma_count(void *opaque, const PtmProbeShape *probe,
             count_lane_frames(t, probe, b, l, i, j, acc);
             st->open &= ~(1u << b);
         }
-        if (j < ln->len) {
-            const Frame *f = frame_at(ln, j);
+        if (j < ln->f->len) {
+            const Frame *f = &g_array_index(ln->f, Frame, j);
 
             if (f->start < end && f->start + f->cycles > end && j >= i) {
                 count_lane_piece(t, probe, b, MAX(c, f->start), end, st,
@@ -759,14 +748,11 @@ void ptm_dma_traffic_prune(PtmDmaTraffic *t, uint64_t t_ns)
         Ratio r = l < LANE_DMA ? t->pcie_ns : t->dma_ns;
         uint64_t c = muldiv(t_ns, r.p, r.q, false);
 
-        ln->head = first_ending_after(ln, c);
-        if (ln->head > 1024 && ln->head > ln->len / 2) {
-            memmove(ln->buf, frame_at(ln, ln->head),
-                    (size_t)(ln->len - ln->head) * ln->esize);
-            ln->len -= ln->head;
-            ln->cur = ln->cur > ln->head ? ln->cur - ln->head : 0;
-            ln->head = 0;
-        }
+        guint head = first_ending_after(ln, c), cur = ln->cur;
+
+        ln->head = head;
+        compact(ln->f, &ln->head, &ln->cur);
+        compact(ln->cum, &head, &cur);
     }
     for (unsigned k = 0; k < EV_N; k++) {
         events_prune(&t->ev[k], pc);
@@ -786,7 +772,8 @@ void ptm_dma_traffic_prune(PtmDmaTraffic *t, uint64_t t_ns)
 void ptm_dma_traffic_reset(PtmDmaTraffic *t)
 {
     for (unsigned l = 0; l < t->nlanes; l++) {
-        t->lane[l].len = 0;
+        g_array_set_size(t->lane[l].f, 0);
+        g_array_set_size(t->lane[l].cum, 0);
         t->lane[l].head = t->lane[l].cur = 0;
         t->lane[l].free_at = 0;
     }
@@ -833,9 +820,9 @@ void *ptm_dma_traffic_save(const PtmDmaTraffic *t, size_t *len)
 
         put64(b, ln->free_at);
         put64(b, ln->total);
-        put64(b, ln->len - ln->head);
-        for (guint i = ln->head; i < ln->len; i++) {
-            const Frame *f = frame_at(ln, i);
+        put64(b, ln->f->len - ln->head);
+        for (guint i = ln->head; i < ln->f->len; i++) {
+            const Frame *f = &g_array_index(ln->f, Frame, i);
 
             put64(b, f->start);
             put64(b, f->cycles);
@@ -898,8 +885,9 @@ char *ptm_dma_traffic_load(PtmDmaTraffic *t, const void *buf, size_t len)
             ok = ok && (f.bytes || f.mvb) &&
                  f.cycles == (f.bytes ? (f.bytes + lane_width(n, l) - 1) /
                                         lane_width(n, l) : 1);
+            g_array_append_val(ln->f, f);
             if (ok) {
-                lane_append(n, l, &f);
+                cum_append(n, l, &f);
             }
         }
     }
