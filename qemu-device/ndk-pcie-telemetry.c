@@ -290,6 +290,23 @@ static const MemoryRegionOps ndk_telemetry_unused_ops = {
 };
 
 /* Arm the catch-up timer while the model needs it, stop it otherwise. */
+/*
+ * The DMA engine's transfer log forgets what the block has counted, with
+ * a margin of 2 ms (the block settles a drain window's cycles again at
+ * most, 82 us at the longest).
+ */
+#define NDK_TELEMETRY_DMA_LOG_KEEP_NS (2 * SCALE_MS)
+
+static void ndk_telemetry_prune_dma_log(NdkPcieTelemetryState *s)
+{
+    uint64_t done = ptm_core_done_ns(s->core);
+
+    if (s->dma_log && done > NDK_TELEMETRY_DMA_LOG_KEEP_NS) {
+        ptm_dma_traffic_prune(s->dma_log,
+                              done - NDK_TELEMETRY_DMA_LOG_KEEP_NS);
+    }
+}
+
 static void ndk_telemetry_schedule(NdkPcieTelemetryState *s)
 {
     if (!s->timer) {
@@ -299,7 +316,8 @@ static void ndk_telemetry_schedule(NdkPcieTelemetryState *s)
         /* transfers still on the buses keep the background count going */
         ptm_dma_traffic_set_now(s->dma_log, now_ns());
     }
-    if (ptm_core_lazy(s->core) || s->behind) {
+    if ((ptm_core_lazy(s->core) &&
+         !(s->dma_log && ptm_dma_traffic_holds(s->dma_log))) || s->behind) {
         timer_del(s->timer);
     } else if (!timer_pending(s->timer)) {
         timer_mod(s->timer, now_ns() + s->tick_ns);
@@ -421,6 +439,7 @@ static void ndk_telemetry_tick(void *opaque)
      */
     at = ndk_telemetry_advance_until(s, t, get_clock() + slice,
                                      NDK_TELEMETRY_STEP_NS, slice);
+    ndk_telemetry_prune_dma_log(s);
 
     if (at < t && s->tick_ns >= NDK_TELEMETRY_TICK_MAX_NS &&
         ++s->behind_ticks >= NDK_TELEMETRY_BEHIND_TICKS) {
@@ -458,7 +477,6 @@ static void ndk_telemetry_tick(void *opaque)
     ndk_telemetry_schedule(s);
 }
 
-/* The settings the host negotiated, from the function's PCIe capability. */
 /* What the function negotiated, from its PCIe capability */
 static PtmSettings ndk_telemetry_settings(NdkPcieTelemetryState *s)
 {
@@ -834,11 +852,8 @@ static void ndk_telemetry_warn_sizing(NdkPcieTelemetryState *s)
 /*
  * The DMA engine's side of the card: it runs only while no vCPU catches
  * the block up off the big lock, its transfers go into the log the block
- * counts, and the log forgets what the block has counted (with a margin
- * of 10 ms: the block settles a drain window's cycles again at most).
+ * counts, and the log forgets what the block has counted.
  */
-#define NDK_TELEMETRY_DMA_LOG_KEEP_NS (10 * SCALE_MS)
-
 static void ndk_telemetry_dma_enter(void *opaque)
 {
     ndk_telemetry_quiesce(opaque);
@@ -857,12 +872,8 @@ static void ndk_telemetry_dma_xfer(void *opaque, unsigned port, bool write,
 static void ndk_telemetry_dma_leave(void *opaque)
 {
     NdkPcieTelemetryState *s = opaque;
-    uint64_t done = ptm_core_done_ns(s->core);
 
-    if (done > NDK_TELEMETRY_DMA_LOG_KEEP_NS) {
-        ptm_dma_traffic_prune(s->dma_log,
-                              done - NDK_TELEMETRY_DMA_LOG_KEEP_NS);
-    }
+    ndk_telemetry_prune_dma_log(s);
     ndk_telemetry_schedule(s);
 }
 

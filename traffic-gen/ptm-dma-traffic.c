@@ -769,6 +769,21 @@ void ptm_dma_traffic_prune(PtmDmaTraffic *t, uint64_t t_ns)
     }
 }
 
+bool ptm_dma_traffic_holds(const PtmDmaTraffic *t)
+{
+    for (unsigned l = 0; l < t->nlanes; l++) {
+        if (t->lane[l].f->len > t->lane[l].head) {
+            return true;
+        }
+    }
+    for (unsigned k = 0; k < EV_N; k++) {
+        if (t->ev[k].e->len > t->ev[k].head) {
+            return true;
+        }
+    }
+    return false;
+}
+
 void ptm_dma_traffic_reset(PtmDmaTraffic *t)
 {
     for (unsigned l = 0; l < t->nlanes; l++) {

@@ -55,6 +55,14 @@ void ptm_dma_traffic_add(PtmDmaTraffic *t, uint64_t t_ns, unsigned port,
  */
 void ptm_dma_traffic_set_now(PtmDmaTraffic *t, uint64_t now_ns);
 
+/*
+ * Whether the log holds anything (frames or tag and FIFO steps): the card
+ * then brings the block up to time in the background, so that the log
+ * can forget what it counted, even while each transfer ends before the
+ * access that made it returns (virtual time runs on under TCG).
+ */
+bool ptm_dma_traffic_holds(const PtmDmaTraffic *t);
+
 /* Forget activity that ended before t_ns (the core counted it). */
 void ptm_dma_traffic_prune(PtmDmaTraffic *t, uint64_t t_ns);
 
