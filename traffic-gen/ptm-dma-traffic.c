@@ -21,19 +21,6 @@ typedef struct Frame {
 } Frame;
 
 /*
- * What a lane's frames add to its channels, summed up to and with each
- * frame: a data frame of c cycles whose last byte is in region r at item
- * p adds c words, one SOF, (c - 1) x R x I + r x I + p + 1 items (R the
- * probe's regions, I a region's items) and to region k's count c - 1,
- * and 1 more for k <= r; a header on the MVB adds one MVB item.
- */
-typedef struct Cum {
-    uint64_t words, sof, mvb, cyc1, tail_items;
-    uint64_t rl[];              /* per region k of the bus: data frames
-                                 * whose last byte is in region >= k */
-} Cum;
-
-/*
  * Frames and events are appended at the end and forgotten at the head;
  * the array is compacted only once most of it is forgotten, and a cursor
  * remembers where the last look-up ended, since the core asks for cycles
@@ -41,7 +28,6 @@ typedef struct Cum {
  */
 typedef struct Lane {
     GArray *f;                  /* Frame, by start, from index head */
-    GArray *cum;                /* Cum with the bus's regions, per frame */
     guint head;
     guint cur;                  /* a hint: index of the last look-up */
     uint64_t free_at;           /* first cycle after the last frame */
@@ -151,8 +137,6 @@ PtmDmaTraffic *ptm_dma_traffic_new(const PtmGeometry *geo)
     t->pcie_ns = ratio(geo->pcie_hz, 1000000000u);
     for (unsigned l = 0; l < t->nlanes; l++) {
         t->lane[l].f = g_array_new(FALSE, FALSE, sizeof(Frame));
-        t->lane[l].cum = g_array_new(FALSE, FALSE, sizeof(Cum) +
-                                     lane_regions(t, l) * sizeof(uint64_t));
     }
     for (unsigned k = 0; k < EV_N; k++) {
         t->ev[k].e = g_array_new(FALSE, FALSE, sizeof(Event));
@@ -169,7 +153,6 @@ void ptm_dma_traffic_free(PtmDmaTraffic *t)
     }
     for (unsigned l = 0; l < t->nlanes; l++) {
         g_array_free(t->lane[l].f, TRUE);
-        g_array_free(t->lane[l].cum, TRUE);
     }
     for (unsigned k = 0; k < EV_N; k++) {
         g_array_free(t->ev[k].e, TRUE);
@@ -192,42 +175,6 @@ static void frame_end(const PtmDmaTraffic *t, unsigned l, const Frame *f,
     *pos = (last % rb) / t->geo.item_bytes;
 }
 
-static Cum *cum_at(const Lane *ln, guint i)
-{
-    return (Cum *)(ln->cum->data + (size_t)i * g_array_get_element_size(
-                                                  ln->cum));
-}
-
-static void cum_append(PtmDmaTraffic *t, unsigned l, const Frame *f)
-{
-    Lane *ln = &t->lane[l];
-    guint n = ln->cum->len;
-    size_t size = g_array_get_element_size(ln->cum);
-    Cum *c;
-
-    g_array_set_size(ln->cum, n + 1);
-    c = cum_at(ln, n);
-    if (n > ln->head) {
-        memcpy(c, cum_at(ln, n - 1), size);
-    } else {
-        memset(c, 0, size);
-    }
-    c->mvb += f->mvb;
-    if (f->bytes) {
-        unsigned r, pos;
-
-        frame_end(t, l, f, &r, &pos);
-        c->words += f->cycles;
-        c->sof++;
-        c->cyc1 += f->cycles - 1;
-        c->tail_items += (uint64_t)r * (lane_region_bytes(t, l) /
-                                        t->geo.item_bytes) + pos + 1;
-        for (unsigned k = 0; k <= r; k++) {
-            c->rl[k]++;
-        }
-    }
-}
-
 /* A frame of `bytes` (0: MVB only) ready at cycle `ready`: where it ends */
 static uint64_t lane_put(PtmDmaTraffic *t, unsigned l, uint64_t ready,
                          uint32_t bytes, bool mvb, uint64_t *start)
@@ -242,7 +189,6 @@ static uint64_t lane_put(PtmDmaTraffic *t, unsigned l, uint64_t ready,
     };
 
     g_array_append_val(ln->f, f);
-    cum_append(t, l, &f);
     ln->free_at = f.start + f.cycles;
     ln->total++;
     if (start) {
@@ -537,47 +483,50 @@ static void count_lane_piece(PtmDmaTraffic *t, const PtmProbeShape *probe,
     }
 }
 
-/* A lane's whole frames i .. j - 1 from its running totals */
+/*
+ * A lane's whole frames i .. j - 1: a data frame of c cycles whose last
+ * byte is in region r at item p adds c words, one SOF, (c - 1) x R x I +
+ * r x I + p + 1 items (R the probe's regions, I a region's items) and to
+ * region k's count c - 1, and 1 more for k <= r; a header on the MVB adds
+ * one MVB item. Each frame is counted once, by the span it ends in.
+ */
 static void count_lane_frames(PtmDmaTraffic *t, const PtmProbeShape *probe,
                               unsigned b, unsigned l, guint i, guint j,
                               uint64_t *acc)
 {
     Lane *ln = &t->lane[l];
-    const Cum *hi = cum_at(ln, j - 1);
-    const Cum *at = cum_at(ln, i);
-    const Frame *fi = &g_array_index(ln->f, Frame, i);
     unsigned regions = probe->info.regions;
     unsigned base = ptm_ch_bus(regions, b, 0);
-    uint64_t items_r = (uint64_t)regions * probe->info.bus_items[b];
-    struct {
-        uint64_t words, sof, mvb, cyc1, tail_items;
-    } d;
-    unsigned r = 0, pos = 0;
+    unsigned items = lane_region_bytes(t, l) / t->geo.item_bytes;
+    uint64_t words = 0, sof = 0, mvb = 0, cyc1 = 0, tail = 0, above = 0;
+    uint64_t last_in[PTM_MAX_REGIONS] = { 0 };
 
-    /* hi - at + frame i's own part */
-    if (fi->bytes) {
-        frame_end(t, l, fi, &r, &pos);
-    }
-    d.words = hi->words - at->words + (fi->bytes ? fi->cycles : 0);
-    d.sof = hi->sof - at->sof + (fi->bytes ? 1 : 0);
-    d.mvb = hi->mvb - at->mvb + fi->mvb;
-    d.cyc1 = hi->cyc1 - at->cyc1 + (fi->bytes ? fi->cycles - 1 : 0);
-    d.tail_items = hi->tail_items - at->tail_items +
-                   (fi->bytes ? (uint64_t)r * (lane_region_bytes(t, l) /
-                                               t->geo.item_bytes) + pos + 1
-                              : 0);
-    acc[base + PTM_CH_WORDS] += d.words;
-    acc[base + PTM_CH_SOF] += d.sof;
-    if (probe->info.domain == PTM_DOMAIN_DMA) {
-        acc[base + PTM_CH_MVB] += d.mvb;
-    }
-    acc[base + PTM_CH_ITEMS] += d.cyc1 * items_r + d.tail_items;
-    for (unsigned k = 0; k < regions; k++) {
-        acc[base + PTM_CH_REGION0 + k] += d.cyc1;
-        if (k < lane_regions(t, l)) {
-            acc[base + PTM_CH_REGION0 + k] +=
-                hi->rl[k] - at->rl[k] + (fi->bytes && k <= r);
+    for (guint k = i; k < j; k++) {
+        const Frame *f = &g_array_index(ln->f, Frame, k);
+
+        mvb += f->mvb;
+        if (f->bytes) {
+            unsigned r, pos;
+
+            frame_end(t, l, f, &r, &pos);
+            words += f->cycles;
+            sof++;
+            cyc1 += f->cycles - 1;
+            tail += (uint64_t)r * items + pos + 1;
+            last_in[r]++;
         }
+    }
+    acc[base + PTM_CH_WORDS] += words;
+    acc[base + PTM_CH_SOF] += sof;
+    if (probe->info.domain == PTM_DOMAIN_DMA) {
+        acc[base + PTM_CH_MVB] += mvb;
+    }
+    acc[base + PTM_CH_ITEMS] += cyc1 * regions * probe->info.bus_items[b] +
+                                tail;
+    /* region k: every middle and first cycle, and the last ones from k on */
+    for (unsigned k = MIN(regions, (unsigned)PTM_MAX_REGIONS); k-- > 0;) {
+        above += last_in[k];
+        acc[base + PTM_CH_REGION0 + k] += cyc1 + above;
     }
 }
 
@@ -619,8 +568,8 @@ static void count_side(PtmDmaTraffic *t, const PtmProbeShape *probe,
 
 /*
  * A span counted from the log: the probe's cycles and histograms over the
- * steps of the tags and FIFO words, each bus's whole frames from its
- * running totals, and the frames the span cuts from fill's chunks.
+ * steps of the tags and FIFO words, each bus's whole frames summed, and
+ * the frames the span cuts from fill's chunks.
  */
 static bool dma_count(void *opaque, const PtmProbeShape *probe,
                       uint64_t start, uint64_t end, PtmCountState *st,
@@ -748,11 +697,8 @@ void ptm_dma_traffic_prune(PtmDmaTraffic *t, uint64_t t_ns)
         Ratio r = l < LANE_DMA ? t->pcie_ns : t->dma_ns;
         uint64_t c = muldiv(t_ns, r.p, r.q, false);
 
-        guint head = first_ending_after(ln, c), cur = ln->cur;
-
-        ln->head = head;
+        ln->head = first_ending_after(ln, c);
         compact(ln->f, &ln->head, &ln->cur);
-        compact(ln->cum, &head, &cur);
     }
     for (unsigned k = 0; k < EV_N; k++) {
         events_prune(&t->ev[k], pc);
@@ -788,7 +734,6 @@ void ptm_dma_traffic_reset(PtmDmaTraffic *t)
 {
     for (unsigned l = 0; l < t->nlanes; l++) {
         g_array_set_size(t->lane[l].f, 0);
-        g_array_set_size(t->lane[l].cum, 0);
         t->lane[l].head = t->lane[l].cur = 0;
         t->lane[l].free_at = 0;
     }
@@ -901,9 +846,6 @@ char *ptm_dma_traffic_load(PtmDmaTraffic *t, const void *buf, size_t len)
                  f.cycles == (f.bytes ? (f.bytes + lane_width(n, l) - 1) /
                                         lane_width(n, l) : 1);
             g_array_append_val(ln->f, f);
-            if (ok) {
-                cum_append(n, l, &f);
-            }
         }
     }
     for (unsigned k = 0; ok && k < EV_N; k++) {
