@@ -50,11 +50,11 @@ boot_all=0 boot_model=0
 for run in boot "${runs[@]}"; do
     case $run in
         boot)     cmd="nfb-dma -i 0" ;;
-        gen64)    cmd="ndp-tool generate -i 0 -s 64 -p 6000000" ;;
-        gen1500)  cmd="ndp-tool generate -i 0 -s 1500 -p 1500000" ;;
-        read64)   cmd="nfb-bus -p $gls 8 1; nfb-bus -p $gls/mfb_gen2dma 4 40; nfb-bus -p $gls/mfb_gen2dma 0 1; ndp-tool read -i 0 -p 6000000" ;;
-        read1500) cmd="nfb-bus -p $gls 8 1; nfb-bus -p $gls/mfb_gen2dma 4 5dc; nfb-bus -p $gls/mfb_gen2dma 0 1; ndp-tool read -i 0 -p 2000000" ;;
-        loop64)   cmd="nfb-bus -p $gls 0 1; ndp-tool loopback-hw -i 0 -s 64 -p 3000000" ;;
+        gen64)    cmd="ndp-tool generate -i 0 -s 64 -p 25000000" ;;
+        gen1500)  cmd="ndp-tool generate -i 0 -s 1500 -p 10000000" ;;
+        read64)   cmd="nfb-bus -p $gls 8 1; nfb-bus -p $gls/mfb_gen2dma 4 40; nfb-bus -p $gls/mfb_gen2dma 0 1; ndp-tool read -i 0 -p 25000000" ;;
+        read1500) cmd="nfb-bus -p $gls 8 1; nfb-bus -p $gls/mfb_gen2dma 4 5dc; nfb-bus -p $gls/mfb_gen2dma 0 1; ndp-tool read -i 0 -p 12000000" ;;
+        loop64)   cmd="nfb-bus -p $gls 0 1; ndp-tool loopback-hw -i 0 -s 64 -p 6000000" ;;
         *) echo "ndp-guest-bench: unknown run $run" >&2; exit 2 ;;
     esac
     rm -f "$work/perf.data"
