@@ -148,6 +148,7 @@ struct NdkPcieTelemetryState {
 
     NdkDma dma;                 /* the DMA engine, with dma_queues */
     PtmDmaTraffic *dma_log;     /* its transfers, the block's source */
+    PtmSettings settings;       /* negotiated, as last synced to the core */
 };
 
 static uint64_t now_ns(void)
@@ -502,6 +503,8 @@ static void ndk_telemetry_sync_settings(NdkPcieTelemetryState *s)
 {
     PtmSettings set = ndk_telemetry_settings(s);
 
+    /* the DMA engine's transfers are split by them too */
+    s->settings = set;
     /* every endpoint of the block reports what this function negotiated */
     for (unsigned e = 0; e < s->cfg.pcie_endpoints; e++) {
         ptm_core_set_settings(s->core, now_ns(), e, &set);
@@ -863,10 +866,9 @@ static void ndk_telemetry_dma_xfer(void *opaque, unsigned port, bool write,
                                    uint64_t addr, uint32_t bytes)
 {
     NdkPcieTelemetryState *s = opaque;
-    PtmSettings set = ndk_telemetry_settings(s);
 
     ptm_dma_traffic_add(s->dma_log, now_ns(), port, write, addr, bytes,
-                        &set);
+                        &s->settings);
 }
 
 static void ndk_telemetry_dma_leave(void *opaque)
