@@ -7,6 +7,7 @@
 #include <glib.h>
 
 #include "ndp-dma.h"
+#include "ptm-bytes.h"
 
 enum { CNT_PKTS, CNT_BYTES, CNT_DISC_PKTS, CNT_DISC_BYTES, CNT_N };
 
@@ -1218,36 +1219,6 @@ void ndp_dma_free(NdpDma *d)
 
 #define NDP_STATE_MAGIC 0x4E445031u     /* "NDP1" */
 
-static void put64(GByteArray *b, uint64_t v)
-{
-    uint8_t le[8];
-
-    for (int i = 0; i < 8; i++) {
-        le[i] = v >> 8 * i;
-    }
-    g_byte_array_append(b, le, 8);
-}
-
-typedef struct Reader {
-    const uint8_t *p;
-    size_t left;
-    bool bad;
-} Reader;
-
-static uint64_t get64(Reader *r)
-{
-    uint64_t v;
-
-    if (r->left < 8) {
-        r->bad = true;
-        return 0;
-    }
-    v = get_le64(r->p);
-    r->p += 8;
-    r->left -= 8;
-    return v;
-}
-
 /* Every field, in one order for both directions of the copy. */
 #define QUEUE_FIELDS(X, q) \
     X((q)->control) X((q)->running) X((q)->sdp) X((q)->shp) X((q)->hdp) \
@@ -1273,11 +1244,11 @@ void *ndp_dma_save(const NdpDma *d, size_t *len)
 {
     GByteArray *b = g_byte_array_new();
 
-#define PUT(f) put64(b, (uint64_t)(f));
-    put64(b, NDP_STATE_MAGIC);
-    put64(b, d->ports);
-    put64(b, d->queues_per_port);
-    put64(b, (uint64_t)d->gen_now);
+#define PUT(f) ptm_put64(b, (uint64_t)(f));
+    ptm_put64(b, NDP_STATE_MAGIC);
+    ptm_put64(b, d->ports);
+    ptm_put64(b, d->queues_per_port);
+    ptm_put64(b, (uint64_t)d->gen_now);
     for (unsigned dir = 0; dir < 2; dir++) {
         for (unsigned i = 0; i < d->nq; i++) {
             QUEUE_FIELDS(PUT, &d->q[dir][i])
@@ -1285,7 +1256,7 @@ void *ndp_dma_save(const NdpDma *d, size_t *len)
     }
     for (unsigned p = 0; p < d->ports; p++) {
         for (unsigned k = 0; k < 4; k++) {
-            put64(b, d->gls[p].mux[k]);
+            ptm_put64(b, d->gls[p].mux[k]);
         }
         for (unsigned k = 0; k < 2; k++) {
             GEN_FIELDS(PUT, &d->gls[p].gen[k])
@@ -1298,13 +1269,13 @@ void *ndp_dma_save(const NdpDma *d, size_t *len)
 
 char *ndp_dma_load(NdpDma *d, const void *buf, size_t len)
 {
-    Reader r = { buf, len, false };
+    PtmReader r = { buf, len, false };
     NdpDma *n;
     uint64_t magic, ports, queues;
 
-    magic = get64(&r);
-    ports = get64(&r);
-    queues = get64(&r);
+    magic = ptm_get64(&r);
+    ports = ptm_get64(&r);
+    queues = ptm_get64(&r);
     if (r.bad || magic != NDP_STATE_MAGIC) {
         return g_strdup("DMA state: not a state of this engine");
     }
@@ -1318,8 +1289,8 @@ char *ndp_dma_load(NdpDma *d, const void *buf, size_t len)
     /* into a scratch copy, so that a bad state changes nothing */
     n = ndp_dma_new(d->ports, d->queues_per_port, d->dma_hz, d->bus_bytes,
                     d->mem, d->hooks, d->opaque);
-#define GET(f) (f) = get64(&r);
-    n->gen_now = (int64_t)get64(&r);
+#define GET(f) (f) = ptm_get64(&r);
+    n->gen_now = (int64_t)ptm_get64(&r);
     for (unsigned dir = 0; dir < 2; dir++) {
         for (unsigned i = 0; i < n->nq; i++) {
             QUEUE_FIELDS(GET, &n->q[dir][i])
@@ -1327,7 +1298,7 @@ char *ndp_dma_load(NdpDma *d, const void *buf, size_t len)
     }
     for (unsigned p = 0; p < n->ports; p++) {
         for (unsigned k = 0; k < 4; k++) {
-            n->gls[p].mux[k] = get64(&r);
+            n->gls[p].mux[k] = ptm_get64(&r);
         }
         for (unsigned k = 0; k < 2; k++) {
             GEN_FIELDS(GET, &n->gls[p].gen[k])

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ptm-eval-int.h"
+#include "ptm-bytes.h"
 
 /* ------------------------------------------------------------------ */
 /* Time                                                                 */
@@ -716,21 +717,6 @@ uint64_t ptm_core_applied_deltas(const PtmCore *core)
 #define PTM_SAVE_MAGIC   0x50544D53u    /* "PTMS" */
 #define PTM_SAVE_VERSION 4u
 
-static void put(GByteArray *b, const void *p, size_t n)
-{
-    g_byte_array_append(b, p, n);
-}
-
-static void put64(GByteArray *b, uint64_t v)
-{
-    uint8_t le[8];
-
-    for (int i = 0; i < 8; i++) {
-        le[i] = v >> (8 * i);
-    }
-    put(b, le, 8);
-}
-
 /* Every generic and clock: a state only fits a card built alike. */
 static void config_put(GByteArray *b, const PtmConfig *c)
 {
@@ -745,176 +731,154 @@ static void config_put(GByteArray *b, const PtmConfig *c)
     };
 
     for (size_t i = 0; i < G_N_ELEMENTS(u32); i++) {
-        put64(b, *u32[i]);
+        ptm_put64(b, *u32[i]);
     }
-    put64(b, c->pcie_clk_hz);
-    put64(b, c->dma_clk_hz);
-    put64(b, c->mi_clk_hz);
+    ptm_put64(b, c->pcie_clk_hz);
+    ptm_put64(b, c->dma_clk_hz);
+    ptm_put64(b, c->mi_clk_hz);
 }
 
 void *ptm_core_save(const PtmCore *core, size_t *len)
 {
     GByteArray *b = g_byte_array_new();
 
-    put64(b, PTM_SAVE_MAGIC);
-    put64(b, PTM_SAVE_VERSION);
+    ptm_put64(b, PTM_SAVE_MAGIC);
+    ptm_put64(b, PTM_SAVE_VERSION);
     config_put(b, &core->cfg);
     for (unsigned e = 0; e < core->lay.entries; e++) {
-        put64(b, core->live[e]);
-        put64(b, core->snap[e]);
+        ptm_put64(b, core->live[e]);
+        ptm_put64(b, core->snap[e]);
     }
-    put64(b, core->mi_done);
-    put64(b, core->acc_free);
-    put64(b, core->rr);
-    put64(b, core->busy_start);
-    put64(b, core->busy_end);
-    put64(b, core->sw_q);
-    put64(b, core->sw_bits | (uint64_t)core->nsweep << 8);
-    put64(b, core->acc_block);
-    put64(b, core->low_clear_at);
-    put64(b, core->power_on_ns);
+    ptm_put64(b, core->mi_done);
+    ptm_put64(b, core->acc_free);
+    ptm_put64(b, core->rr);
+    ptm_put64(b, core->busy_start);
+    ptm_put64(b, core->busy_end);
+    ptm_put64(b, core->sw_q);
+    ptm_put64(b, core->sw_bits | (uint64_t)core->nsweep << 8);
+    ptm_put64(b, core->acc_block);
+    ptm_put64(b, core->low_clear_at);
+    ptm_put64(b, core->power_on_ns);
     for (unsigned k = 0; k < core->nsweep; k++) {
-        put64(b, core->sweep[k].q);
-        put64(b, core->sweep[k].bits);
+        ptm_put64(b, core->sweep[k].q);
+        ptm_put64(b, core->sweep[k].bits);
     }
     for (unsigned e = 0; e < core->lay.entries; e++) {
-        put64(b, core->live_old[e]);
-        put64(b, core->snap_old[e]);
+        ptm_put64(b, core->live_old[e]);
+        ptm_put64(b, core->snap_old[e]);
     }
-    put64(b, core->lost | core->overrun << 1 | core->read_sel << 2 |
+    ptm_put64(b, core->lost | core->overrun << 1 | core->read_sel << 2 |
              core->reference << 3);
     for (unsigned e = 0; e < PTM_MAX_ENDPOINTS; e++) {
         const PtmSettings *s = &core->settings[e];
 
-        put64(b, core->pcie_status[e]);
-        put64(b, core->pcie_tags[e]);
-        put64(b, core->pcie_stfifo[e]);
-        put64(b, s->mps | s->mrrs << 3 | s->ext_tag << 6 |
+        ptm_put64(b, core->pcie_status[e]);
+        ptm_put64(b, core->pcie_tags[e]);
+        ptm_put64(b, core->pcie_stfifo[e]);
+        ptm_put64(b, s->mps | s->mrrs << 3 | s->ext_tag << 6 |
                  s->tag_10bit << 7 | s->rcb_128 << 8);
     }
-    put64(b, core->n_lost);
-    put64(b, core->n_applied);
-    put64(b, core->nchanges);
+    ptm_put64(b, core->n_lost);
+    ptm_put64(b, core->n_applied);
+    ptm_put64(b, core->nchanges);
     for (unsigned k = 0; k < core->nchanges; k++) {
         const PtmSettingsChange *ch = &core->changes[k];
         const PtmSettings *s = &ch->settings;
 
-        put64(b, ch->mi);
-        put64(b, ch->endpoint | (uint64_t)(s->mps | s->mrrs << 3 |
+        ptm_put64(b, ch->mi);
+        ptm_put64(b, ch->endpoint | (uint64_t)(s->mps | s->mrrs << 3 |
                  s->ext_tag << 6 | s->tag_10bit << 7 | s->rcb_128 << 8) << 32);
     }
     for (unsigned i = 0; i < core->nprobes; i++) {
         const PtmProbe *p = &core->probe[i];
 
-        put64(b, p->origin);
-        put64(b, p->window);
-        put64(b, p->cs.open);
-        put64(b, p->cs.tag_min | (uint64_t)p->cs.stfifo_min << 16 |
+        ptm_put64(b, p->origin);
+        ptm_put64(b, p->window);
+        ptm_put64(b, p->cs.open);
+        ptm_put64(b, p->cs.tag_min | (uint64_t)p->cs.stfifo_min << 16 |
                  (uint64_t)p->cs.tag_last << 32 |
                  (uint64_t)p->cs.stfifo_last << 48);
-        put64(b, p->cs.link_last);
-        put64(b, p->pend_n);
-        put64(b, p->pend_next);
-        put64(b, p->pend_cycle0);
+        ptm_put64(b, p->cs.link_last);
+        ptm_put64(b, p->pend_n);
+        ptm_put64(b, p->pend_next);
+        ptm_put64(b, p->pend_cycle0);
         for (unsigned c = 0; c < p->pend_n; c++) {
-            put64(b, p->pend[c]);
+            ptm_put64(b, p->pend[c]);
         }
-        put64(b, p->count);
+        ptm_put64(b, p->count);
         for (unsigned k = 0; k < p->count; k++) {
             const PtmDelta *d = &p->fifo[(p->head + k) & p->ring_mask];
 
-            put64(b, d->vis);
-            put64(b, d->value | (uint64_t)d->channel << 32);
-            put64(b, d->window);
-            put64(b, d->f);
+            ptm_put64(b, d->vis);
+            ptm_put64(b, d->value | (uint64_t)d->channel << 32);
+            ptm_put64(b, d->window);
+            ptm_put64(b, d->f);
         }
         /* the FIFO's reads and what its writer has seen of them */
-        put64(b, p->nread);
-        put64(b, p->w_total);
-        put64(b, p->seen);
-        put64(b, p->nrq);
+        ptm_put64(b, p->nread);
+        ptm_put64(b, p->w_total);
+        ptm_put64(b, p->seen);
+        ptm_put64(b, p->nrq);
         for (unsigned k = 0; k < p->nrq; k++) {
-            put64(b, p->rq[(p->rq_head + k) & p->ring_mask]);
+            ptm_put64(b, p->rq[(p->rq_head + k) & p->ring_mask]);
         }
         for (unsigned k = 0; k < 2; k++) {
-            put64(b, p->last_p[k]);
-            put64(b, p->last_f[k]);
+            ptm_put64(b, p->last_p[k]);
+            ptm_put64(b, p->last_f[k]);
         }
         /* the fast evaluation: windows counted, losses not settled */
-        put64(b, p->counted);
-        put64(b, p->loss->len);
+        ptm_put64(b, p->counted);
+        ptm_put64(b, p->loss->len);
         for (unsigned k = 0; k < p->loss->len; k++) {
-            put64(b, g_array_index(p->loss, PtmLoss, k).pos);
-            put64(b, g_array_index(p->loss, PtmLoss, k).n);
+            ptm_put64(b, g_array_index(p->loss, PtmLoss, k).pos);
+            ptm_put64(b, g_array_index(p->loss, PtmLoss, k).n);
         }
         /* epochs, counting ahead, what the last drain sends, own reset */
-        put64(b, p->wbase);
-        put64(b, p->cw);
-        put64(b, p->primed | p->domain_reset << 1 | p->lost << 2 |
+        ptm_put64(b, p->wbase);
+        ptm_put64(b, p->cw);
+        ptm_put64(b, p->primed | p->domain_reset << 1 | p->lost << 2 |
                  p->overrun << 3 | (uint64_t)p->flag << 4 |
                  (uint64_t)p->hs_odd << 5 | (uint64_t)p->has_sent << 6 |
                  (uint64_t)p->keep_lowest << 7 | (uint64_t)p->keep_tag << 16 |
                  (uint64_t)p->keep_stf << 32);
-        put64(b, p->sent.at);
-        put64(b, p->sent.status | (uint64_t)p->sent.tag_now << 32 |
+        ptm_put64(b, p->sent.at);
+        ptm_put64(b, p->sent.status | (uint64_t)p->sent.tag_now << 32 |
                  (uint64_t)p->sent.stf_now << 48);
-        put64(b, p->sent.tag_min | (uint64_t)p->sent.stf_min << 16);
-        put64(b, p->cpos);
+        ptm_put64(b, p->sent.tag_min | (uint64_t)p->sent.stf_min << 16);
+        ptm_put64(b, p->cpos);
         for (unsigned c = 0; c < p->sh.channels; c++) {
-            put64(b, p->carry[c]);
+            ptm_put64(b, p->carry[c]);
         }
-        put64(b, p->rt_tag_min | (uint64_t)p->rt_stf_min << 16 |
+        ptm_put64(b, p->rt_tag_min | (uint64_t)p->rt_stf_min << 16 |
                  (uint64_t)p->nword << 32 | (uint64_t)p->nflag << 40);
         for (unsigned k = 0; k < p->nword; k++) {
             const PtmStatusWord *w = &p->word[k];
 
-            put64(b, w->at);
-            put64(b, w->status | (uint64_t)w->tag_now << 32 |
+            ptm_put64(b, w->at);
+            ptm_put64(b, w->status | (uint64_t)w->tag_now << 32 |
                      (uint64_t)w->stf_now << 48);
-            put64(b, w->tag_min | (uint64_t)w->stf_min << 16);
+            ptm_put64(b, w->tag_min | (uint64_t)w->stf_min << 16);
         }
         for (unsigned k = 0; k < p->nflag; k++) {
-            put64(b, p->flagq[k].k);
-            put64(b, p->flagq[k].at);
-            put64(b, p->flagq[k].v);
+            ptm_put64(b, p->flagq[k].k);
+            ptm_put64(b, p->flagq[k].at);
+            ptm_put64(b, p->flagq[k].v);
         }
-        put64(b, p->rst_at);
-        put64(b, p->rst_scan);
+        ptm_put64(b, p->rst_at);
+        ptm_put64(b, p->rst_scan);
     }
     *len = b->len;
     return g_byte_array_free(b, FALSE);
 }
 
-typedef struct Reader {
-    const uint8_t *p;
-    size_t left;
-    bool bad;
-} Reader;
-
-static uint64_t get64(Reader *r)
-{
-    uint64_t v = 0;
-
-    if (r->left < 8) {
-        r->bad = true;
-        return 0;
-    }
-    for (int i = 0; i < 8; i++) {
-        v |= (uint64_t)r->p[i] << (8 * i);
-    }
-    r->p += 8;
-    r->left -= 8;
-    return v;
-}
-
 static char *load_into(PtmCore *core, const void *buf, size_t len)
 {
-    Reader r = { .p = buf, .left = len };
+    PtmReader r = { .p = buf, .left = len };
     GByteArray *want = g_byte_array_new();
     uint64_t flags;
     bool same = true;
 
-    if (get64(&r) != PTM_SAVE_MAGIC || get64(&r) != PTM_SAVE_VERSION) {
+    if (ptm_get64(&r) != PTM_SAVE_MAGIC || ptm_get64(&r) != PTM_SAVE_VERSION) {
         g_byte_array_free(want, TRUE);
         return g_strdup("telemetry state: not a state of this version");
     }
@@ -925,37 +889,37 @@ static char *load_into(PtmCore *core, const void *buf, size_t len)
         for (int k = 0; k < 8; k++) {
             v |= (uint64_t)want->data[8 * i + k] << (8 * k);
         }
-        same &= get64(&r) == v;
+        same &= ptm_get64(&r) == v;
     }
     g_byte_array_free(want, TRUE);
     if (!same || r.bad) {
         return g_strdup("telemetry state: saved with other properties");
     }
     for (unsigned e = 0; e < core->lay.entries; e++) {
-        core->live[e] = get64(&r) & core->cnt_mask;
-        core->snap[e] = get64(&r) & core->cnt_mask;
+        core->live[e] = ptm_get64(&r) & core->cnt_mask;
+        core->snap[e] = ptm_get64(&r) & core->cnt_mask;
     }
-    core->mi_done = get64(&r);
-    core->acc_free = get64(&r);
-    core->rr = get64(&r) % core->nprobes;
-    core->busy_start = get64(&r);
-    core->busy_end = get64(&r);
-    core->sw_q = get64(&r);
-    flags = get64(&r);
+    core->mi_done = ptm_get64(&r);
+    core->acc_free = ptm_get64(&r);
+    core->rr = ptm_get64(&r) % core->nprobes;
+    core->busy_start = ptm_get64(&r);
+    core->busy_end = ptm_get64(&r);
+    core->sw_q = ptm_get64(&r);
+    flags = ptm_get64(&r);
     core->sw_bits = flags & (PTM_CMD_SNAPSHOT | PTM_CMD_CLEAR);
     core->nsweep = MIN(flags >> 8 & 0xFF, PTM_SWEEPS);
-    core->acc_block = get64(&r);
-    core->low_clear_at = get64(&r);
-    core->power_on_ns = get64(&r);
+    core->acc_block = ptm_get64(&r);
+    core->low_clear_at = ptm_get64(&r);
+    core->power_on_ns = ptm_get64(&r);
     for (unsigned k = 0; k < core->nsweep; k++) {
-        core->sweep[k].q = get64(&r);
-        core->sweep[k].bits = get64(&r) & (PTM_CMD_SNAPSHOT | PTM_CMD_CLEAR);
+        core->sweep[k].q = ptm_get64(&r);
+        core->sweep[k].bits = ptm_get64(&r) & (PTM_CMD_SNAPSHOT | PTM_CMD_CLEAR);
     }
     for (unsigned e = 0; e < core->lay.entries; e++) {
-        core->live_old[e] = get64(&r) & core->cnt_mask;
-        core->snap_old[e] = get64(&r) & core->cnt_mask;
+        core->live_old[e] = ptm_get64(&r) & core->cnt_mask;
+        core->snap_old[e] = ptm_get64(&r) & core->cnt_mask;
     }
-    flags = get64(&r);
+    flags = ptm_get64(&r);
     core->lost = flags & 1;
     core->overrun = flags >> 1 & 1;
     core->read_sel = flags >> 2 & 1;
@@ -967,26 +931,26 @@ static char *load_into(PtmCore *core, const void *buf, size_t len)
     for (unsigned e = 0; e < PTM_MAX_ENDPOINTS; e++) {
         uint64_t s;
 
-        core->pcie_status[e] = get64(&r);
-        core->pcie_tags[e] = get64(&r);
-        core->pcie_stfifo[e] = get64(&r);
-        s = get64(&r);
+        core->pcie_status[e] = ptm_get64(&r);
+        core->pcie_tags[e] = ptm_get64(&r);
+        core->pcie_stfifo[e] = ptm_get64(&r);
+        s = ptm_get64(&r);
         core->settings[e] = (PtmSettings) {
             .mps = s & 7, .mrrs = s >> 3 & 7, .ext_tag = s >> 6 & 1,
             .tag_10bit = s >> 7 & 1, .rcb_128 = s >> 8 & 1,
         };
     }
-    core->n_lost = get64(&r);
-    core->n_applied = get64(&r);
-    core->nchanges = get64(&r);
+    core->n_lost = ptm_get64(&r);
+    core->n_applied = ptm_get64(&r);
+    core->nchanges = ptm_get64(&r);
     if (core->nchanges > PTM_SETTINGS_QUEUE) {
         return g_strdup("telemetry state: truncated or corrupt");
     }
     for (unsigned k = 0; k < core->nchanges; k++) {
         uint64_t v, s;
 
-        core->changes[k].mi = get64(&r);
-        v = get64(&r);
+        core->changes[k].mi = ptm_get64(&r);
+        v = ptm_get64(&r);
         s = v >> 32;
         core->changes[k].endpoint = (uint32_t)v % PTM_MAX_ENDPOINTS;
         core->changes[k].settings = (PtmSettings) {
@@ -998,75 +962,75 @@ static char *load_into(PtmCore *core, const void *buf, size_t len)
         PtmProbe *p = &core->probe[i];
         uint64_t v;
 
-        p->origin = get64(&r);
-        p->window = get64(&r);
-        p->cs.open = get64(&r);
-        v = get64(&r);
+        p->origin = ptm_get64(&r);
+        p->window = ptm_get64(&r);
+        p->cs.open = ptm_get64(&r);
+        v = ptm_get64(&r);
         p->cs.tag_min = v;
         p->cs.stfifo_min = v >> 16;
         p->cs.tag_last = v >> 32;
         p->cs.stfifo_last = v >> 48;
-        p->cs.link_last = get64(&r) & 1;
-        p->pend_n = get64(&r);
-        p->pend_next = get64(&r);
-        p->pend_cycle0 = get64(&r);
+        p->cs.link_last = ptm_get64(&r) & 1;
+        p->pend_n = ptm_get64(&r);
+        p->pend_next = ptm_get64(&r);
+        p->pend_cycle0 = ptm_get64(&r);
         if (p->pend_n > p->sh.channels || p->pend_next > p->pend_n) {
             r.bad = true;
             break;
         }
         for (unsigned c = 0; c < p->pend_n; c++) {
-            p->pend[c] = get64(&r);
+            p->pend[c] = ptm_get64(&r);
         }
         p->head = 0;
-        p->count = get64(&r);
+        p->count = ptm_get64(&r);
         if (p->count > p->ring_mask + 1) {
             r.bad = true;
             break;
         }
         for (unsigned k = 0; k < p->count; k++) {
-            p->fifo[k].vis = get64(&r);
-            v = get64(&r);
+            p->fifo[k].vis = ptm_get64(&r);
+            v = ptm_get64(&r);
             p->fifo[k].value = (uint32_t)v;
             p->fifo[k].channel = (uint32_t)(v >> 32) % p->sh.channels;
-            p->fifo[k].window = get64(&r);
-            p->fifo[k].f = get64(&r);
+            p->fifo[k].window = ptm_get64(&r);
+            p->fifo[k].f = ptm_get64(&r);
         }
-        p->nread = get64(&r);
-        p->w_total = get64(&r);
-        p->seen = get64(&r);
+        p->nread = ptm_get64(&r);
+        p->w_total = ptm_get64(&r);
+        p->seen = ptm_get64(&r);
         p->rq_head = 0;
-        p->nrq = get64(&r);
+        p->nrq = ptm_get64(&r);
         if (p->nread > p->count || p->nrq > p->ring_mask + 1 ||
             p->seen > p->w_total) {
             r.bad = true;
             break;
         }
         for (unsigned k = 0; k < p->nrq; k++) {
-            p->rq[k] = get64(&r);
+            p->rq[k] = ptm_get64(&r);
         }
         for (unsigned k = 0; k < 2; k++) {
-            p->last_p[k] = get64(&r);
-            p->last_f[k] = get64(&r);
+            p->last_p[k] = ptm_get64(&r);
+            p->last_f[k] = ptm_get64(&r);
         }
-        p->counted = get64(&r);
+        p->counted = ptm_get64(&r);
         if (p->counted > p->window) {
             r.bad = true;
             break;
         }
-        v = get64(&r);
+        v = ptm_get64(&r);
         if (v > r.left / 16) {
             r.bad = true;
             break;
         }
         for (uint64_t k = 0; k < v; k++) {
-            PtmLoss l = { .pos = get64(&r) };
+            PtmLoss l = { .pos = ptm_get64(&r) };
 
-            l.n = get64(&r);
+            l.n = ptm_get64(&r);
             g_array_append_val(p->loss, l);
         }
-        p->wbase = get64(&r);
-        p->cw = get64(&r);
-        v = get64(&r);
+        p->wbase = ptm_get64(&r);
+        p->cw = ptm_get64(&r);
+        v = ptm_get64(&r);
         p->primed = v & 1;
         p->domain_reset = v >> 1 & 1;
         p->lost = v >> 2 & 1;
@@ -1077,19 +1041,19 @@ static char *load_into(PtmCore *core, const void *buf, size_t len)
         p->keep_lowest = v >> 7 & 1;
         p->keep_tag = (v >> 16) & 0x7FF;
         p->keep_stf = v >> 32;
-        p->sent.at = get64(&r);
-        v = get64(&r);
+        p->sent.at = ptm_get64(&r);
+        v = ptm_get64(&r);
         p->sent.status = (uint32_t)v & 0x3FF;
         p->sent.tag_now = (v >> 32) & 0x7FF;
         p->sent.stf_now = v >> 48;
-        v = get64(&r);
+        v = ptm_get64(&r);
         p->sent.tag_min = v & 0x7FF;
         p->sent.stf_min = v >> 16;
-        p->cpos = get64(&r);
+        p->cpos = ptm_get64(&r);
         for (unsigned c = 0; c < p->sh.channels; c++) {
-            p->carry[c] = get64(&r);
+            p->carry[c] = ptm_get64(&r);
         }
-        v = get64(&r);
+        v = ptm_get64(&r);
         p->rt_tag_min = v;
         p->rt_stf_min = v >> 16;
         p->nword = v >> 32 & 0xFF;
@@ -1101,22 +1065,22 @@ static char *load_into(PtmCore *core, const void *buf, size_t len)
         for (unsigned k = 0; k < p->nword; k++) {
             PtmStatusWord *w = &p->word[k];
 
-            w->at = get64(&r);
-            v = get64(&r);
+            w->at = ptm_get64(&r);
+            v = ptm_get64(&r);
             w->status = (uint32_t)v & 0x3FF;
             w->tag_now = (v >> 32) & 0x7FF;
             w->stf_now = v >> 48;
-            v = get64(&r);
+            v = ptm_get64(&r);
             w->tag_min = v & 0x7FF;
             w->stf_min = v >> 16;
         }
         for (unsigned k = 0; k < p->nflag; k++) {
-            p->flagq[k].k = get64(&r);
-            p->flagq[k].at = get64(&r);
-            p->flagq[k].v = get64(&r) & 1;
+            p->flagq[k].k = ptm_get64(&r);
+            p->flagq[k].at = ptm_get64(&r);
+            p->flagq[k].v = ptm_get64(&r) & 1;
         }
-        p->rst_at = get64(&r);
-        p->rst_scan = get64(&r);
+        p->rst_at = ptm_get64(&r);
+        p->rst_scan = ptm_get64(&r);
         /*
          * The FIFO as its writer sees it: what was written and not seen
          * read is what waits in memory plus the reads not yet seen.
