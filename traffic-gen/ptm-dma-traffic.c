@@ -6,6 +6,7 @@
 #include <string.h>
 #include <glib.h>
 
+#include "ptm-bytes.h"
 #include "ptm-core.h"
 #include "ptm-dma-traffic.h"
 
@@ -114,15 +115,9 @@ static uint64_t muldiv(uint64_t x, uint64_t p, uint64_t q, bool up)
 
 static Ratio ratio(uint64_t to, uint64_t from)
 {
-    uint64_t a = to, b = from;
+    uint64_t g = ptm_gcd64(to, from);
 
-    while (b) {
-        uint64_t r = a % b;
-
-        a = b;
-        b = r;
-    }
-    return (Ratio) { to / a, from / a };
+    return (Ratio) { to / g, from / g };
 }
 
 PtmDmaTraffic *ptm_dma_traffic_new(const PtmGeometry *geo)
@@ -302,25 +297,23 @@ void ptm_dma_traffic_frames(const PtmDmaTraffic *t, uint64_t out[4])
 
 /* ---- describing cycles -------------------------------------------- */
 
-static bool frame_ends_by(const Lane *ln, guint i, uint64_t c)
-{
-    const Frame *f = &g_array_index(ln->f, Frame, i);
-
-    return f->start + f->cycles <= c;
-}
-
 /*
- * The first frame of a lane that ends after cycle c (len if none): a few
- * steps on from the cursor, else a binary search.
+ * The first index of [head, len) whose element is not yet `passed` by
+ * cycle c (len if none), in an array sorted so that passed ones come
+ * first: a few steps on from the cursor of the last look-up, since the
+ * core asks for cycles mostly in order, else a binary search.
  */
-static guint first_ending_after(Lane *ln, uint64_t c)
+static inline __attribute__((always_inline))
+guint seek(guint head, guint len, guint *cur,
+           bool (*passed)(const void *arr, guint i, uint64_t c),
+           const void *arr, uint64_t c)
 {
-    guint lo = ln->head, hi = ln->f->len, i = MAX(ln->cur, ln->head);
+    guint lo = head, hi = len, i = MAX(*cur, head);
 
-    if (i < hi && (i == lo || frame_ends_by(ln, i - 1, c))) {
+    if (i < hi && (i == lo || passed(arr, i - 1, c))) {
         for (unsigned k = 0; k < 8 && i < hi; k++, i++) {
-            if (!frame_ends_by(ln, i, c)) {
-                ln->cur = i;
+            if (!passed(arr, i, c)) {
+                *cur = i;
                 return i;
             }
         }
@@ -329,14 +322,27 @@ static guint first_ending_after(Lane *ln, uint64_t c)
     while (lo < hi) {
         guint mid = lo + (hi - lo) / 2;
 
-        if (frame_ends_by(ln, mid, c)) {
+        if (passed(arr, mid, c)) {
             lo = mid + 1;
         } else {
             hi = mid;
         }
     }
-    ln->cur = lo;
+    *cur = lo;
     return lo;
+}
+
+static bool frame_ends_by(const void *arr, guint i, uint64_t c)
+{
+    const Frame *f = &g_array_index((GArray *)arr, Frame, i);
+
+    return f->start + f->cycles <= c;
+}
+
+/* The first frame of a lane that ends after cycle c (len if none) */
+static guint first_ending_after(Lane *ln, uint64_t c)
+{
+    return seek(ln->head, ln->f->len, &ln->cur, frame_ends_by, ln->f, c);
 }
 
 /* A lane's cycle c into *bc; how long it stays so (UINT64_MAX: for good) */
@@ -382,38 +388,16 @@ static uint64_t lane_cycle(PtmDmaTraffic *t, unsigned l, uint64_t c,
     return f->cycles - 1 - o;
 }
 
-static bool event_by(const Events *ev, guint i, uint64_t c)
+static bool event_by(const void *arr, guint i, uint64_t c)
 {
-    return g_array_index(ev->e, Event, i).cycle <= c;
+    return g_array_index((GArray *)arr, Event, i).cycle <= c;
 }
 
 /* An amount at cycle c, and the next cycle it changes at */
 static uint64_t events_at(Events *ev, uint64_t c, uint64_t *next)
 {
-    guint lo = ev->head, hi = ev->e->len, i = MAX(ev->cur, ev->head);
+    guint lo = seek(ev->head, ev->e->len, &ev->cur, event_by, ev->e, c);
 
-    if (i < hi && (i == lo || event_by(ev, i - 1, c))) {
-        unsigned k;
-
-        for (k = 0; k < 8 && i < hi && event_by(ev, i, c); k++) {
-            i++;
-        }
-        if (k < 8) {
-            lo = hi = i;
-        } else {
-            lo = i;
-        }
-    }
-    while (lo < hi) {
-        guint mid = lo + (hi - lo) / 2;
-
-        if (event_by(ev, mid, c)) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    ev->cur = lo;
     if (lo < ev->e->len) {
         *next = MIN(*next, g_array_index(ev->e, Event, lo).cycle);
     }
@@ -751,57 +735,41 @@ void ptm_dma_traffic_reset(PtmDmaTraffic *t)
 
 #define DMA_TRAFFIC_MAGIC 0x444D4154u   /* "DMAT" */
 
-static void put64(GByteArray *b, uint64_t v)
-{
-    g_byte_array_append(b, (const guint8 *)&v, 8);   /* host order: LE */
-}
-
-static bool get64(const uint8_t **p, size_t *left, uint64_t *v)
-{
-    if (*left < 8) {
-        return false;
-    }
-    memcpy(v, *p, 8);
-    *p += 8;
-    *left -= 8;
-    return true;
-}
-
 void *ptm_dma_traffic_save(const PtmDmaTraffic *t, size_t *len)
 {
     GByteArray *b = g_byte_array_new();
 
-    put64(b, DMA_TRAFFIC_MAGIC);
-    put64(b, t->nlanes);
-    put64(b, t->busy_until_ns);
-    put64(b, t->now_ns);
+    ptm_put64(b, DMA_TRAFFIC_MAGIC);
+    ptm_put64(b, t->nlanes);
+    ptm_put64(b, t->busy_until_ns);
+    ptm_put64(b, t->now_ns);
     for (unsigned l = 0; l < t->nlanes; l++) {
         const Lane *ln = &t->lane[l];
 
-        put64(b, ln->free_at);
-        put64(b, ln->total);
-        put64(b, ln->f->len - ln->head);
+        ptm_put64(b, ln->free_at);
+        ptm_put64(b, ln->total);
+        ptm_put64(b, ln->f->len - ln->head);
         for (guint i = ln->head; i < ln->f->len; i++) {
             const Frame *f = &g_array_index(ln->f, Frame, i);
 
-            put64(b, f->start);
-            put64(b, f->cycles);
-            put64(b, f->bytes);
-            put64(b, f->mvb);
+            ptm_put64(b, f->start);
+            ptm_put64(b, f->cycles);
+            ptm_put64(b, f->bytes);
+            ptm_put64(b, f->mvb);
         }
     }
     for (unsigned k = 0; k < EV_N; k++) {
-        put64(b, t->ev[k].base);
-        put64(b, t->ev[k].e->len - t->ev[k].head);
+        ptm_put64(b, t->ev[k].base);
+        ptm_put64(b, t->ev[k].e->len - t->ev[k].head);
         for (guint i = t->ev[k].head; i < t->ev[k].e->len; i++) {
-            put64(b, g_array_index(t->ev[k].e, Event, i).cycle);
-            put64(b, g_array_index(t->ev[k].e, Event, i).cum);
+            ptm_put64(b, g_array_index(t->ev[k].e, Event, i).cycle);
+            ptm_put64(b, g_array_index(t->ev[k].e, Event, i).cum);
         }
     }
-    put64(b, t->ret_base);
-    put64(b, t->ret->len);
+    ptm_put64(b, t->ret_base);
+    ptm_put64(b, t->ret->len);
     for (guint i = 0; i < t->ret->len; i++) {
-        put64(b, g_array_index(t->ret, uint64_t, i));
+        ptm_put64(b, g_array_index(t->ret, uint64_t, i));
     }
     *len = b->len;
     return g_byte_array_free(b, FALSE);
@@ -809,13 +777,12 @@ void *ptm_dma_traffic_save(const PtmDmaTraffic *t, size_t *len)
 
 char *ptm_dma_traffic_load(PtmDmaTraffic *t, const void *buf, size_t len)
 {
-    const uint8_t *p = buf;
-    size_t left = len;
+    PtmReader rd = { buf, len, false };
     PtmDmaTraffic *n = ptm_dma_traffic_new(&t->geo);
     uint64_t v = 0, cnt = 0;
     bool ok = true;
 
-#define GET(x) do { ok = ok && get64(&p, &left, &v); (x) = v; } while (0)
+#define GET(x) do { (x) = ptm_get64(&rd); ok = ok && !rd.bad; } while (0)
     GET(v);
     ok = ok && v == DMA_TRAFFIC_MAGIC;
     GET(cnt);
@@ -829,7 +796,7 @@ char *ptm_dma_traffic_load(PtmDmaTraffic *t, const void *buf, size_t len)
         GET(ln->free_at);
         GET(ln->total);
         GET(cnt);
-        ok = ok && cnt <= left / 32;
+        ok = ok && cnt <= rd.left / 32;
         for (uint64_t i = 0; ok && i < cnt; i++) {
             Frame f = { 0 };
 
@@ -854,7 +821,7 @@ char *ptm_dma_traffic_load(PtmDmaTraffic *t, const void *buf, size_t len)
         GET(n->ev[k].base);
         cum = n->ev[k].base;
         GET(cnt);
-        ok = ok && cnt <= left / 16;
+        ok = ok && cnt <= rd.left / 16;
         for (uint64_t i = 0; ok && i < cnt; i++) {
             Event e = { 0 };
 
@@ -868,7 +835,7 @@ char *ptm_dma_traffic_load(PtmDmaTraffic *t, const void *buf, size_t len)
     }
     GET(n->ret_base);
     GET(cnt);
-    ok = ok && cnt <= left / 8;
+    ok = ok && cnt <= rd.left / 8;
     for (uint64_t i = 0; ok && i < cnt; i++) {
         uint64_t r;
 
@@ -876,7 +843,7 @@ char *ptm_dma_traffic_load(PtmDmaTraffic *t, const void *buf, size_t len)
         g_array_append_val(n->ret, r);
     }
 #undef GET
-    if (!ok || left) {
+    if (!ok || rd.left) {
         ptm_dma_traffic_free(n);
         return g_strdup("DMA traffic log: malformed");
     }
