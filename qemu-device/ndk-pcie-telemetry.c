@@ -30,6 +30,7 @@
 #include "ptm-devtree.h"
 #include "ndk-dma.h"
 #include "ptm-dma-traffic.h"
+#include "ptm-transfers.h"
 #include "telemetry-traffic.h"
 
 #define TYPE_NDK_PCIE_TELEMETRY "ndk-pcie-telemetry"
@@ -505,6 +506,9 @@ static void ndk_telemetry_sync_settings(NdkPcieTelemetryState *s)
 
     /* the DMA engine's transfers are split by them too */
     s->settings = set;
+    if (s->dma_log) {
+        ptm_dma_traffic_set_settings(s->dma_log, now_ns(), &set);
+    }
     /* every endpoint of the block reports what this function negotiated */
     for (unsigned e = 0; e < s->cfg.pcie_endpoints; e++) {
         ptm_core_set_settings(s->core, now_ns(), e, &set);
@@ -581,6 +585,14 @@ static bool ndk_telemetry_check_id(NdkPcieTelemetryState *s, Error **errp)
     return true;
 }
 
+
+/* Whether the traffic object is background transfers of the DMA engine */
+static bool ndk_telemetry_background(NdkPcieTelemetryState *s)
+{
+    return s->traffic &&
+           TELEMETRY_TRAFFIC_GET_CLASS(s->traffic)->model ==
+           &ptm_model_transfers;
+}
 static bool ndk_telemetry_check_props(NdkPcieTelemetryState *s, Error **errp)
 {
     g_autofree char *err = ptm_config_check(&s->cfg);
@@ -636,10 +648,20 @@ static bool ndk_telemetry_check_props(NdkPcieTelemetryState *s, Error **errp)
                    NDP_MAX_QUEUES, s->cfg.dma_ports);
         return false;
     }
-    if (s->dma_queues && s->traffic) {
-        error_setg(errp, "%s: property 'traffic' cannot be combined with "
-                   "'dma-queues': a card with a DMA engine counts the "
-                   "engine's own transfers", TYPE_NDK_PCIE_TELEMETRY);
+    if (s->dma_queues && s->traffic && !ndk_telemetry_background(s)) {
+        error_setg(errp, "%s: property 'traffic' is a %s, which cannot be "
+                   "combined with 'dma-queues': a card with a DMA engine "
+                   "counts the engine's own transfers, with background "
+                   "transfers of a telemetry-traffic-transfers object at "
+                   "most", TYPE_NDK_PCIE_TELEMETRY,
+                   object_get_typename(OBJECT(s->traffic)));
+        return false;
+    }
+    if (!s->dma_queues && s->traffic && ndk_telemetry_background(s)) {
+        error_setg(errp, "%s: property 'traffic' is a "
+                   "telemetry-traffic-transfers, background transfers of "
+                   "the DMA engine, which needs 'dma-queues' of at least 1",
+                   TYPE_NDK_PCIE_TELEMETRY);
         return false;
     }
     if (s->dma_queues && s->block_offset + PTM_BAR_SIZE > NDP_BAR_RX_BASE &&
@@ -940,7 +962,7 @@ static void ndk_telemetry_realize(PCIDevice *pdev, Error **errp)
     }
 
     s->core = ptm_core_new(&s->cfg);
-    if (s->traffic) {
+    if (s->traffic && !ndk_telemetry_background(s)) {
         PtmGeometry geo;
         const PtmSourceOps *ops;
         void *opaque;
@@ -965,6 +987,24 @@ static void ndk_telemetry_realize(PCIDevice *pdev, Error **errp)
         ptm_core_geometry(s->core, &geo);
         s->dma_log = ptm_dma_traffic_new(&geo);
         ptm_core_set_source(s->core, ptm_dma_traffic_ops(), s->dma_log);
+        if (s->traffic) {
+            /* background transfers: the log plays the generator's slots */
+            void *gen;
+
+            if (!telemetry_traffic_attach(s->traffic, &geo,
+                                          ndk_telemetry_traffic_sync, s,
+                                          &gen, errp)) {
+                ptm_dma_traffic_free(s->dma_log);
+                s->dma_log = NULL;
+                ptm_core_free(s->core);
+                s->core = NULL;
+                g_free(s->devtree_xz);
+                s->devtree_xz = NULL;
+                msi_uninit(pdev);
+                return;
+            }
+            ptm_dma_traffic_set_background(s->dma_log, gen);
+        }
     }
     /* configuration loads the FPGA: the counter memory starts zeroed */
     ptm_core_power_on(s->core, now_ns());
@@ -1037,7 +1077,7 @@ static void ndk_telemetry_reset_hold(Object *obj, ResetType type)
     ndk_dma_reset(&s->dma);
     if (s->dma_log) {
         /* what was on the buses is gone with the reset */
-        ptm_dma_traffic_reset(s->dma_log);
+        ptm_dma_traffic_reset(s->dma_log, now_ns());
     }
     ndk_telemetry_reset_pcie(s);
     ndk_telemetry_sync_settings(s);

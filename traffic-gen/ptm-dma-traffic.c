@@ -9,6 +9,8 @@
 #include "ptm-bytes.h"
 #include "ptm-core.h"
 #include "ptm-dma-traffic.h"
+#include "ptm-gen.h"
+#include "ptm-transfers.h"
 
 typedef unsigned __int128 u128;
 
@@ -69,6 +71,11 @@ struct PtmDmaTraffic {
     Ratio pcie_dma, dma_pcie, dma_ns, pcie_ns;
     uint64_t now_ns;
     PtmChunk *scratch;
+    /* background transfers (ptm-transfers.h): the next slot to play */
+    const PtmGen *bg;
+    uint64_t bg_next_ns;        /* its time */
+    uint64_t bg_slot;           /* its number, from 1 */
+    PtmSettings settings;       /* the card's, splitting them */
 };
 
 static unsigned lane_regions(const PtmDmaTraffic *t, unsigned l)
@@ -138,6 +145,7 @@ PtmDmaTraffic *ptm_dma_traffic_new(const PtmGeometry *geo)
     }
     t->ret = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     t->scratch = ptm_chunk_new();
+    t->bg_slot = 1;
     return t;
 }
 
@@ -219,7 +227,7 @@ static uint32_t piece(uint64_t addr, uint64_t end, uint64_t align)
     return MIN(next, end) - addr;
 }
 
-void ptm_dma_traffic_add(PtmDmaTraffic *t, uint64_t t_ns, unsigned port,
+static void log_transfer(PtmDmaTraffic *t, uint64_t t_ns, unsigned port,
                          bool write, uint64_t addr, uint32_t bytes,
                          const PtmSettings *set)
 {
@@ -281,6 +289,80 @@ void ptm_dma_traffic_add(PtmDmaTraffic *t, uint64_t t_ns, unsigned port,
         g_array_append_val(t->ret, rc_end);
         addr += len;
     }
+}
+
+/* ---- background transfers ----------------------------------------- */
+
+static const PtmTransfersParams *bg_params_at(const PtmDmaTraffic *t,
+                                              uint64_t t_ns)
+{
+    return ptm_gen_params_at(t->bg, muldiv(t_ns, t->pcie_ns.p, t->pcie_ns.q,
+                                           false));
+}
+
+/*
+ * Play the background's slots up to and with time `until` (ns). Slots are
+ * logged in time order, before any transfer of the DMA engine at the same
+ * or a later time, whatever asks first: the engine's transfers (at the
+ * present), or the block counting cycles that a slot may reach.
+ */
+static void bg_play(PtmDmaTraffic *t, uint64_t until)
+{
+    while (t->bg && t->bg_next_ns <= until) {
+        const PtmTransfersParams *p = bg_params_at(t, t->bg_next_ns);
+        uint64_t addr = (uint32_t)(p->address +
+                                   (uint32_t)(t->bg_slot - 1) * p->stride);
+
+        if (p->port < t->geo.dma_ports) {
+            log_transfer(t, t->bg_next_ns, p->port, true, addr,
+                         p->write_bytes, &t->settings);
+            log_transfer(t, t->bg_next_ns, p->port, false, addr,
+                         p->read_bytes, &t->settings);
+        }
+        t->bg_slot++;
+        t->bg_next_ns += p->interval_ns;
+    }
+}
+
+/*
+ * Before cycles [.., end) of a clock of `hz` are described: a slot at
+ * time s puts its first frame at a cycle after s's (UP one DMA cycle on,
+ * RQ after UP), so the slots that can reach them are those whose cycle
+ * is below end - 1: s x hz < (end - 1) x 10^9.
+ */
+static void bg_play_before(PtmDmaTraffic *t, uint64_t hz, uint64_t end)
+{
+    if (t->bg && end > 1) {
+        u128 lim = (u128)(end - 1) * 1000000000u;
+
+        /* the last ns s with s x hz < lim */
+        bg_play(t, (uint64_t)MIN((lim + hz - 1) / hz - 1, (u128)UINT64_MAX));
+    }
+}
+
+void ptm_dma_traffic_set_background(PtmDmaTraffic *t, const PtmGen *gen)
+{
+    t->bg = gen;
+    t->bg_slot = 1;
+    t->bg_next_ns = gen ? bg_params_at(t, 0)->interval_ns : 0;
+}
+
+void ptm_dma_traffic_set_settings(PtmDmaTraffic *t, uint64_t now_ns,
+                                  const PtmSettings *set)
+{
+    /* slots before the change are split by the settings they saw */
+    if (now_ns) {
+        bg_play(t, now_ns - 1);
+    }
+    t->settings = *set;
+}
+
+void ptm_dma_traffic_add(PtmDmaTraffic *t, uint64_t t_ns, unsigned port,
+                         bool write, uint64_t addr, uint32_t bytes,
+                         const PtmSettings *set)
+{
+    bg_play(t, t_ns);
+    log_transfer(t, t_ns, port, write, addr, bytes, set);
 }
 
 void ptm_dma_traffic_set_now(PtmDmaTraffic *t, uint64_t now_ns)
@@ -416,6 +498,7 @@ static uint64_t dma_fill(void *opaque, const PtmProbeInfo *probe,
     if (probe->endpoint != 0) {
         return 0;               /* the DMA uses endpoint 0 only: idle */
     }
+    bg_play_before(t, probe->hz, end);
     out->seg = out->scratch;
     while (c < end && nseg < PTM_CHUNK_SEGMENTS) {
         PtmSegment *s = &out->seg[nseg++];
@@ -582,6 +665,7 @@ static bool dma_count(void *opaque, const PtmProbeShape *probe,
         ptm_count_chunk(probe, st, ch, acc);
         return true;
     }
+    bg_play_before(t, probe->info.hz, end);
     count_side(t, probe, start, end, st, acc);
     for (unsigned b = 0; b < probe->info.buses; b++) {
         unsigned l = pcie ? b : LANE_DMA + b;
@@ -624,6 +708,9 @@ static PtmCost dma_cost(void *opaque)
 {
     PtmDmaTraffic *t = opaque;
 
+    if (t->bg) {
+        return PTM_COST_WINDOW; /* slots keep coming */
+    }
     /* the lanes' last frames, in time */
     for (unsigned l = 0; l < t->nlanes; l++) {
         Ratio r = l < LANE_DMA ? t->pcie_ns : t->dma_ns;
@@ -701,6 +788,9 @@ void ptm_dma_traffic_prune(PtmDmaTraffic *t, uint64_t t_ns)
 
 bool ptm_dma_traffic_holds(const PtmDmaTraffic *t)
 {
+    if (t->bg) {
+        return true;
+    }
     for (unsigned l = 0; l < t->nlanes; l++) {
         if (t->lane[l].f->len > t->lane[l].head) {
             return true;
@@ -714,7 +804,7 @@ bool ptm_dma_traffic_holds(const PtmDmaTraffic *t)
     return false;
 }
 
-void ptm_dma_traffic_reset(PtmDmaTraffic *t)
+void ptm_dma_traffic_reset(PtmDmaTraffic *t, uint64_t now_ns)
 {
     for (unsigned l = 0; l < t->nlanes; l++) {
         g_array_set_size(t->lane[l].f, 0);
@@ -729,6 +819,11 @@ void ptm_dma_traffic_reset(PtmDmaTraffic *t)
     g_array_set_size(t->ret, 0);
     t->ret_base = 0;
     t->busy_until_ns = 0;
+    /* slots not yet played went with the reset */
+    while (t->bg && t->bg_next_ns < now_ns) {
+        t->bg_next_ns += bg_params_at(t, t->bg_next_ns)->interval_ns;
+        t->bg_slot++;
+    }
 }
 
 /* ---- migration ---------------------------------------------------- */
@@ -771,6 +866,13 @@ void *ptm_dma_traffic_save(const PtmDmaTraffic *t, size_t *len)
     for (guint i = 0; i < t->ret->len; i++) {
         ptm_put64(b, g_array_index(t->ret, uint64_t, i));
     }
+    ptm_put64(b, t->bg_next_ns);
+    ptm_put64(b, t->bg_slot);
+    ptm_put64(b, t->settings.mps);
+    ptm_put64(b, t->settings.mrrs);
+    ptm_put64(b, t->settings.ext_tag);
+    ptm_put64(b, t->settings.tag_10bit);
+    ptm_put64(b, t->settings.rcb_128);
     *len = b->len;
     return g_byte_array_free(b, FALSE);
 }
@@ -842,6 +944,23 @@ char *ptm_dma_traffic_load(PtmDmaTraffic *t, const void *buf, size_t len)
         GET(r);
         g_array_append_val(n->ret, r);
     }
+    GET(n->bg_next_ns);
+    GET(n->bg_slot);
+    {
+        uint64_t set[5] = { 0 };
+
+        for (unsigned i = 0; i < 5; i++) {
+            GET(set[i]);
+        }
+        ok = ok && set[0] <= 7 && set[1] <= 7 && set[2] <= 1 && set[3] <= 1 &&
+             set[4] <= 1;
+        n->settings = (PtmSettings) {
+            .mps = set[0], .mrrs = set[1], .ext_tag = set[2],
+            .tag_10bit = set[3], .rcb_128 = set[4],
+        };
+    }
+    /* a slot number that counts from 1, at a time a slot can have */
+    ok = ok && n->bg_slot >= 1;
 #undef GET
     if (!ok || rd.left) {
         ptm_dma_traffic_free(n);
@@ -868,6 +987,9 @@ char *ptm_dma_traffic_load(PtmDmaTraffic *t, const void *buf, size_t len)
     t->ret_base = n->ret_base;
     t->busy_until_ns = n->busy_until_ns;
     t->now_ns = n->now_ns;
+    t->bg_next_ns = n->bg_next_ns;
+    t->bg_slot = n->bg_slot;
+    t->settings = n->settings;
     ptm_dma_traffic_free(n);
     return NULL;
 }

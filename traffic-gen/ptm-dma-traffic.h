@@ -50,6 +50,22 @@ void ptm_dma_traffic_add(PtmDmaTraffic *t, uint64_t t_ns, unsigned port,
                          const PtmSettings *set);
 
 /*
+ * Background transfers: the slots of a generator of the transfers model
+ * (ptm-transfers.h), whose parameter history says what each slot holds,
+ * logged beside the engine's transfers (NULL: none). From the card's start
+ * (virtual time 0). While it is set the log always holds something.
+ */
+struct PtmGen;
+void ptm_dma_traffic_set_background(PtmDmaTraffic *t,
+                                    const struct PtmGen *gen);
+/*
+ * The settings the function negotiated from now_ns on, by which the
+ * background's slots are split (the engine's transfers bring their own).
+ */
+void ptm_dma_traffic_set_settings(PtmDmaTraffic *t, uint64_t now_ns,
+                                  const PtmSettings *set);
+
+/*
  * Virtual time now: activity that ends by then costs the core nothing
  * more (PtmSourceOps.cost); until then the card counts in the background.
  */
@@ -66,8 +82,11 @@ bool ptm_dma_traffic_holds(const PtmDmaTraffic *t);
 /* Forget activity that ended before t_ns (the core counted it). */
 void ptm_dma_traffic_prune(PtmDmaTraffic *t, uint64_t t_ns);
 
-/* A reset of the card: everything in flight is gone. */
-void ptm_dma_traffic_reset(PtmDmaTraffic *t);
+/*
+ * A reset of the card at now_ns: everything in flight is gone, and the
+ * background's slots before now_ns with it.
+ */
+void ptm_dma_traffic_reset(PtmDmaTraffic *t, uint64_t now_ns);
 
 /* Frames logged so far on RQ, RC, UP and DOWN of port 0 (for tests) */
 void ptm_dma_traffic_frames(const PtmDmaTraffic *t, uint64_t out[4]);

@@ -14,6 +14,7 @@
 #include "qemu/module.h"
 #include "qom/object_interfaces.h"
 
+#include "ptm-transfers.h"
 #include "telemetry-traffic.h"
 
 static const PtmGenModel *traffic_model(TelemetryTraffic *t)
@@ -217,22 +218,28 @@ static const TypeInfo telemetry_traffic_info = {
     },
 };
 
+static void telemetry_traffic_register_model(const PtmGenModel *m)
+{
+    g_autofree char *name = g_strdup_printf("telemetry-traffic-%s", m->name);
+    TypeInfo info = {
+        .name = name,
+        .parent = TYPE_TELEMETRY_TRAFFIC,
+        .instance_size = sizeof(TelemetryTraffic),
+        .class_init = traffic_model_class_init,
+        .class_data = (void *)m,
+    };
+
+    type_register_static(&info);   /* copies what it keeps */
+}
+
 static void telemetry_traffic_register_types(void)
 {
     type_register_static(&telemetry_traffic_info);
     for (unsigned i = 0; ptm_gen_models[i]; i++) {
-        g_autofree char *name =
-            g_strdup_printf("telemetry-traffic-%s", ptm_gen_models[i]->name);
-        TypeInfo info = {
-            .name = name,
-            .parent = TYPE_TELEMETRY_TRAFFIC,
-            .instance_size = sizeof(TelemetryTraffic),
-            .class_init = traffic_model_class_init,
-            .class_data = (void *)ptm_gen_models[i],
-        };
-
-        type_register_static(&info);   /* copies what it keeps */
+        telemetry_traffic_register_model(ptm_gen_models[i]);
     }
+    /* not a signal model: the DMA engine's transfer log plays it */
+    telemetry_traffic_register_model(&ptm_model_transfers);
 }
 
 type_init(telemetry_traffic_register_types)

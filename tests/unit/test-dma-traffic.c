@@ -13,6 +13,8 @@
 
 #include "ptm-core.h"
 #include "ptm-dma-traffic.h"
+#include "ptm-gen.h"
+#include "ptm-transfers.h"
 
 /* Entries of the default card (2 regions a bus, 1 DMA port) */
 #define PCH(b, k)   (1 + 8 * (b) + (k))
@@ -300,7 +302,7 @@ static void test_prune_and_migrate(void)
         if (i == 50) {
             ptm_dma_traffic_prune(a.log, 1000 + i * 3000 - 20000);
             st = ptm_dma_traffic_save(b.log, &len);
-            ptm_dma_traffic_reset(b.log);
+            ptm_dma_traffic_reset(b.log, 0);
             err = ptm_dma_traffic_load(b.log, st, len);
             g_assert_null(err);
             /* a malformed log is refused and changes nothing */
@@ -324,6 +326,169 @@ static void test_prune_and_migrate(void)
     rig_fini(&c);
 }
 
+/*
+ * Background transfers of a transfers generator: the log plays its slots
+ * as if each had been added at its time, before an engine's transfer of
+ * the same time, with the parameters of the slot's PCIe cycle, whatever
+ * order the block asks for cycles in and across a save and load. Three
+ * cards: a counted fast in one go, c in small steps with a migration in
+ * the middle, and b counted per cycle with every slot added by hand; all
+ * equal, and equal to the rule over every transfer.
+ */
+static void test_background(void)
+{
+    Rig a, b, c;
+    PtmGeometry geo;
+    PtmGen *ga, *gc;
+    PtmTransfersParams p[3] = {
+        { .port = 0, .interval_ns = 3000, .write_bytes = 700,
+          .read_bytes = 1500, .address = 0x10000F00, .stride = 0x1234 },
+        { .port = 0, .interval_ns = 4500, .write_bytes = 64,
+          .read_bytes = 0, .address = 0x20000000, .stride = 64 },
+        { .port = 0, .interval_ns = 1000, .write_bytes = 0,
+          .read_bytes = 0 },
+    };
+    uint64_t from[3], slot_t = 0, slot_k = 0, eng_t;
+    const uint64_t end = 600000;
+    Bus up = { 0 }, rq = { 0 }, rc = { 0 }, down = { 0 };
+    const PtmLayout *lay;
+    char *err = NULL;
+    unsigned i = 0;
+
+    rig_init(&a, false);
+    rig_init(&b, true);
+    rig_init(&c, false);
+    ptm_core_geometry(a.core, &geo);
+    /* the parameters change at PCIe cycles of 60 us and 150 us */
+    from[0] = 0;
+    from[1] = 60000 * geo.pcie_hz / 1000000000;
+    from[2] = 150000 * geo.pcie_hz / 1000000000;
+    ga = ptm_gen_new(&ptm_model_transfers, &p[0], &geo, &err);
+    g_assert_null(err);
+    gc = ptm_gen_new(&ptm_model_transfers, &p[0], &geo, &err);
+    g_assert_null(err);
+    for (unsigned v = 1; v < 3; v++) {
+        g_assert_null(ptm_gen_set_params(ga, &p[v], from[v], 0));
+        g_assert_null(ptm_gen_set_params(gc, &p[v], from[v], 0));
+    }
+    ptm_dma_traffic_set_settings(a.log, 0, &set_a);
+    ptm_dma_traffic_set_settings(c.log, 0, &set_a);
+    ptm_dma_traffic_set_background(a.log, ga);
+    ptm_dma_traffic_set_background(c.log, gc);
+
+    /* b by hand: slots and the engine's transfers in time order */
+    slot_t = p[0].interval_ns;
+    slot_k = 1;
+    for (eng_t = 4500; slot_t <= end || eng_t <= 180000;) {
+        if (slot_t <= end && (slot_t <= eng_t || eng_t > 180000)) {
+            uint64_t cyc = slot_t * geo.pcie_hz / 1000000000;
+            unsigned v = cyc >= from[2] ? 2 : cyc >= from[1] ? 1 : 0;
+            uint64_t addr = (uint32_t)(p[v].address +
+                                       (uint32_t)(slot_k - 1) *
+                                       p[v].stride);
+
+            if (p[v].write_bytes) {
+                ptm_dma_traffic_add(b.log, slot_t, 0, true, addr,
+                                    p[v].write_bytes, &set_a);
+                expect_write(&up, &rq, addr, p[v].write_bytes, 256);
+            }
+            if (p[v].read_bytes) {
+                ptm_dma_traffic_add(b.log, slot_t, 0, false, addr,
+                                    p[v].read_bytes, &set_a);
+                expect_read(&up, &rq, &rc, &down, addr, p[v].read_bytes,
+                            256, 512, 64);
+            }
+            slot_t += p[v].interval_ns;
+            slot_k++;
+            continue;
+        }
+        /* the engine: some at a slot's very time (every 9 us) */
+        for (unsigned k = 0; k < 2; k++) {
+            Rig *r = k ? &c : &a;
+
+            ptm_dma_traffic_add(r->log, eng_t, 0, i % 2, 0x30000000 + i * 8,
+                                96, &set_a);
+        }
+        ptm_dma_traffic_add(b.log, eng_t, 0, i % 2, 0x30000000 + i * 8, 96,
+                            &set_a);
+        if (i % 2) {
+            expect_write(&up, &rq, 0x30000000 + i * 8, 96, 256);
+        } else {
+            expect_read(&up, &rq, &rc, &down, 0x30000000 + i * 8, 96, 256,
+                        512, 64);
+        }
+        /* c counts up to each engine transfer, and migrates once */
+        ptm_core_advance(c.core, eng_t);
+        if (i == 10) {
+            size_t len;
+            void *st = ptm_dma_traffic_save(c.log, &len);
+
+            ptm_dma_traffic_reset(c.log, 0);
+            g_assert_null(ptm_dma_traffic_load(c.log, st, len));
+            g_free(st);
+        }
+        i++;
+        eng_t += i % 3 ? 9000 : 4500;
+    }
+    ptm_core_advance(a.core, end);
+    ptm_core_advance(b.core, end);
+    for (uint64_t t = 0; t < end; t += 7777) {
+        ptm_core_advance(c.core, t);
+    }
+    ptm_core_advance(c.core, end);
+    lay = ptm_core_layout(a.core);
+    for (unsigned e = 0; e < lay->entries; e++) {
+        g_assert_cmpuint(live(&a, e), ==, live(&b, e));
+        g_assert_cmpuint(live(&c, e), ==, live(&b, e));
+    }
+    check_bus(&a, "UP", true, UP, &up);
+    check_bus(&a, "RQ", false, RQ, &rq);
+    check_bus(&a, "RC", false, RC, &rc);
+    check_bus(&a, "DOWN", true, DOWN, &down);
+    /* slots of all three versions were played */
+    g_assert_cmpuint(slot_k, >, 40);
+    rig_fini(&a);
+    rig_fini(&b);
+    rig_fini(&c);
+    ptm_gen_free(ga);
+    ptm_gen_free(gc);
+}
+
+/* A reset drops the slots before it; later ones play on. */
+static void test_background_reset(void)
+{
+    Rig r;
+    PtmGeometry geo;
+    PtmGen *g;
+    PtmTransfersParams p = {
+        .port = 0, .interval_ns = 10000, .write_bytes = 128,
+        .read_bytes = 0, .address = 0x10000000, .stride = 0,
+    };
+    char *err = NULL;
+
+    rig_init(&r, false);
+    ptm_core_geometry(r.core, &geo);
+    g = ptm_gen_new(&ptm_model_transfers, &p, &geo, &err);
+    g_assert_null(err);
+    /* no more writes from 495 us on */
+    p.write_bytes = 0;
+    g_assert_null(ptm_gen_set_params(g, &p, 495000 * geo.pcie_hz /
+                                     1000000000, 0));
+    ptm_dma_traffic_set_settings(r.log, 0, &set_a);
+    ptm_dma_traffic_set_background(r.log, g);
+    /* a source with slots to come is never counted as idle */
+    g_assert_true(ptm_dma_traffic_holds(r.log));
+    g_assert_cmpint(ptm_dma_traffic_ops()->cost(r.log), ==, PTM_COST_WINDOW);
+    /* nothing counted up to 95 us: the reset drops slots 1..9 */
+    ptm_dma_traffic_reset(r.log, 95000);
+    ptm_core_advance(r.core, 1000000);
+    /* slots 10 .. 49 (100 us .. 490 us), a 128 B frame on UP each */
+    g_assert_cmpuint(live(&r, DCH(UP, SOF)), ==, 40);
+    g_assert_cmpuint(live(&r, PCH(RQ, SOF)), ==, 40);
+    rig_fini(&r);
+    ptm_gen_free(g);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -333,5 +498,7 @@ int main(int argc, char **argv)
     g_test_add_func("/dma-traffic/reference", test_reference);
     g_test_add_func("/dma-traffic/lazy", test_lazy);
     g_test_add_func("/dma-traffic/prune-and-migrate", test_prune_and_migrate);
+    g_test_add_func("/dma-traffic/background", test_background);
+    g_test_add_func("/dma-traffic/background-reset", test_background_reset);
     return g_test_run();
 }
