@@ -564,15 +564,97 @@ static void test_telemetry(void)
     ndk_close(&n);
 }
 
-/* A card with a DMA engine counts its own transfers: no generator. */
+/*
+ * A card with a DMA engine counts its own transfers, with background
+ * transfers of a transfers generator at most; that generator needs the
+ * engine.
+ */
 static void test_traffic_refused(void)
 {
     const char *extra[] = {
         "-object", "telemetry-traffic-pattern,id=t0",
         "-device", "ndk-pcie-telemetry,traffic=t0,dma-queues=1", NULL,
     };
+    const char *alone[] = {
+        "-object", "telemetry-traffic-transfers,id=t0",
+        "-device", "ndk-pcie-telemetry,traffic=t0", NULL,
+    };
+    const char *port[] = {
+        "-object", "telemetry-traffic-transfers,id=t0,port=1",
+        "-device", "ndk-pcie-telemetry,traffic=t0,dma-queues=1", NULL,
+    };
 
-    expect_start_refused(extra, "'traffic'");
+    expect_start_refused(extra, "telemetry-traffic-pattern");
+    expect_start_refused(alone, "'dma-queues'");
+    expect_start_refused(port, "port=1");
+}
+
+static void qom_set_u32(Ndk *n, const char *prop, uint32_t v)
+{
+    QDict *r = qtest_qmp(n->t->qts, "{'execute': 'qom-set', 'arguments': "
+                         "{'path': '/objects/bg', 'property': %s, "
+                         "'value': %u}}", prop, v);
+
+    g_assert_false(qdict_haskey(r, "error"));
+    qobject_unref(r);
+}
+
+/*
+ * Background transfers beside the engine: idle at first, a write of 300
+ * and a read of 1000 bytes every 10 us once set live (after the test
+ * negotiated MPS 256, MRRS 512, RCB 128), idle again 1 ms later. Every
+ * bus counts whole slots by the rule, about 100 of them; a port the card
+ * does not have is refused live too, and the old values stay.
+ */
+static void test_background(void)
+{
+    Ndk n;
+    QGuestAllocator a;
+    BusExp e[4] = { 0 };
+    uint64_t slots;
+    QDict *r;
+
+    open_dma(&n, &a, "-m 256M -object telemetry-traffic-transfers,id=bg,"
+             "interval-ns=10000,write-bytes=0,read-bytes=0,address=0x100000,"
+             "stride=0 -device ndk-pcie-telemetry,addr=04.0,dma-queues=1,"
+             "traffic=bg");
+    set_pcie_settings(&n, 0x80, 1, 2, true, false, true);
+    step(&n, 200000);
+    qom_set_u32(&n, "write-bytes", 300);
+    qom_set_u32(&n, "read-bytes", 1000);
+    step(&n, 1000000);
+    qom_set_u32(&n, "write-bytes", 0);
+    qom_set_u32(&n, "read-bytes", 0);
+    r = qtest_qmp(n.t->qts, "{'execute': 'qom-set', 'arguments': "
+                  "{'path': '/objects/bg', 'property': 'port', "
+                  "'value': 1}}");
+    g_assert_true(qdict_haskey(r, "error"));
+    qobject_unref(r);
+    step(&n, 2000000);
+    qndk_snapshot(n.t);
+    /* a write and a read of each slot put two headers on the UP MVB */
+    slots = qndk_bus_counter(n.t, 0, QNDK_UP, 0, PTL_CH_MVB) / 2;
+    g_test_message("%" PRIu64 " slots", slots);
+    g_assert_cmpuint(slots, >=, 90);
+    g_assert_cmpuint(slots, <=, 101);
+    for (uint64_t k = 0; k < slots; k++) {
+        rule_write(e, 0x100000, 300, 256);
+        rule_read(e, 0x100000, 1000, 256, 512, 128);
+    }
+    for (unsigned b = 0; b < 4; b++) {
+        g_assert_cmpuint(qndk_bus_counter(n.t, 0, b, 0, PTL_CH_WORDS), ==,
+                         e[b].words);
+        g_assert_cmpuint(qndk_bus_counter(n.t, 0, b, 0, PTL_CH_SOF), ==,
+                         e[b].sof);
+        g_assert_cmpuint(qndk_bus_counter(n.t, 0, b, 0, PTL_CH_ITEMS), ==,
+                         e[b].items);
+        if (b == QNDK_DOWN) {
+            g_assert_cmpuint(qndk_bus_counter(n.t, 0, b, 0, PTL_CH_MVB), ==,
+                             e[b].mvb);
+        }
+    }
+    alloc_destroy(&a);
+    ndk_close(&n);
 }
 
 /* ---- a recording of a real driver, replayed ------------------------ */
@@ -877,6 +959,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ndk-pcie-telemetry/dma/telemetry", test_telemetry);
     qtest_add_func("/ndk-pcie-telemetry/dma/traffic-refused",
                    test_traffic_refused);
+    qtest_add_func("/ndk-pcie-telemetry/dma/background", test_background);
     qtest_add_func("/ndk-pcie-telemetry/dma/migration", test_migration);
     qtest_add_data_func("/ndk-pcie-telemetry/dma/replay/loopback",
                         "ndp-loopback.trace", test_replay);

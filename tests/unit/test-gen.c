@@ -9,6 +9,7 @@
 
 #include "ptm-core.h"
 #include "ptm-gen.h"
+#include "ptm-transfers.h"
 #include "ptm-pattern.h"
 
 static const PtmParamDesc *param(const PtmGenModel *m, const char *name)
@@ -265,8 +266,10 @@ static void test_qapi_matches_tables(void)
     };
 
     g_assert_nonnull(root);
-    for (unsigned i = 0; ptm_gen_models[i]; i++) {
-        const PtmGenModel *m = ptm_gen_models[i];
+    /* the signal models, then the DMA engine's background transfers */
+    for (unsigned i = 0; i == 0 || ptm_gen_models[i - 1]; i++) {
+        const PtmGenModel *m = ptm_gen_models[i] ? ptm_gen_models[i]
+                                                 : &ptm_model_transfers;
         g_autofree char *path = g_strdup_printf("%s/qemu-device/qapi/%s.json",
                                                 root, m->name);
         g_autofree char *text = NULL;
