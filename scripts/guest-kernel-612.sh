@@ -145,7 +145,7 @@ for p in "${want[@]}"; do
 done
 if [ ${#get[@]} -gt 0 ]; then
     say "downloading ${get[*]} (about 280 MB in all)"
-    (cd "$dl" && apt-get download "${get[@]}" >&2) || { say "apt-get download failed"; exit 1; }
+    (cd "$dl" && apt-get download "${get[@]}" >&2) || { say "apt-get download failed"; exit 77; }
 fi
 deb() { ls "$dl/${1}_${ver}_"*.deb; }
 
