@@ -8,7 +8,8 @@
 # "shell" on the kernel command line for the guest script to see), with no
 # time limit and no check of the end.
 # GUEST_APPEND, if set, is appended to the kernel command line (e.g.
-# iomem=relaxed).
+# iomem=relaxed). GUEST_KERNEL, if set, is the kernel to boot instead of
+# scripts/guest-kernel.sh's (e.g. scripts/guest-kernel-612.sh's).
 # usage: guest-run.sh [--shell] INITRAMFS.gz [QEMU ARGS ...]
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,7 +20,7 @@ if [ "${1:-}" = --shell ]; then
 fi
 initrd=$1
 shift
-kernel=$("$REPO/scripts/guest-kernel.sh")
+kernel=${GUEST_KERNEL:-$("$REPO/scripts/guest-kernel.sh")}
 append="console=ttyS0 quiet panic=-1 mitigations=off${GUEST_APPEND:+ $GUEST_APPEND}"
 qemu=("${QEMU:-$REPO/build/qemu-system-x86_64}" ${FIRMWARE_DIR:+-L "$FIRMWARE_DIR"}
       -machine q35 -accel tcg -cpu max -smp 1 -m 256M -nodefaults
