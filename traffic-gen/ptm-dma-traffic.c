@@ -14,13 +14,66 @@
 
 typedef unsigned __int128 u128;
 
+/*
+ * A growable array of fixed-size elements, appended to in the hot path
+ * without a call: the fields `data` and `len` are GArray's, so that
+ * g_array_index() reads it too.
+ */
+typedef struct Vec {
+    gchar *data;
+    guint len, cap;
+    guint esz;
+} Vec;
+
+static Vec *vec_new(guint esz)
+{
+    Vec *v = g_new0(Vec, 1);
+
+    v->esz = esz;
+    return v;
+}
+
+static void vec_free(Vec *v)
+{
+    if (v) {
+        g_free(v->data);
+        g_free(v);
+    }
+}
+
+static void *vec_grow(Vec *v)
+{
+    v->cap = MAX(v->cap * 2, 256u);
+    v->data = g_realloc_n(v->data, v->cap, v->esz);
+    return v->data + (gsize)v->len++ * v->esz;
+}
+
+/* Room for one more element at the end: its address */
+static inline void *vec_push(Vec *v)
+{
+    if (G_LIKELY(v->len < v->cap)) {
+        return v->data + (gsize)v->len++ * v->esz;
+    }
+    return vec_grow(v);
+}
+
+#define vec_append(v, val) (*(typeof(val) *)vec_push(v) = (val))
+
+/* Drop the first n elements */
+static void vec_drop_front(Vec *v, guint n)
+{
+    memmove(v->data, v->data + (gsize)n * v->esz,
+            (gsize)(v->len - n) * v->esz);
+    v->len -= n;
+}
+
 /* One frame on a bus: `cycles` cycles from `start` (the bus's clock). */
 typedef struct Frame {
     uint64_t start;
     uint32_t cycles;
     uint32_t bytes;             /* on the MFB; 0: a header on the MVB only */
     uint32_t mvb;               /* a header on the MVB in the first cycle */
-    uint32_t pad;
+    uint16_t end_r, end_pos;    /* region and item of the last byte */
 } Frame;
 
 /*
@@ -30,11 +83,14 @@ typedef struct Frame {
  * mostly in order.
  */
 typedef struct Lane {
-    GArray *f;                  /* Frame, by start, from index head */
+    Vec *f;                     /* Frame, by start, from index head */
     guint head;
     guint cur;                  /* a hint: index of the last look-up */
     uint64_t free_at;           /* first cycle after the last frame */
     uint64_t total;             /* frames ever logged */
+    unsigned width, rbytes;     /* bytes a cycle, bytes a region */
+    int wshift;                 /* log2 of width if a power of 2, else -1 */
+    int rshift, ishift;         /* log2 of rbytes and of an item, or -1 */
 } Lane;
 
 /* Changes of an amount over PCIe cycles, with running totals */
@@ -44,7 +100,7 @@ typedef struct Event {
 } Event;
 
 typedef struct Events {
-    GArray *e;                  /* from index head */
+    Vec *e;                     /* from index head */
     guint head;
     guint cur;
     uint64_t base;              /* the total before the first kept one */
@@ -64,12 +120,13 @@ struct PtmDmaTraffic {
     unsigned nlanes;
     Lane lane[2 + PTM_MAX_BUSES];
     Events ev[EV_N];            /* tags taken/returned, FIFO words */
-    GArray *ret;                /* cycle each read request's tag returns */
+    Vec *ret;                   /* cycle each read request's tag returns */
     uint64_t ret_base;          /* read requests before ret's first */
     uint64_t busy_until_ns;     /* the last frame's end (as of busy_lanes) */
     /* clock ratios: PCIe per DMA, DMA per PCIe, DMA and PCIe per ns */
     Ratio pcie_dma, dma_pcie, dma_ns, pcie_ns;
     uint64_t now_ns;
+    uint64_t lat;               /* PTM_DMA_LATENCY_NS in PCIe cycles */
     PtmChunk *scratch;
     /* background transfers (ptm-transfers.h): the next slot to play */
     const PtmGen *bg;
@@ -101,9 +158,9 @@ static unsigned lane_region_bytes(const PtmDmaTraffic *t, unsigned l)
                               : t->geo.up_region_bytes;
 }
 
-static unsigned lane_width(const PtmDmaTraffic *t, unsigned l)
+static inline unsigned lane_width(const PtmDmaTraffic *t, unsigned l)
 {
-    return lane_regions(t, l) * lane_region_bytes(t, l);
+    return t->lane[l].width;
 }
 
 /*
@@ -118,6 +175,11 @@ static uint64_t muldiv(uint64_t x, uint64_t p, uint64_t q, bool up)
         return (prod + (up ? q - 1 : 0)) / q;
     }
     return (uint64_t)(((u128)x * p + (up ? q - 1 : 0)) / q);
+}
+
+static inline bool is_power_of_2(unsigned x)
+{
+    return x && !(x & (x - 1));
 }
 
 static Ratio ratio(uint64_t to, uint64_t from)
@@ -138,12 +200,21 @@ PtmDmaTraffic *ptm_dma_traffic_new(const PtmGeometry *geo)
     t->dma_ns = ratio(geo->dma_hz, 1000000000u);
     t->pcie_ns = ratio(geo->pcie_hz, 1000000000u);
     for (unsigned l = 0; l < t->nlanes; l++) {
-        t->lane[l].f = g_array_new(FALSE, FALSE, sizeof(Frame));
+        t->lane[l].f = vec_new(sizeof(Frame));
+        t->lane[l].rbytes = lane_region_bytes(t, l);
+        t->lane[l].width = lane_regions(t, l) * t->lane[l].rbytes;
+        t->lane[l].wshift = is_power_of_2(t->lane[l].width)
+                            ? __builtin_ctz(t->lane[l].width) : -1;
+        t->lane[l].rshift = is_power_of_2(t->lane[l].rbytes)
+                            ? __builtin_ctz(t->lane[l].rbytes) : -1;
+        t->lane[l].ishift = is_power_of_2(geo->item_bytes)
+                            ? __builtin_ctz(geo->item_bytes) : -1;
     }
+    t->lat = muldiv(PTM_DMA_LATENCY_NS, t->pcie_ns.p, t->pcie_ns.q, true);
     for (unsigned k = 0; k < EV_N; k++) {
-        t->ev[k].e = g_array_new(FALSE, FALSE, sizeof(Event));
+        t->ev[k].e = vec_new(sizeof(Event));
     }
-    t->ret = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    t->ret = vec_new(sizeof(uint64_t));
     t->scratch = ptm_chunk_new();
     t->bg_slot = 1;
     return t;
@@ -155,27 +226,52 @@ void ptm_dma_traffic_free(PtmDmaTraffic *t)
         return;
     }
     for (unsigned l = 0; l < t->nlanes; l++) {
-        g_array_free(t->lane[l].f, TRUE);
+        vec_free(t->lane[l].f);
     }
     for (unsigned k = 0; k < EV_N; k++) {
-        g_array_free(t->ev[k].e, TRUE);
+        vec_free(t->ev[k].e);
     }
-    g_array_free(t->ret, TRUE);
+    vec_free(t->ret);
     ptm_chunk_free(t->scratch);
     g_free(t);
 }
 
 /* ---- logging ------------------------------------------------------ */
 
-/* Where a data frame's last byte lies: region and item in it */
-static void frame_end(const PtmDmaTraffic *t, unsigned l, const Frame *f,
-                      unsigned *r, unsigned *pos)
+/* Cycles a frame of `bytes` takes on a lane (1 for a header alone) */
+static inline uint32_t lane_cycles(const Lane *ln, uint32_t bytes)
 {
-    unsigned rb = lane_region_bytes(t, l);
-    unsigned last = (f->bytes - 1) % lane_width(t, l);
+    if (!bytes) {
+        return 1;
+    }
+    if (ln->wshift >= 0) {
+        return ((uint64_t)bytes + ln->width - 1) >> ln->wshift;
+    }
+    return ((uint64_t)bytes + ln->width - 1) / ln->width;
+}
 
-    *r = last / rb;
-    *pos = (last % rb) / t->geo.item_bytes;
+/* Where a data frame's last byte lies: region and item in it */
+static inline void frame_place_end(const PtmDmaTraffic *t, unsigned l, Frame *f)
+{
+    const Lane *ln = &t->lane[l];
+    unsigned last, in_region;
+
+    if (ln->wshift >= 0 && ln->rshift >= 0 && ln->ishift >= 0) {
+        last = f->bytes ? (f->bytes - 1) & (ln->width - 1) : 0;
+        in_region = last & (ln->rbytes - 1);
+        f->end_r = last >> ln->rshift;
+        f->end_pos = in_region >> ln->ishift;
+        return;
+    }
+    last = f->bytes ? (f->bytes - 1) % ln->width : 0;
+    f->end_r = last / ln->rbytes;
+    f->end_pos = (last % ln->rbytes) / t->geo.item_bytes;
+}
+
+static inline void frame_end(const Frame *f, unsigned *r, unsigned *pos)
+{
+    *r = f->end_r;
+    *pos = f->end_pos;
 }
 
 /* A frame of `bytes` (0: MVB only) ready at cycle `ready`: where it ends */
@@ -183,15 +279,15 @@ static uint64_t lane_put(PtmDmaTraffic *t, unsigned l, uint64_t ready,
                          uint32_t bytes, bool mvb, uint64_t *start)
 {
     Lane *ln = &t->lane[l];
-    unsigned w = lane_width(t, l);
     Frame f = {
         .start = MAX(ready, ln->free_at),
-        .cycles = bytes ? (bytes + w - 1) / w : 1,
+        .cycles = lane_cycles(ln, bytes),
         .bytes = bytes,
         .mvb = mvb,
     };
 
-    g_array_append_val(ln->f, f);
+    frame_place_end(t, l, &f);
+    vec_append(ln->f, f);
     ln->free_at = f.start + f.cycles;
     ln->total++;
     if (start) {
@@ -208,7 +304,7 @@ static void event_add(Events *ev, uint64_t cycle, uint64_t amount)
         e.cum = g_array_index(ev->e, Event, ev->e->len - 1).cum;
     }
     e.cum += amount;
-    g_array_append_val(ev->e, e);
+    vec_append(ev->e, e);
 }
 
 /* The tags the function may use: the card's, within its tag field */
@@ -235,8 +331,7 @@ static void log_transfer(PtmDmaTraffic *t, uint64_t t_ns, unsigned port,
     uint64_t mps = 128u << MIN(set->mps, 5), mrrs = 128u << MIN(set->mrrs, 5);
     uint64_t rcb = set->rcb_128 ? 128 : 64;
     uint64_t end = addr + bytes, up_end, rq_ready;
-    uint64_t lat = muldiv(PTM_DMA_LATENCY_NS, t->pcie_ns.p, t->pcie_ns.q,
-                          true);
+    uint64_t lat = t->lat;
 
     if (port >= t->geo.dma_ports || bytes == 0 || end < addr) {
         return;
@@ -286,7 +381,7 @@ static void log_transfer(PtmDmaTraffic *t, uint64_t t_ns, unsigned port,
         event_add(&t->ev[EV_RET], rc_end, 1);
         event_add(&t->ev[EV_FREE],
                   muldiv(down_end, t->pcie_dma.p, t->pcie_dma.q, true), words);
-        g_array_append_val(t->ret, rc_end);
+        vec_append(t->ret, rc_end);
         addr += len;
     }
 }
@@ -416,7 +511,7 @@ guint seek(guint head, guint len, guint *cur,
 
 static bool frame_ends_by(const void *arr, guint i, uint64_t c)
 {
-    const Frame *f = &g_array_index((GArray *)arr, Frame, i);
+    const Frame *f = &g_array_index((Vec *)arr, Frame, i);
 
     return f->start + f->cycles <= c;
 }
@@ -460,7 +555,7 @@ static uint64_t lane_cycle(PtmDmaTraffic *t, unsigned l, uint64_t c,
     if (o == f->cycles - 1 && f->bytes) {
         unsigned r, pos;
 
-        frame_end(t, l, f, &r, &pos);
+        frame_end(f, &r, &pos);
         bc->eof = 1u << r;
         bc->eof_pos[r] = pos;
     }
@@ -472,7 +567,7 @@ static uint64_t lane_cycle(PtmDmaTraffic *t, unsigned l, uint64_t c,
 
 static bool event_by(const void *arr, guint i, uint64_t c)
 {
-    return g_array_index((GArray *)arr, Event, i).cycle <= c;
+    return g_array_index((Vec *)arr, Event, i).cycle <= c;
 }
 
 /* An amount at cycle c, and the next cycle it changes at */
@@ -575,7 +670,7 @@ static void count_lane_frames(PtmDmaTraffic *t, const PtmProbeShape *probe,
         if (f->bytes) {
             unsigned r, pos;
 
-            frame_end(t, l, f, &r, &pos);
+            frame_end(f, &r, &pos);
             words += f->cycles;
             sof++;
             cyc1 += f->cycles - 1;
@@ -597,30 +692,43 @@ static void count_lane_frames(PtmDmaTraffic *t, const PtmProbeShape *probe,
     }
 }
 
-/* The probe's own channels: cycles, and on the PCIe probe the histograms */
+/*
+ * The probe's own channels: cycles, and on the PCIe probe the histograms,
+ * walking the steps of the four amounts together from where each stands
+ * at `start` (each is sorted by cycle).
+ */
 static void count_side(PtmDmaTraffic *t, const PtmProbeShape *probe,
                        uint64_t start, uint64_t end, PtmCountState *st,
                        uint64_t *acc)
 {
     unsigned base = 1 + probe->info.buses * (6 + probe->info.regions);
     uint64_t cap = MIN(t->geo.tag_capacity, 0x7FFu);
+    uint64_t amount[EV_N], next_at[EV_N];
+    guint ix[EV_N];
 
     acc[0] += end - start;
     if (!probe->brakes) {
         return;
     }
-    for (uint64_t c = start; c < end;) {
-        uint64_t next = UINT64_MAX, tags, words, run;
-        uint16_t tag, fifo;
+    for (unsigned k = 0; k < EV_N; k++) {
+        Events *ev = &t->ev[k];
 
-        tags = events_at(&t->ev[EV_TAKE], c, &next) -
-               events_at(&t->ev[EV_RET], c, &next);
-        words = events_at(&t->ev[EV_RES], c, &next) -
-                events_at(&t->ev[EV_FREE], c, &next);
-        tag = (cap - MIN(tags, cap)) & 0x7FF;
-        fifo = t->geo.stfifo_capacity -
-               MIN(words, (uint64_t)t->geo.stfifo_capacity);
-        run = MIN(next, end) - c;
+        ix[k] = seek(ev->head, ev->e->len, &ev->cur, event_by, ev->e, start);
+        amount[k] = ix[k] > ev->head
+                    ? g_array_index(ev->e, Event, ix[k] - 1).cum : ev->base;
+        next_at[k] = ix[k] < ev->e->len
+                     ? g_array_index(ev->e, Event, ix[k]).cycle : UINT64_MAX;
+    }
+    for (uint64_t c = start; c < end;) {
+        uint64_t tags = amount[EV_TAKE] - amount[EV_RET];
+        uint64_t words = amount[EV_RES] - amount[EV_FREE];
+        uint64_t next = MIN(MIN(next_at[0], next_at[1]),
+                            MIN(next_at[2], next_at[3]));
+        uint64_t run = MIN(next, end) - c;
+        uint16_t tag = (cap - MIN(tags, cap)) & 0x7FF;
+        uint16_t fifo = t->geo.stfifo_capacity -
+                        MIN(words, (uint64_t)t->geo.stfifo_capacity);
+
         acc[base + PTM_BRAKES + ptm_band(tag, probe->tag_capacity)] += run;
         acc[base + PTM_BRAKES + PTM_HIST_BANDS +
             ptm_band(fifo, probe->stfifo_capacity)] += run;
@@ -630,6 +738,20 @@ static void count_side(PtmDmaTraffic *t, const PtmProbeShape *probe,
         st->stfifo_last = fifo;
         st->link_last = 1;
         c += run;
+        for (unsigned k = 0; c < end && k < EV_N; k++) {
+            Events *ev = &t->ev[k];
+
+            while (next_at[k] <= c) {
+                amount[k] = g_array_index(ev->e, Event, ix[k]).cum;
+                ix[k]++;
+                next_at[k] = ix[k] < ev->e->len
+                             ? g_array_index(ev->e, Event, ix[k]).cycle
+                             : UINT64_MAX;
+            }
+        }
+    }
+    for (unsigned k = 0; k < EV_N; k++) {
+        t->ev[k].cur = ix[k];
     }
 }
 
@@ -735,10 +857,10 @@ const PtmSourceOps *ptm_dma_traffic_ops(void)
 /* ---- keeping the log small ---------------------------------------- */
 
 /* Drop an array's first `head` elements once they are most of it */
-static void compact(GArray *a, guint *head, guint *cur)
+static void compact(Vec *a, guint *head, guint *cur)
 {
     if (*head > 1024 && *head > a->len / 2) {
-        g_array_remove_range(a, 0, *head);
+        vec_drop_front(a, *head);
         *cur = *cur > *head ? *cur - *head : 0;
         *head = 0;
     }
@@ -781,7 +903,7 @@ void ptm_dma_traffic_prune(PtmDmaTraffic *t, uint64_t t_ns)
         n++;
     }
     if (n > 4096) {
-        g_array_remove_range(t->ret, 0, n);
+        vec_drop_front(t->ret, n);
         t->ret_base += n;
     }
 }
@@ -807,16 +929,16 @@ bool ptm_dma_traffic_holds(const PtmDmaTraffic *t)
 void ptm_dma_traffic_reset(PtmDmaTraffic *t, uint64_t now_ns)
 {
     for (unsigned l = 0; l < t->nlanes; l++) {
-        g_array_set_size(t->lane[l].f, 0);
+        (t->lane[l].f)->len = 0;
         t->lane[l].head = t->lane[l].cur = 0;
         t->lane[l].free_at = 0;
     }
     for (unsigned k = 0; k < EV_N; k++) {
-        g_array_set_size(t->ev[k].e, 0);
+        (t->ev[k].e)->len = 0;
         t->ev[k].head = t->ev[k].cur = 0;
         t->ev[k].base = 0;
     }
-    g_array_set_size(t->ret, 0);
+    (t->ret)->len = 0;
     t->ret_base = 0;
     t->busy_until_ns = 0;
     /* slots not yet played went with the reset */
@@ -914,7 +1036,8 @@ char *ptm_dma_traffic_load(PtmDmaTraffic *t, const void *buf, size_t len)
             ok = ok && (f.bytes || f.mvb) &&
                  f.cycles == (f.bytes ? (f.bytes + lane_width(n, l) - 1) /
                                         lane_width(n, l) : 1);
-            g_array_append_val(ln->f, f);
+            frame_place_end(n, l, &f);
+            vec_append(ln->f, f);
         }
     }
     for (unsigned k = 0; ok && k < EV_N; k++) {
@@ -932,7 +1055,7 @@ char *ptm_dma_traffic_load(PtmDmaTraffic *t, const void *buf, size_t len)
             ok = ok && e.cycle >= prev && e.cum >= cum;
             prev = e.cycle;
             cum = e.cum;
-            g_array_append_val(n->ev[k].e, e);
+            vec_append(n->ev[k].e, e);
         }
     }
     GET(n->ret_base);
@@ -942,7 +1065,7 @@ char *ptm_dma_traffic_load(PtmDmaTraffic *t, const void *buf, size_t len)
         uint64_t r;
 
         GET(r);
-        g_array_append_val(n->ret, r);
+        vec_append(n->ret, r);
     }
     GET(n->bg_next_ns);
     GET(n->bg_slot);
@@ -973,13 +1096,13 @@ char *ptm_dma_traffic_load(PtmDmaTraffic *t, const void *buf, size_t len)
         n->lane[l] = tmp;
     }
     for (unsigned k = 0; k < EV_N; k++) {
-        GArray *tmp = t->ev[k].e;
+        Vec *tmp = t->ev[k].e;
 
         t->ev[k] = n->ev[k];
         n->ev[k].e = tmp;
     }
     {
-        GArray *tmp = t->ret;
+        Vec *tmp = t->ret;
 
         t->ret = n->ret;
         n->ret = tmp;
