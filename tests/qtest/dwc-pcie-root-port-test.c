@@ -10,8 +10,9 @@
  * properties refused. Register offsets and fields are the driver's, not
  * the model's header.
  *
- * Payload counts need a function that reports traffic through the
- * pcie-link-traffic interface and are not tested here.
+ * Payload counts come from the card below (pcie-link-traffic): a pattern
+ * card against its frames' closed form, the DMA engine's background
+ * transfers against their bytes, and the guest's BAR accesses.
  */
 
 #include "ndk-common.h"
@@ -735,6 +736,129 @@ static void test_migration(void)
     rmdir(dir);
 }
 
+/* ------------------------------------------------------------------ */
+/* Payload from the card below                                        */
+
+#define EV_TX_PAYLOAD           0x20
+
+/* A manual run of `event` over ns of virtual time, from t0 on */
+static uint64_t tba_run(const Rp *rp, uint32_t event, int64_t ns)
+{
+    uint64_t v;
+
+    tba_add(rp, event);
+    vstep(rp, ns);
+    v = tba_read(rp);
+    tba_stop(rp);
+    g_assert_cmpuint(tba_read(rp), ==, v);
+    return v;
+}
+
+/*
+ * A pattern card (PCIe clock 400 MHz): RQ frames of 256 B every 10 cycles
+ * (2 stalled, 4 words, 4 idle), 240 B of payload after the 16-byte header;
+ * RC frames of 100 B (25 items) every 3 cycles, 88 B after the 12-byte
+ * header. Over 1 ms: 40000 RQ frames (one more or less at the run's
+ * edges) = 600000 units of 16 bytes, 133333.3 RC frames = 733333 units.
+ */
+static void test_payload_pattern(void)
+{
+    Rp rp;
+    uint64_t rx, tx;
+
+    rp_open(&rp, "-object telemetry-traffic-pattern,id=t0,"
+            "rq-frame-bytes=256,rq-gap=4,rq-stall=2,rc-frame-bytes=100,"
+            "rc-gap=1 -device ndk-pcie-telemetry,bus=rp0,traffic=t0");
+    vstep(&rp, 100000);
+    rx = tba_run(&rp, EV_RX_PAYLOAD, 1000000);
+    tx = tba_run(&rp, EV_TX_PAYLOAD, 1000000);
+    g_test_message("Rx %" PRIu64 " Tx %" PRIu64 " units of 16 B", rx, tx);
+    g_assert_cmpuint(rx, >=, 600000 - 16);
+    g_assert_cmpuint(rx, <=, 600000 + 15);
+    g_assert_cmpuint(tx, >=, 733333 - 7);
+    g_assert_cmpuint(tx, <=, 733333 + 6);
+    /* an LTSSM run over the same card: the link up all the time */
+    g_assert_cmpuint(tba_run(&rp, EV_L0, 500000), ==, 500000);
+    qtest_quit(rp.qts);
+}
+
+/*
+ * The DMA engine's background transfers: a write of 1500 B and a read of
+ * 1000 B every 10 us. A run from 5 us after a slot to 5 us after the
+ * hundredth slot on holds exactly 100 slots' transfers: Rx 150000 B =
+ * 9375 units, Tx 100000 B = 6250 units, whatever MPS, MRRS and RCB split
+ * them into.
+ */
+static void test_payload_dma(void)
+{
+    Rp rp;
+
+    rp_open(&rp, "-m 256M -object telemetry-traffic-transfers,id=bg,"
+            "interval-ns=10000,write-bytes=1500,read-bytes=1000,"
+            "address=0x100000,stride=0 "
+            "-device ndk-pcie-telemetry,bus=rp0,dma-queues=1,traffic=bg");
+    vstep(&rp, 105000);
+    g_assert_cmpuint(tba_run(&rp, EV_RX_PAYLOAD, 1000000), ==, 9375);
+    vstep(&rp, 5000);
+    g_assert_cmpuint(tba_run(&rp, EV_TX_PAYLOAD, 1000000), ==, 6250);
+    qtest_quit(rp.qts);
+}
+
+/*
+ * The guest's own accesses to the card's BAR cross the link too: a read
+ * of n bytes brings n (in whole DWs) up with its completion, a write
+ * takes them down. The port forwards a window to bus 1, where the card's
+ * BAR0 is placed in it.
+ */
+#define BAR_AT  0xE0000000u
+
+static void test_payload_bar(void)
+{
+    Rp rp;
+    uint64_t bus1 = ecam_at(1, 0, 0) - ecam_at(0, 0, 0);
+    uint64_t rx, tx;
+
+    rp_open(&rp, "-device ndk-pcie-telemetry,bus=rp0");
+    /* the port: bus 1 below it, the memory window, memory on */
+    wr8(&rp, PCI_SECONDARY_BUS, 1);
+    wr8(&rp, PCI_SUBORDINATE_BUS, 1);
+    wr16(&rp, PCI_MEMORY_BASE, BAR_AT >> 16);
+    wr16(&rp, PCI_MEMORY_LIMIT, (BAR_AT + 0x00F00000) >> 16);
+    wr16(&rp, PCI_COMMAND, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
+    /* the card, device 0 of bus 1 */
+    qtest_writel(rp.qts, ecam_at(0, 0, 0) + bus1 + PCI_BASE_ADDRESS_0,
+                 BAR_AT);
+    qtest_writew(rp.qts, ecam_at(0, 0, 0) + bus1 + PCI_COMMAND,
+                 PCI_COMMAND_MEMORY);
+    g_assert_cmphex(qtest_readl(rp.qts, BAR_AT), !=, 0xFFFFFFFF);
+    g_assert_cmphex(qtest_readl(rp.qts, BAR_AT), !=, 0);
+
+    /* 100 reads of 4 bytes and 50 of 8: 800 B up, 50 units */
+    tba_add(&rp, EV_RX_PAYLOAD);
+    for (unsigned i = 0; i < 100; i++) {
+        qtest_readl(rp.qts, BAR_AT + 4 * (i % 8));
+    }
+    for (unsigned i = 0; i < 50; i++) {
+        qtest_readq(rp.qts, BAR_AT);
+    }
+    rx = tba_read(&rp);
+    tba_stop(&rp);
+    /* 30 writes of 4 bytes and 10 of 2 (a DW each) to the read-only
+     * identification: 160 B down, 10 units */
+    tba_add(&rp, EV_TX_PAYLOAD);
+    for (unsigned i = 0; i < 30; i++) {
+        qtest_writel(rp.qts, BAR_AT, 0);
+    }
+    for (unsigned i = 0; i < 10; i++) {
+        qtest_writew(rp.qts, BAR_AT + 2, 0);
+    }
+    tx = tba_read(&rp);
+    tba_stop(&rp);
+    g_assert_cmpuint(rx, ==, 50);
+    g_assert_cmpuint(tx, ==, 10);
+    qtest_quit(rp.qts);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -751,5 +875,9 @@ int main(int argc, char **argv)
     qtest_add_func("/dwc-pcie-root-port/lane-error", test_lane_error);
     qtest_add_func("/dwc-pcie-root-port/reset", test_reset);
     qtest_add_func("/dwc-pcie-root-port/migration", test_migration);
+    qtest_add_func("/dwc-pcie-root-port/payload/pattern",
+                   test_payload_pattern);
+    qtest_add_func("/dwc-pcie-root-port/payload/dma", test_payload_dma);
+    qtest_add_func("/dwc-pcie-root-port/payload/bar", test_payload_bar);
     return g_test_run();
 }
