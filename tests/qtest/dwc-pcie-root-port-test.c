@@ -859,6 +859,67 @@ static void test_payload_bar(void)
     qtest_quit(rp.qts);
 }
 
+/*
+ * A run over a pattern card, migrated in its middle (the card's count of
+ * its link, started by the run, migrates with it): Rx and Tx at the end
+ * equal an unmigrated twin's.
+ */
+#define PAY_ARGS RP_ARGS " -object telemetry-traffic-pattern,id=t0," \
+    "rq-frame-bytes=200,rq-gap=3,rc-frame-bytes=76 " \
+    "-device ndk-pcie-telemetry,bus=rp0,traffic=t0"
+
+static void test_payload_migration(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("dwc-rp-pay-XXXXXX", NULL);
+    g_autofree char *file = g_build_filename(dir, "state.mig", NULL);
+    g_autofree char *uri = g_strdup_printf("file:%s", file);
+    uint64_t got[2], want[2];
+    Rp a, b, twin;
+
+    for (unsigned k = 0; k < 2; k++) {
+        uint32_t ev = k ? EV_TX_PAYLOAD : EV_RX_PAYLOAD;
+
+        rp_open_at(&twin, RP_DEVFN, PAY_ARGS);
+        qtest_clock_set(twin.qts, 100000);
+        tba_add(&twin, ev);
+        qtest_clock_set(twin.qts, 1100000);
+        want[k] = tba_read(&twin);
+        qtest_quit(twin.qts);
+
+        rp_open_at(&a, RP_DEVFN, PAY_ARGS);
+        qtest_clock_set(a.qts, 100000);
+        tba_add(&a, ev);
+        qtest_clock_set(a.qts, 600000);
+        qtest_qmp_assert_success(a.qts, "{ 'execute': 'stop' }");
+        qtest_qmp_assert_success(a.qts, "{ 'execute': 'migrate', "
+                                 "'arguments': { 'uri': %s } }", uri);
+        wait_migration(a.qts);
+        qtest_quit(a.qts);
+
+        b.qts = qtest_initf("-machine q35 -nodefaults %s -incoming defer",
+                            PAY_ARGS);
+        qtest_qmp_assert_success(b.qts, "{ 'execute': 'migrate-incoming', "
+                                 "'arguments': { 'uri': %s } }", uri);
+        wait_migration(b.qts);
+        qtest_qmp_assert_success(b.qts, "{ 'execute': 'cont' }");
+        g_assert_cmpint(qtest_clock_set(b.qts, 600000), ==, 600000);
+        b.devfn = RP_DEVFN;
+        b.cap = RAS_DES_AT;
+        qtest_clock_set(b.qts, 1100000);
+        got[k] = tba_read(&b);
+        qtest_quit(b.qts);
+        unlink(file);
+    }
+    g_test_message("Rx %" PRIu64 " (twin %" PRIu64 "), Tx %" PRIu64
+                   " (twin %" PRIu64 ")", got[0], want[0], got[1], want[1]);
+    /* 1 ms: 400000 / 7 frames of 184 B up, 400000 / 2 of 64 B down */
+    g_assert_cmpuint(want[0], >, 400000 / 7 * 184 / 16 - 20);
+    g_assert_cmpuint(want[1], >, 200000 * 64 / 16 - 10);
+    g_assert_cmpuint(got[0], ==, want[0]);
+    g_assert_cmpuint(got[1], ==, want[1]);
+    rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -879,5 +940,7 @@ int main(int argc, char **argv)
                    test_payload_pattern);
     qtest_add_func("/dwc-pcie-root-port/payload/dma", test_payload_dma);
     qtest_add_func("/dwc-pcie-root-port/payload/bar", test_payload_bar);
+    qtest_add_func("/dwc-pcie-root-port/payload/migration",
+                   test_payload_migration);
     return g_test_run();
 }
