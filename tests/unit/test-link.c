@@ -105,6 +105,7 @@ static void test_dma(void)
     PtmLinkTotals ta, tb;
     PtmSettings set = { .mps = 1, .mrrs = 2, .ext_tag = true };
     uint64_t wr = 0, rd = 0, end;
+    char *err;
 
     card_init(&c);
     log = ptm_dma_traffic_new(&c.geo);
@@ -132,7 +133,9 @@ static void test_dma(void)
             ptm_link_free(b);
             b = ptm_link_new(&c.sh, c.geo.item_bytes, 0);
             g_assert_null(ptm_link_load(b, st, len));
-            g_assert_nonnull(ptm_link_load(b, st, len - 1));
+            err = ptm_link_load(b, st, len - 1);
+            g_assert_nonnull(err);
+            g_free(err);
             g_free(st);
         }
     }
