@@ -69,6 +69,13 @@ static void ndk_dma_enter(NdkDma *d)
     }
 }
 
+static void ndk_dma_mmio(NdkDma *d, bool write, unsigned size)
+{
+    if (d->owner && d->owner->mmio) {
+        d->owner->mmio(d->owner_opaque, write, size);
+    }
+}
+
 static void ndk_dma_leave(NdkDma *d)
 {
     if (d->owner && d->owner->leave) {
@@ -112,6 +119,7 @@ static uint64_t ndk_dma_queue_read(NdkDma *d, NdpDir dir, hwaddr addr,
 {
     uint64_t val;
 
+    ndk_dma_mmio(d, false, size);
     ndk_dma_enter(d);
     val = ndp_dma_read(d->core, dir, addr / NDP_CTRL_SIZE,
                        addr % NDP_CTRL_SIZE, size, dma_now());
@@ -124,6 +132,7 @@ static void ndk_dma_queue_write(NdkDma *d, NdpDir dir, hwaddr addr,
                                 uint64_t val, unsigned size)
 {
     trace_ndk_dma_write(dir ? "tx" : "rx", addr, size, val);
+    ndk_dma_mmio(d, true, size);
     ndk_dma_enter(d);
     ndp_dma_write(d->core, dir, addr / NDP_CTRL_SIZE, addr % NDP_CTRL_SIZE,
                   val, size, dma_now());
@@ -157,6 +166,7 @@ static uint64_t ndk_dma_gls_read(void *opaque, hwaddr addr, unsigned size)
     NdkDma *d = opaque;
     uint64_t val;
 
+    ndk_dma_mmio(d, false, size);
     ndk_dma_enter(d);
     val = ndp_gls_read(d->core, addr / NDP_GLS_SIZE, addr % NDP_GLS_SIZE,
                        size, dma_now());
@@ -171,6 +181,7 @@ static void ndk_dma_gls_write(void *opaque, hwaddr addr, uint64_t val,
     NdkDma *d = opaque;
 
     trace_ndk_dma_write("gls", addr, size, val);
+    ndk_dma_mmio(d, true, size);
     ndk_dma_enter(d);
     ndp_gls_write(d->core, addr / NDP_GLS_SIZE, addr % NDP_GLS_SIZE, val,
                   size, dma_now());

@@ -21,6 +21,8 @@ typedef struct NdkDmaOwner {
                  uint32_t bytes);
     /* after the engine ran */
     void (*leave)(void *opaque);
+    /* a guest access of `size` bytes to the engine's registers */
+    void (*mmio)(void *opaque, bool write, unsigned size);
     /* migration: the owner's part of the state, as bytes; and back */
     void *(*save)(void *opaque, size_t *len);
     char *(*load)(void *opaque, const void *buf, size_t len);

@@ -30,7 +30,9 @@
 #include "ptm-devtree.h"
 #include "ndk-dma.h"
 #include "ptm-dma-traffic.h"
+#include "ptm-link.h"
 #include "ptm-transfers.h"
+#include "pcie-link-traffic.h"
 #include "telemetry-traffic.h"
 
 #define TYPE_NDK_PCIE_TELEMETRY "ndk-pcie-telemetry"
@@ -150,6 +152,16 @@ struct NdkPcieTelemetryState {
     NdkDma dma;                 /* the DMA engine, with dma_queues */
     PtmDmaTraffic *dma_log;     /* its transfers, the block's source */
     PtmSettings settings;       /* negotiated, as last synced to the core */
+
+    /* the link as a port above counts it (pcie-link-traffic) */
+    const PtmSourceOps *src_ops;    /* the block's traffic source */
+    void *src_opaque;
+    PtmLinkCount *link;         /* from the first time a port asked */
+    uint64_t link_start_ns;     /* the reset it counts from */
+    uint64_t mmio_read_bytes;   /* BAR reads: completions up */
+    uint64_t mmio_write_bytes;  /* BAR writes down */
+    uint8_t *link_state;        /* migration buffer of the link's counts */
+    uint32_t link_state_len;
 };
 
 static uint64_t now_ns(void)
@@ -158,6 +170,24 @@ static uint64_t now_ns(void)
 }
 
 static void ndk_telemetry_schedule(NdkPcieTelemetryState *s);
+static void ndk_telemetry_link_advance(NdkPcieTelemetryState *s,
+                                       uint64_t t_ns);
+
+/*
+ * A guest access to BAR0 is a TLP on the link: a write carries its bytes
+ * down, a read's completion carries them up, in whole DWs.
+ */
+static void ndk_telemetry_count_mmio(NdkPcieTelemetryState *s, bool write,
+                                     unsigned size)
+{
+    uint64_t dws = ROUND_UP(size, 4);
+
+    if (write) {
+        s->mmio_write_bytes += dws;
+    } else {
+        s->mmio_read_bytes += dws;
+    }
+}
 
 /*
  * QEMU hands an MMIO access that crosses from one region into the next to
@@ -216,6 +246,7 @@ static void ndk_telemetry_block_write(NdkPcieTelemetryState *s, hwaddr addr,
 
 static uint64_t ndk_telemetry_read(void *opaque, hwaddr addr, unsigned size)
 {
+    ndk_telemetry_count_mmio(opaque, false, size);
     /* the bytes past the block's end read 0 */
     return ndk_telemetry_block_read(opaque, addr,
                                     MIN(size, PTM_BAR_SIZE - addr));
@@ -224,6 +255,7 @@ static uint64_t ndk_telemetry_read(void *opaque, hwaddr addr, unsigned size)
 static void ndk_telemetry_write(void *opaque, hwaddr addr, uint64_t val,
                                 unsigned size)
 {
+    ndk_telemetry_count_mmio(opaque, true, size);
     ndk_telemetry_block_write(opaque, addr, val,
                               MIN(size, PTM_BAR_SIZE - addr));
 }
@@ -255,6 +287,7 @@ static uint64_t ndk_telemetry_unused_read(void *opaque, hwaddr addr,
     hwaddr off = s->block_offset;
 
     trace_ptm_bar_unused(addr, size, 0);
+    ndk_telemetry_count_mmio(s, false, size);
     if (addr < off && addr + size > off) {
         return ndk_telemetry_block_read(s, 0, addr + size - off)
                << 8 * (off - addr);
@@ -269,6 +302,7 @@ static void ndk_telemetry_unused_write(void *opaque, hwaddr addr,
     hwaddr off = s->block_offset;
 
     trace_ptm_bar_unused(addr, size, 1);
+    ndk_telemetry_count_mmio(s, true, size);
     if (addr < off && addr + size > off) {
         ndk_telemetry_block_write(s, 0, val >> 8 * (off - addr),
                                   addr + size - off);
@@ -304,6 +338,8 @@ static void ndk_telemetry_prune_dma_log(NdkPcieTelemetryState *s)
     uint64_t done = ptm_core_done_ns(s->core);
 
     if (s->dma_log && done > NDK_TELEMETRY_DMA_LOG_KEEP_NS) {
+        /* a port's count of the link reads the log too */
+        ndk_telemetry_link_advance(s, done - NDK_TELEMETRY_DMA_LOG_KEEP_NS);
         ptm_dma_traffic_prune(s->dma_log,
                               done - NDK_TELEMETRY_DMA_LOG_KEEP_NS);
     }
@@ -874,6 +910,67 @@ static void ndk_telemetry_warn_sizing(NdkPcieTelemetryState *s)
     }
 }
 
+/* ---- the link, as a port above counts it ------------------------ */
+
+static uint64_t ndk_telemetry_pcie_cycle(NdkPcieTelemetryState *s,
+                                         uint64_t t_ns)
+{
+    return (uint64_t)((unsigned __int128)t_ns * s->cfg.pcie_clk_hz /
+                      NANOSECONDS_PER_SECOND);
+}
+
+/* Count the link's traffic up to t_ns, if a port has asked for it. */
+static void ndk_telemetry_link_advance(NdkPcieTelemetryState *s,
+                                       uint64_t t_ns)
+{
+    if (s->link) {
+        /* the engine's log drives the link up, always */
+        ptm_link_advance(s->link, s->src_ops, s->src_opaque,
+                         ndk_telemetry_pcie_cycle(s, t_ns),
+                         s->src_ops == ptm_dma_traffic_ops());
+    }
+}
+
+/*
+ * pcie-link-traffic: what crossed the link since the card's last reset.
+ * The traffic of endpoint 0's PCIe probe (the function's own link) is
+ * counted from the first time a port asks (a port takes differences),
+ * the guest's BAR accesses from the reset.
+ */
+static void ndk_telemetry_link_totals(Object *obj, uint64_t now,
+                                      PcieLinkTotals *out)
+{
+    NdkPcieTelemetryState *s = NDK_PCIE_TELEMETRY(obj);
+    PtmLinkTotals t = { 0 };
+
+    ndk_telemetry_quiesce(s);
+    if (!s->link && s->src_ops) {
+        PtmProbeShape sh;
+
+        ptm_core_probe_shape(s->core, 0, PTM_DOMAIN_PCIE, &sh);
+        s->link = ptm_link_new(&sh, s->cfg.mfb_item_bytes,
+                               ndk_telemetry_pcie_cycle(s, now));
+    }
+    ndk_telemetry_link_advance(s, now);
+    if (s->link) {
+        ptm_link_totals(s->link, &t);
+    }
+    out->payload_up = t.payload_up + s->mmio_read_bytes;
+    out->payload_down = t.payload_down + s->mmio_write_bytes;
+    out->link_down_ns = (uint64_t)((unsigned __int128)t.down_cycles *
+                                   NANOSECONDS_PER_SECOND /
+                                   s->cfg.pcie_clk_hz);
+}
+
+/* A reset: the link's counts start again (a port sums across). */
+static void ndk_telemetry_link_reset(NdkPcieTelemetryState *s)
+{
+    ptm_link_free(s->link);
+    s->link = NULL;
+    s->mmio_read_bytes = 0;
+    s->mmio_write_bytes = 0;
+}
+
 /*
  * The DMA engine's side of the card: it runs only while no vCPU catches
  * the block up off the big lock, its transfers go into the log the block
@@ -916,7 +1013,13 @@ static char *ndk_telemetry_dma_load(void *opaque, const void *buf,
     return ptm_dma_traffic_load(s->dma_log, buf, len);
 }
 
+static void ndk_telemetry_dma_mmio(void *opaque, bool write, unsigned size)
+{
+    ndk_telemetry_count_mmio(opaque, write, size);
+}
+
 static const NdkDmaOwner ndk_telemetry_dma_owner = {
+    .mmio = ndk_telemetry_dma_mmio,
     .enter = ndk_telemetry_dma_enter,
     .xfer = ndk_telemetry_dma_xfer,
     .leave = ndk_telemetry_dma_leave,
@@ -980,6 +1083,8 @@ static void ndk_telemetry_realize(PCIDevice *pdev, Error **errp)
             return;
         }
         ptm_core_set_source(s->core, ops, opaque);
+        s->src_ops = ops;
+        s->src_opaque = opaque;
     } else if (s->dma_queues) {
         /* the block counts the card's own DMA */
         PtmGeometry geo;
@@ -987,6 +1092,8 @@ static void ndk_telemetry_realize(PCIDevice *pdev, Error **errp)
         ptm_core_geometry(s->core, &geo);
         s->dma_log = ptm_dma_traffic_new(&geo);
         ptm_core_set_source(s->core, ptm_dma_traffic_ops(), s->dma_log);
+        s->src_ops = ptm_dma_traffic_ops();
+        s->src_opaque = s->dma_log;
         if (s->traffic) {
             /* background transfers: the log plays the generator's slots */
             void *gen;
@@ -1057,8 +1164,13 @@ static void ndk_telemetry_exit(PCIDevice *pdev)
     }
     ptm_core_free(s->core);
     s->core = NULL;
+    ndk_telemetry_link_reset(s);
+    g_free(s->link_state);
+    s->link_state = NULL;
     ptm_dma_traffic_free(s->dma_log);
     s->dma_log = NULL;
+    s->src_ops = NULL;
+    s->src_opaque = NULL;
     g_free(s->state);
     s->state = NULL;
     g_free(s->devtree_xz);
@@ -1079,6 +1191,7 @@ static void ndk_telemetry_reset_hold(Object *obj, ResetType type)
         /* what was on the buses is gone with the reset */
         ptm_dma_traffic_reset(s->dma_log, now_ns());
     }
+    ndk_telemetry_link_reset(s);
     ndk_telemetry_reset_pcie(s);
     ndk_telemetry_sync_settings(s);
     ndk_telemetry_schedule(s);
@@ -1197,6 +1310,66 @@ static const VMStateDescription vmstate_ndk_telemetry_dma = {
     },
 };
 
+static bool ndk_telemetry_link_needed(void *opaque)
+{
+    NdkPcieTelemetryState *s = opaque;
+
+    return s->link || s->mmio_read_bytes || s->mmio_write_bytes;
+}
+
+static int ndk_telemetry_link_pre_save(void *opaque)
+{
+    NdkPcieTelemetryState *s = opaque;
+    size_t len = 0;
+
+    g_free(s->link_state);
+    s->link_state = NULL;
+    if (s->link) {
+        s->link_state = ptm_link_save(s->link, &len);
+    }
+    s->link_state_len = len;
+    return 0;
+}
+
+static int ndk_telemetry_link_post_load(void *opaque, int version_id)
+{
+    NdkPcieTelemetryState *s = opaque;
+    g_autofree char *err = NULL;
+
+    ptm_link_free(s->link);
+    s->link = NULL;
+    if (s->link_state_len) {
+        PtmProbeShape sh;
+
+        ptm_core_probe_shape(s->core, 0, PTM_DOMAIN_PCIE, &sh);
+        s->link = ptm_link_new(&sh, s->cfg.mfb_item_bytes, 0);
+        err = ptm_link_load(s->link, s->link_state, s->link_state_len);
+    }
+    if (err) {
+        error_report("%s: %s", TYPE_NDK_PCIE_TELEMETRY, err);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/* What a port above has counted of the link so far */
+static const VMStateDescription vmstate_ndk_telemetry_link = {
+    .name = TYPE_NDK_PCIE_TELEMETRY "/link",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = ndk_telemetry_link_needed,
+    .pre_save = ndk_telemetry_link_pre_save,
+    .post_load = ndk_telemetry_link_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT64(mmio_read_bytes, NdkPcieTelemetryState),
+        VMSTATE_UINT64(mmio_write_bytes, NdkPcieTelemetryState),
+        VMSTATE_UINT32(link_state_len, NdkPcieTelemetryState),
+        VMSTATE_VBUFFER_ALLOC_UINT32(link_state, NdkPcieTelemetryState, 0,
+                                     NULL, link_state_len),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 static const VMStateDescription vmstate_ndk_telemetry = {
     .name = TYPE_NDK_PCIE_TELEMETRY,
     /*
@@ -1219,6 +1392,7 @@ static const VMStateDescription vmstate_ndk_telemetry = {
     },
     .subsections = (const VMStateDescription * const []) {
         &vmstate_ndk_telemetry_dma,
+        &vmstate_ndk_telemetry_link,
         NULL
     },
 };
@@ -1336,6 +1510,7 @@ static void ndk_telemetry_class_init(ObjectClass *oc, void *data)
     pc->class_id = PCI_CLASS_OTHERS;
     pc->revision = 0;
     rc->phases.hold = ndk_telemetry_reset_hold;
+    PCIE_LINK_TRAFFIC_CLASS(oc)->totals = ndk_telemetry_link_totals;
     dc->desc = "CESNET NDK PCIE_TELEMETRY_MI block (virtual)";
     dc->vmsd = &vmstate_ndk_telemetry;
     device_class_set_props(dc, ndk_telemetry_properties);
@@ -1431,6 +1606,7 @@ static const TypeInfo ndk_telemetry_info = {
     .interfaces = (InterfaceInfo[]) {
         { INTERFACE_PCIE_DEVICE },
         { INTERFACE_CONVENTIONAL_PCI_DEVICE },
+        { TYPE_PCIE_LINK_TRAFFIC },
         { }
     },
 };

@@ -2,7 +2,8 @@
 /*
  * QTest of ndk-pcie-telemetry: seeded random accesses of every kind, one
  * case for each traffic generator (see the comment of the section below
- * for what must hold whatever happened).
+ * for what must hold whatever happened), and one for the RAS DES
+ * capability of a dwc-pcie-root-port with a card below it.
  *
  * Environment (besides QTEST_QEMU_BINARY):
  *   NDK_QTEST_SEED     seed of the cases (decimal or 0x hex; default
@@ -971,6 +972,248 @@ static void test_storm(const void *data)
     rmdir(dir);
 }
 
+/* ------------------------------------------------------------------ */
+/* The DesignWare root port's RAS DES capability                      */
+
+/*
+ * A dwc-pcie-root-port of random width with a card of random width below
+ * it takes seeded random configuration accesses: mostly 1, 2 and 4 bytes
+ * anywhere in its RAS DES capability (headers included), pulses of its
+ * secondary bus reset, writes anywhere else in its configuration space
+ * (which may power the slot off and unplug the card), lane-error
+ * injections of valid and invalid lanes, clock steps across timed runs,
+ * and system resets. What must hold whatever happened: the capability's
+ * headers and place in the chain stay, reserved bits and unmodelled
+ * registers read 0, L0 and link-down time add up to the run's time,
+ * which is no longer than the time since the last reset, an injection is
+ * taken exactly when its lane is below the negotiated width, counters of
+ * lanes never below it stay 0, and QEMU lives on.
+ */
+#define DWC_CAP                 0x200
+#define DWC_OPS                 1500
+#define DWC_ROUNDS              4
+#define DWC_EXP                 0x70
+
+typedef struct DwcStorm {
+    QTestState *qts;
+    QPCIBus *bus;
+    GRand *rng;
+    unsigned devfn;
+    unsigned widest;            /* the widest link an injection saw */
+    int64_t now, reset_at;
+    unsigned taken, refused;
+} DwcStorm;
+
+static uint64_t dwc_at(const DwcStorm *d, uint32_t off)
+{
+    return ecam_at(0, d->devfn, off);
+}
+
+static uint32_t dwc_rd(const DwcStorm *d, uint32_t off)
+{
+    return qtest_readl(d->qts, dwc_at(d, off));
+}
+
+static void dwc_wr(const DwcStorm *d, uint32_t off, uint32_t v)
+{
+    qtest_writel(d->qts, dwc_at(d, off), v);
+}
+
+static void dwc_access(DwcStorm *d, uint32_t base, uint32_t span)
+{
+    unsigned size = 1u << rnd(d->rng, 0, 2);
+    uint32_t off = ROUND_DOWN(base + rnd(d->rng, 0, span - 1), size);
+    uint32_t v = rnd(d->rng, 0, 3) ? rnd(d->rng, 0, 0x3F) << (8 * (off & 3))
+                                   : g_rand_int(d->rng);
+    uint64_t a = dwc_at(d, off);
+
+    if (rnd(d->rng, 0, 2) == 0) {
+        if (size == 1) {
+            qtest_readb(d->qts, a);
+        } else if (size == 2) {
+            qtest_readw(d->qts, a);
+        } else {
+            qtest_readl(d->qts, a);
+        }
+    } else if (size == 1) {
+        qtest_writeb(d->qts, a, v);
+    } else if (size == 2) {
+        qtest_writew(d->qts, a, v);
+    } else {
+        qtest_writel(d->qts, a, v);
+    }
+}
+
+/* A plausible control word more often than noise */
+static void dwc_control(DwcStorm *d)
+{
+    static const uint32_t reports[] = { 0x00, 0x03, 0x07, 0x20, 0x21, 0x09 };
+    static const uint32_t durs[] = { 0x00, 0x01, 0xFF, 0x02, 0x07 };
+    static const uint32_t events[] = { 0x600, 0x606, 0x70C, 0x717, 0x70D };
+    GRand *r = d->rng;
+
+    if (rnd(r, 0, 1)) {
+        dwc_wr(d, DWC_CAP + 0x10,
+               reports[rnd(r, 0, G_N_ELEMENTS(reports) - 1)] << 24 |
+               durs[rnd(r, 0, G_N_ELEMENTS(durs) - 1)] << 8 | rnd(r, 0, 1));
+    } else {
+        dwc_wr(d, DWC_CAP + 0x08,
+               events[rnd(r, 0, G_N_ELEMENTS(events) - 1)] << 16 |
+               rnd(r, 0, 15) << 8 | rnd(r, 0, 7) << 2 | rnd(r, 0, 3));
+    }
+}
+
+static void dwc_inject(DwcStorm *d)
+{
+    static const char *const names[] = {
+        "rx_memory_read", "tx_ack_dllp", "0x717", "rx_duplicate_tl",
+    };
+    unsigned width = (dwc_rd(d, DWC_EXP + PCI_EXP_LNKCTL) >> 16 &
+                      PCI_EXP_LNKSTA_NLW) >> PCI_EXP_LNKSTA_NLW_SHIFT;
+    unsigned lane = rnd(d->rng, 0, 15);
+    g_autofree char *text = g_strdup_printf(
+        "lane=%u,event=%s,count=%u", lane,
+        names[rnd(d->rng, 0, G_N_ELEMENTS(names) - 1)], rnd(d->rng, 1, 9));
+    g_autofree char *err = qom_set_error(
+        qom_set_str(d->qts, "/machine/peripheral/rp0", "lane-error", text));
+
+    g_assert_cmpuint(width, >=, 1);
+    d->widest = MAX(d->widest, width);
+    if (lane < width) {
+        g_assert_cmpstr(err, ==, "");
+        d->taken++;
+    } else {
+        g_assert_nonnull(strstr(err, "is not below the link's width"));
+        d->refused++;
+    }
+}
+
+static void dwc_sbr(DwcStorm *d)
+{
+    uint32_t v = dwc_rd(d, PCI_BRIDGE_CONTROL & ~3u);
+
+    dwc_wr(d, PCI_BRIDGE_CONTROL & ~3u, v | PCI_BRIDGE_CTL_BUS_RESET << 16);
+    d->now = qtest_clock_step(d->qts, rnd(d->rng, 1, 3000));
+    dwc_wr(d, PCI_BRIDGE_CONTROL & ~3u, v & ~(PCI_BRIDGE_CTL_BUS_RESET << 16));
+}
+
+static void dwc_reset(DwcStorm *d)
+{
+    qtest_qmp_assert_success(d->qts, "{ 'execute': 'system_reset' }");
+    qtest_qmp_eventwait(d->qts, "RESET");
+    ecam_enable(d->bus);
+    d->reset_at = d->now;
+    for (uint32_t off = 0x08; off < 0x100; off += 4) {
+        g_assert_cmphex(dwc_rd(d, DWC_CAP + off), ==, 0);
+    }
+}
+
+/* The time-based data under report select r, the run left as it is */
+static uint64_t dwc_tba(DwcStorm *d, uint32_t ctl, uint32_t r)
+{
+    dwc_wr(d, DWC_CAP + 0x10, (ctl & 0x00FFFFFF) | r << 24);
+    return (uint64_t)dwc_rd(d, DWC_CAP + 0x18) << 32 |
+           dwc_rd(d, DWC_CAP + 0x14);
+}
+
+static void dwc_check(DwcStorm *d)
+{
+    uint32_t ctl, ecc, h;
+    uint64_t one, l0, down;
+
+    /* the chain: AER, ACS, RAS DES with its headers */
+    g_assert_cmphex(dwc_rd(d, 0x100) >> 20, ==, 0x148);
+    g_assert_cmphex(dwc_rd(d, 0x148) >> 20, ==, DWC_CAP);
+    h = dwc_rd(d, DWC_CAP);
+    g_assert_cmphex(h, ==, 0x0001000B);
+    g_assert_cmphex(dwc_rd(d, DWC_CAP + 4), ==, 0x10040002);
+    g_assert_cmphex(dwc_rd(d, PCI_VENDOR_ID) & 0xFFFF, ==, 0x1ded);
+    ecc = dwc_rd(d, DWC_CAP + 0x08);
+    g_assert_cmphex(ecc & ~0x0FFF0F80u, ==, 0);
+    ctl = dwc_rd(d, DWC_CAP + 0x10);
+    g_assert_cmphex(ctl & ~0xFF00FF01u, ==, 0);
+    for (uint32_t off = 0x1C; off < 0x100; off += 4) {
+        g_assert_cmphex(dwc_rd(d, DWC_CAP + off), ==, 0);
+    }
+    one = dwc_tba(d, ctl, 0x00);
+    l0 = dwc_tba(d, ctl, 0x03);
+    down = dwc_tba(d, ctl, 0x07);
+    g_assert_cmpuint(l0 + down, ==, one);
+    g_assert_cmpuint(one, <=, d->now - d->reset_at);
+    dwc_wr(d, DWC_CAP + 0x10, ctl);
+    g_assert_cmphex(dwc_rd(d, DWC_CAP + 0x10), ==, ctl);
+    /* counters of lanes no injection could reach */
+    for (unsigned lane = d->widest; lane < 16; lane++) {
+        dwc_wr(d, DWC_CAP + 0x08, 0x70C << 16 | lane << 8);
+        g_assert_cmpuint(dwc_rd(d, DWC_CAP + 0x0C), ==, 0);
+        dwc_wr(d, DWC_CAP + 0x08, 0x717 << 16 | lane << 8);
+        g_assert_cmpuint(dwc_rd(d, DWC_CAP + 0x0C), ==, 0);
+    }
+    dwc_wr(d, DWC_CAP + 0x08, ecc & 0x0FFF0F00);
+}
+
+static void test_dwc_storm(void)
+{
+    static const unsigned widths[] = { 1, 2, 4, 8, 16 };
+    uint32_t seed = storm_seed();
+    g_autofree char *args = NULL;
+    unsigned port_w, card_w;
+    DwcStorm d = { 0 };
+
+    g_test_message("seed %u (NDK_QTEST_SEED=%u replays this run)", seed,
+                   seed);
+    d.rng = g_rand_new_with_seed(seed ^ 0xD3C0FFEEu);
+    port_w = widths[rnd(d.rng, 0, 4)];
+    card_w = widths[rnd(d.rng, 0, 4)];
+    args = g_strdup_printf(
+        "-machine q35 -nodefaults "
+        "-device dwc-pcie-root-port,id=rp0,chassis=1,slot=1,addr=02.0,"
+        "x-width=%u -device ndk-pcie-telemetry,bus=rp0,link-width=%u",
+        port_w, card_w);
+    g_test_message("%s", args);
+    d.qts = qtest_init(args);
+    d.bus = qpci_new_pc(d.qts, NULL);
+    d.devfn = QPCI_DEVFN(2, 0);
+    ecam_enable(d.bus);
+    dwc_check(&d);
+    for (unsigned round = 0; round < DWC_ROUNDS && !g_test_failed();
+         round++) {
+        for (unsigned i = 0; i < DWC_OPS && !g_test_failed(); i++) {
+            unsigned k = rnd(d.rng, 0, 99);
+
+            if (k < 55) {
+                dwc_access(&d, DWC_CAP, 0x100);
+            } else if (k < 70) {
+                dwc_control(&d);
+            } else if (k < 78) {
+                dwc_inject(&d);
+            } else if (k < 80) {
+                dwc_sbr(&d);
+            } else if (k < 82) {
+                dwc_access(&d, 0, 0x1000);
+            } else if (k < 98) {
+                d.now = qtest_clock_step(d.qts, rnd(d.rng, 0, 9) ?
+                                         rnd(d.rng, 1, 5000) :
+                                         rnd(d.rng, 5000, 3000000));
+            } else {
+                dwc_check(&d);
+            }
+        }
+        dwc_check(&d);
+        g_test_message("round %u at %" PRId64 " ns: %u injections taken, "
+                       "%u refused, widest link x%u", round, d.now, d.taken,
+                       d.refused, d.widest);
+        if (round == DWC_ROUNDS / 2) {
+            dwc_reset(&d);
+            dwc_check(&d);
+        }
+    }
+    g_assert_true(qtest_probe_child(d.qts));
+    qpci_free_pc(d.bus);
+    qtest_quit(d.qts);
+    g_rand_free(d.rng);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -982,6 +1225,9 @@ int main(int argc, char **argv)
 
         g_test_add_data_func(path, GINT_TO_POINTER(g), test_storm);
     }
+
+    g_test_add_func("/ndk-pcie-telemetry/random-access/dwc-root-port",
+                    test_dwc_storm);
 
     return g_test_run();
 }

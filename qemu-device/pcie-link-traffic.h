@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The pcie-link-traffic QOM interface: a PCIe function below a port tells
+ * the port what crossed its link. The DesignWare root port
+ * (dwc-pcie-root-port) sums it over the functions on its secondary bus
+ * for its time-based analysis (docs/dwc-root-port.md).
+ *
+ * A device implements it by naming TYPE_PCIE_LINK_TRAFFIC among its
+ * TypeInfo's interfaces and setting totals in its class_init:
+ *
+ *     PcieLinkTrafficClass *ltc = PCIE_LINK_TRAFFIC_CLASS(oc);
+ *     ltc->totals = mydev_link_totals;
+ *
+ * totals is called with the BQL held, at the virtual time now_ns of the
+ * port's access (QEMU_CLOCK_VIRTUAL, never earlier than any time it was
+ * called with before), and only on a realized device. Its totals count
+ * from the device's last reset (realize included); after a reset they
+ * restart from 0, which the port notices and sums across.
+ */
+#ifndef PCIE_LINK_TRAFFIC_H
+#define PCIE_LINK_TRAFFIC_H
+
+#include "qom/object.h"
+
+#define TYPE_PCIE_LINK_TRAFFIC "pcie-link-traffic"
+
+typedef struct PcieLinkTotals {
+    uint64_t payload_up;    /* TLP payload bytes device -> port (port's Rx) */
+    uint64_t payload_down;  /* TLP payload bytes port -> device (port's Tx) */
+    uint64_t link_down_ns;  /* time the device held its link down (reset) */
+} PcieLinkTotals;
+
+typedef struct PcieLinkTrafficClass {
+    InterfaceClass parent_class;
+    /* cumulative since the device's last reset, as of virtual time now_ns */
+    void (*totals)(Object *dev, uint64_t now_ns, PcieLinkTotals *out);
+} PcieLinkTrafficClass;
+
+DECLARE_CLASS_CHECKERS(PcieLinkTrafficClass, PCIE_LINK_TRAFFIC,
+                       TYPE_PCIE_LINK_TRAFFIC)
+#define PCIE_LINK_TRAFFIC(obj) \
+    INTERFACE_CHECK(PcieLinkTraffic, (obj), TYPE_PCIE_LINK_TRAFFIC)
+
+typedef struct PcieLinkTraffic PcieLinkTraffic;
+
+/*
+ * The totals of obj if it implements the interface (and true), else
+ * zeros (and false).
+ */
+bool pcie_link_traffic_totals(Object *obj, uint64_t now_ns,
+                              PcieLinkTotals *out);
+
+#endif
