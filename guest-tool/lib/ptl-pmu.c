@@ -142,9 +142,9 @@ ptl_err ptl_pmu_format_parse(const char *name, const char *text,
         }
     }
     if (f->word == PTL_PMU_CONFIG_WORDS) {
-        return ptl_set_error(err, PTL_E_PMU, "format %s: '%.*s' is not "
-                             "config, config1, config2 or config3", name,
-                             (int)wlen, text);
+        return ptl_set_error(err, PTL_E_PMU, "format %s: '%s' puts it in "
+                             "'%.*s', not config, config1, config2 or "
+                             "config3", name, text, (int)wlen, text);
     }
     /* a comma-separated list of bits and ranges lo-hi */
     p = colon + 1;
