@@ -162,7 +162,8 @@ typedef struct port_run {
     ptl_pmu_counter *c[2];      /* [0] rx, [1] tx; NULL when not counted */
     bool enabled[2];
     ptl_pmu_value start[2];     /* the counts when its window began */
-    ptl_port_data data;         /* of the interval last ended */
+    ptl_port_data data;         /* of the interval going on */
+    ptl_port_data shown;        /* of the interval last ended */
 } port_run;
 
 typedef struct run {
@@ -310,14 +311,18 @@ static ptl_err port_half(run *r, ptl_error *e)
 static ptl_err port_end(run *r, ptl_error *e)
 {
     port_run *p = r->port;
+    ptl_err rc;
 
     if (!p) {
         return PTL_OK;
     }
     if (r->o->port == PTT_PORT_BOTH) {
-        return port_window_end(p, 1, true, e);
+        rc = port_window_end(p, 1, true, e);
+    } else {
+        rc = port_window_end(p, p->c[0] ? 0 : 1, false, e);
     }
-    return port_window_end(p, p->c[0] ? 0 : 1, false, e);
+    p->shown = p->data;
+    return rc;
 }
 
 /*
@@ -347,7 +352,7 @@ static int print_data(run *r, const ptl_reading *rd, double seconds)
     if (d && r->port) {
         d->port = malloc(sizeof(*d->port));
         if (d->port) {
-            *d->port = r->port->data;
+            *d->port = r->port->shown;
         } else {
             ptl_data_free(d);
             d = NULL;
@@ -548,17 +553,16 @@ static int measure_intervals(run *r, ptl_reading *a, ptl_reading *b,
         if (!sleep_until(deadline)) {
             return 0;
         }
+        /* the port's next window starts before the report is written */
         if (locked_read(r, b, r->o->watch, &e) != PTL_OK ||
-            port_end(r, &e) != PTL_OK) {
+            port_end(r, &e) != PTL_OK ||
+            (r->o->watch && port_begin(r, &e) != PTL_OK)) {
             return report(&e);
         }
         ptl_reading_diff(r->lay, a, b, diff);
         prc = print_data(r, diff, (double)(b->t_ns - a->t_ns) / 1e9);
         if (prc || !r->o->watch || stop_requested) {
             return prc;
-        }
-        if (port_begin(r, &e) != PTL_OK) {
-            return report(&e);
         }
         t = a;
         a = b;
