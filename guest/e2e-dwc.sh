@@ -5,7 +5,8 @@
 # scripts/guest-kernel-612.sh, with a dwc-pcie-root-port and the card
 # below it (pattern traffic): load the DesignWare PCIe PMU driver, show
 # the PMU's sysfs files, count the port's payload events with perf stat,
-# then run pcie-telemetry --port. Each run between markers:
+# then run pcie-telemetry --port, also while perf stat counts on the same
+# counter. Each run between markers:
 #   === STEP <name>
 #   <stdout and stderr>
 #   === RC <name> <exit status>
@@ -55,6 +56,15 @@ step tool-both-text $T -d 01:00.0 --port both -t 1
 step tool-rx-json $T --port rx -t 1 -j
 step tool-tx-json $T --port tx -t 1 -j
 step tool-watch timeout -s INT 5 $T --port both -w -t 1 -j
+# perf stat on the same counter meanwhile: the kernel rotates the two
+if [ -n "$pmu" ]; then
+    perf stat -a -x, -e "$pmu/Rx_PCIe_TLP_Data_Payload/" sleep 3 \
+        > /tmp/shared-perf 2>&1 &
+    sleep 0.5
+    step shared-tool $T --port rx -t 1 -j
+    wait
+    step shared-perf cat /tmp/shared-perf
+fi
 # a port without the driver's PMU: the driver gone
 rmmod dwc_pcie_pmu
 step no-pmu $T --port rx -t 0.2
