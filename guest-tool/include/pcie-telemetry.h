@@ -368,8 +368,10 @@ const ptl_json *ptl_json_get(const ptl_json *obj, const char *key);
  * A parsed document as ptl_data (free with ptl_data_free) and its seconds
  * (0 for null: totals). Every key of the reference's schema must be there
  * with its type, no other key, the buses under their names in their order,
- * counts from 0 to 2^64 - 1, seconds null or above 0. Errors: PTL_E_USAGE
- * with "line L, column C: <key path>: what is wrong".
+ * counts from 0 to 2^64 - 1, seconds null or above 0. A top-level "port"
+ * (what ptl_format_json writes of ptl_data.port) may follow and becomes
+ * ptl_data.port. Errors: PTL_E_USAGE with "line L, column C: <key path>:
+ * what is wrong".
  */
 ptl_err ptl_data_from_json(const ptl_json *doc, ptl_data **out,
                            double *seconds, ptl_error *err);

@@ -780,8 +780,9 @@ static void test_tool_port(void)
     for (int k = 0; k < 2; k++) {
         const ptl_port_count *pc = k ? &d->port->tx : &d->port->rx;
 
-        g_assert_cmpfloat(pc->seconds, >=, 0.18);
-        g_assert_cmpfloat(pc->seconds, <=, seconds / 2 + 0.05);
+        /* about half each; a loaded host wakes the tool late */
+        g_assert_cmpfloat(pc->seconds, >=, seconds * 0.2);
+        g_assert_cmpfloat(pc->seconds, <=, seconds * 0.8);
         g_assert_cmpfloat(pc->enabled_seconds, ==, pc->seconds);
         g_assert_cmpfloat(pc->value, >=, pc->seconds * 1e9 * 0.9);
         g_assert_cmpfloat(pc->value, <=, pc->seconds * 1e9 * 1.1 + 1e6);
@@ -790,6 +791,39 @@ static void test_tool_port(void)
                       seconds + 0.01);
     ptl_data_free(d);
     ptl_json_free(doc);
+
+    /* the port's part of a document is read strictly too */
+    {
+        static const char *const bad[][3] = {
+            { "\"device\": \"0000:00:04.0\"", "\"device\": 4",
+              "port.device: expected a string, found a number" },
+            { "\"endpoint\": 0", "\"endpoint\": -1",
+              "port.endpoint: expected an integer" },
+            { "\"endpoint\": 0", "\"slot\": 0",
+              "port: unknown key \"slot\"" },
+            { "\"enabled_seconds\"", "\"seconds_enabled\"",
+              "port.rx: unknown key \"seconds_enabled\"" },
+            { "\"value\"", "\"count\"", "port.rx: unknown key \"count\"" },
+            { "\"pmu\": \"dwc_rootport_20\"", "\"pmu\": null",
+              "port.pmu: expected a string, found null" },
+        };
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(bad); i++) {
+            GString *t = g_string_new(json);
+            ptl_json *v;
+
+            g_assert_cmpuint(g_string_replace(t, bad[i][0], bad[i][1], 1),
+                             ==, 1);
+            g_assert_cmpint(ptl_json_parse(t->str, t->len, 0, 0, NULL, &v,
+                                           &e), ==, PTL_OK);
+            g_assert_cmpint(ptl_data_from_json(v, &d, &seconds, &e), ==,
+                            PTL_E_USAGE);
+            g_assert_null(d);
+            g_assert_nonnull(strstr(e.msg, bad[i][2]));
+            ptl_json_free(v);
+            g_string_free(t, TRUE);
+        }
+    }
 
     /* read back: the same document, and the text report of it */
     g_assert_true(g_file_set_contents(saved, json, -1, &ge));
