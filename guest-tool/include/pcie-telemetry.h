@@ -50,6 +50,7 @@ typedef enum ptl_err {
     PTL_E_VERSION = 9,      /* major version is not 2 */
     PTL_E_BUSY = 10,        /* BUSY over 1 s, or the card's lock 10 s */
     PTL_E_GONE = 11,        /* the card disappeared (removed, all ones) */
+    PTL_E_PMU = 12,         /* no PMU above the card, or it refused the event */
 } ptl_err;
 
 typedef struct ptl_error {
@@ -177,11 +178,40 @@ typedef struct ptl_endpoint {
     ptl_bus *buses;
 } ptl_endpoint;
 
+/*
+ * What a perf PMU of the port above the card counted of one direction of
+ * the card's link while the card's interval was measured (see "The port
+ * above a card" below).
+ */
+typedef struct ptl_port_count {
+    bool measured;              /* false: not counted in this interval */
+    char event[64];             /* the PMU's event, "Rx_PCIe_TLP_Data_Payload" */
+    uint64_t value;             /* its count: bytes for the payload events */
+    double seconds;             /* the time it counted (perf's time running) */
+    double enabled_seconds;     /* the time it was enabled */
+} ptl_port_count;
+
+typedef struct ptl_port_data {
+    char port[16];              /* the port's PCI address, "0000:00:01.0" */
+    char pmu[64];               /* its PMU, "dwc_rootport_8" */
+    char card[16];              /* the card's PCI function below it */
+    unsigned endpoint;          /* the block's endpoint of that function */
+    ptl_port_count rx;          /* card -> port (the block's RQ bus) */
+    ptl_port_count tx;          /* port -> card (the block's RC bus) */
+} ptl_port_data;
+
 typedef struct ptl_data {
     bool busy, lost_deltas, readout_overrun;
     ptl_layout config;
     unsigned nendpoints;
     ptl_endpoint *endpoints;
+    /*
+     * Both ends of the link: NULL, or what the port counted over the same
+     * interval (malloc'd; ptl_data_free frees it). The text report and the
+     * JSON show it after the block's report; CSV and Prometheus leave it
+     * out.
+     */
+    ptl_port_data *port;
 } ptl_data;
 
 ptl_data *ptl_data_decode(const ptl_layout *lay, const ptl_reading *r);
@@ -338,8 +368,10 @@ const ptl_json *ptl_json_get(const ptl_json *obj, const char *key);
  * A parsed document as ptl_data (free with ptl_data_free) and its seconds
  * (0 for null: totals). Every key of the reference's schema must be there
  * with its type, no other key, the buses under their names in their order,
- * counts from 0 to 2^64 - 1, seconds null or above 0. Errors: PTL_E_USAGE
- * with "line L, column C: <key path>: what is wrong".
+ * counts from 0 to 2^64 - 1, seconds null or above 0. A top-level "port"
+ * (what ptl_format_json writes of ptl_data.port) may follow and becomes
+ * ptl_data.port. Errors: PTL_E_USAGE with "line L, column C: <key path>:
+ * what is wrong".
  */
 ptl_err ptl_data_from_json(const ptl_json *doc, ptl_data **out,
                            double *seconds, ptl_error *err);
@@ -554,6 +586,136 @@ ptl_err ptl_devtree_read(const ptl_config_ops *ops, void *opaque,
                          unsigned cap, const char *name, int *endpoint,
                          ptl_node_info **nodes, unsigned *n,
                          ptl_firmware_info *fw, ptl_error *err);
+
+/* ---------------------------------------------------------------------
+ * The port above a card: perf PMUs in sysfs (/sys/bus/event_source/
+ * devices/<name>) and those of Synopsys DesignWare root ports that Linux's
+ * dwc_pcie_pmu driver registers, named dwc_rootport_<sbdf in hex>. Nothing
+ * about a PMU's layout is built in: its type, CPU, format fields and event
+ * aliases come from sysfs. With PCIE_TELEMETRY_SYSFS set (a fake tree for
+ * tests: the directory that stands for /sys/bus/pci), PMUs are looked for
+ * in its parent's event_source/devices, as /sys/bus/event_source/devices
+ * stands beside /sys/bus/pci.
+ */
+#define PTL_PMU_CONFIG_WORDS  4     /* config, config1, config2, config3 */
+#define PTL_PMU_MAX_FORMATS   32
+
+/* A format field: "config:0-15" puts the field's value in bits 0..15. */
+typedef struct ptl_pmu_format {
+    char name[64];
+    unsigned word;              /* 0 config, 1 config1, 2 config2, 3 config3 */
+    uint64_t mask;              /* its bits, lowest value bit lowest */
+} ptl_pmu_format;
+
+typedef struct ptl_pmu {
+    char name[64];              /* "dwc_rootport_8" */
+    char sysfs[PATH_MAX];       /* its directory */
+    char bridge[16];            /* the PCI bridge it counts for, or "" */
+    uint32_t type;              /* perf_event_attr.type */
+    int cpu;                    /* the first CPU of cpumask (0 without) */
+    bool has_cpumask;
+    unsigned nformats;
+    ptl_pmu_format formats[PTL_PMU_MAX_FORMATS];
+} ptl_pmu;
+
+/* An event ready for perf_event_open. */
+typedef struct ptl_pmu_event {
+    char name[128];             /* as asked for */
+    uint64_t config[PTL_PMU_CONFIG_WORDS];
+    double scale;               /* events/<name>.scale, else 1 */
+    char unit[32];              /* events/<name>.unit, else "" */
+} ptl_pmu_event;
+
+/* The directory PMUs are looked for in (see above). */
+void ptl_pmu_dir(char *buf, size_t len);
+/*
+ * One format field from the text of its sysfs file: "config:0-15",
+ * "config1:0-31", "config:0-7,32-35", "config2:5". Errors: PTL_E_PMU.
+ */
+ptl_err ptl_pmu_format_parse(const char *name, const char *text,
+                             ptl_pmu_format *f, ptl_error *err);
+/*
+ * A PMU's directory: its type, cpumask and every format field. name NULL:
+ * the directory's last component. Errors: PTL_E_PMU (PTL_E_PERM when a
+ * file cannot be read for want of permission).
+ */
+ptl_err ptl_pmu_load(const char *dir, ptl_pmu *pmu, ptl_error *err);
+/*
+ * Terms ("eventid=0x20,type=0x0", "lane=3", "edge") encoded into
+ * config[] through the PMU's format fields, over what config[] holds (a
+ * field given again replaces its bits). A term without a value is 1;
+ * config, config1, config2 and config3 set their word whole. Values are
+ * decimal or 0x hex and must fit their field. "key=?" (how sysfs marks a
+ * term the user must give) is an error naming the term, unless
+ * allow_unset, which leaves such a field 0.
+ */
+ptl_err ptl_pmu_encode(const ptl_pmu *pmu, const char *terms,
+                       bool allow_unset,
+                       uint64_t config[PTL_PMU_CONFIG_WORDS],
+                       ptl_error *err);
+/*
+ * An event as perf takes it between the slashes of pmu/.../: an alias of
+ * the PMU's events directory, perhaps followed by terms that complete or
+ * override it ("rx_memory_read,lane=4"), or terms alone
+ * ("eventid=0x21,type=0"). An alias is matched exactly, else ignoring
+ * case. Errors: PTL_E_PMU.
+ */
+ptl_err ptl_pmu_event_get(const ptl_pmu *pmu, const char *spec,
+                          ptl_pmu_event *ev, ptl_error *err);
+
+/* The PMU name Linux's dwc_pcie_pmu gives the root port domain:bus:devfn. */
+void ptl_dwc_pmu_name(unsigned domain, unsigned bus, unsigned devfn,
+                      char *buf, size_t len);
+/*
+ * The DesignWare PMUs above a PCI function: its sysfs device path is
+ * resolved (/sys/bus/pci/devices/<BDF> links into /sys/devices/pci0000:00/
+ * ...), and for every PCI bridge on that path, nearest first, the PMU
+ * dwc_rootport_<id> is loaded if it exists. card: a PCI address
+ * ([domain:]bus:dev.fn) or a sysfs device path. *pmus (malloc'd, free()
+ * it) and *n >= 1, or PTL_E_PMU "no DesignWare PMU above ..." with what
+ * was looked for; PTL_E_NO_CARD when the function is not in sysfs.
+ */
+ptl_err ptl_dwc_find(const char *card, ptl_pmu **pmus, unsigned *n,
+                     ptl_error *err);
+
+/*
+ * Counting one event with perf_event_open: system wide on the PMU's CPU
+ * (pid -1), not inherited, created disabled, read with the times enabled
+ * and running. The PMU must take a CPU-bound counting event (uncore PMUs
+ * such as dwc_rootport_* do).
+ */
+typedef struct ptl_pmu_counter ptl_pmu_counter;
+
+typedef struct ptl_pmu_value {
+    uint64_t value;             /* the kernel's count, unscaled */
+    uint64_t enabled_ns, running_ns;
+} ptl_pmu_value;
+
+/*
+ * Errors: PTL_E_PERM (EACCES, EPERM: "needs root or CAP_PERFMON;
+ * /proc/sys/kernel/perf_event_paranoid is N"), PTL_E_BUSY (ENOSPC, EBUSY:
+ * the PMU's counter is in use), PTL_E_PMU (the PMU is gone or refused
+ * the event), PTL_E_INTERNAL.
+ */
+ptl_err ptl_pmu_counter_open(const ptl_pmu *pmu, const ptl_pmu_event *ev,
+                             ptl_pmu_counter **out, ptl_error *err);
+ptl_err ptl_pmu_counter_enable(ptl_pmu_counter *c, ptl_error *err);
+ptl_err ptl_pmu_counter_disable(ptl_pmu_counter *c, ptl_error *err);
+/*
+ * The count so far. An event enabled that never ran (its PMU refused to
+ * schedule it: the counter is taken by another event) is PTL_E_BUSY.
+ */
+ptl_err ptl_pmu_counter_read(ptl_pmu_counter *c, ptl_pmu_value *v,
+                             ptl_error *err);
+void ptl_pmu_counter_close(ptl_pmu_counter *c);
+/*
+ * The error for errnum from perf_event_open or a later call on the event
+ * "pmu/event/", as ptl_pmu_counter_open words it.
+ */
+ptl_err ptl_pmu_errno_error(const ptl_pmu *pmu, const char *event,
+                            int errnum, ptl_error *err);
+/* /proc/sys/kernel/perf_event_paranoid, or INT_MIN when unreadable. */
+int ptl_perf_paranoid(void);
 
 const char *ptl_version_string(void);
 

@@ -155,6 +155,7 @@ void ptl_data_free(ptl_data *d)
         free(ep->hists);
     }
     free(d->endpoints);
+    free(d->port);
     free(d);
 }
 

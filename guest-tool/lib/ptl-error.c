@@ -58,6 +58,8 @@ const char *ptl_err_name(ptl_err code)
         return "busy";
     case PTL_E_GONE:
         return "card gone";
+    case PTL_E_PMU:
+        return "PMU";
     }
     return "unknown error";
 }

@@ -522,6 +522,93 @@ static bool text_link(FILE *f, const ptl_endpoint *ep)
     return ok;
 }
 
+/* The bus of a kind (RQ, RC) of the endpoint of the card's function. */
+static const ptl_bus *port_bus(const ptl_data *d, ptl_bus_kind kind)
+{
+    const ptl_endpoint *ep = NULL;
+
+    for (unsigned e = 0; e < d->nendpoints; e++) {
+        if (d->endpoints[e].index == d->port->endpoint) {
+            ep = &d->endpoints[e];
+        }
+    }
+    for (unsigned b = 0; ep && b < ep->nbuses; b++) {
+        if (ep->buses[b].kind == kind) {
+            return &ep->buses[b];
+        }
+    }
+    return NULL;
+}
+
+static char *gbps(double bytes, double seconds)
+{
+    if (!(seconds > 0)) {
+        return strdup("-");
+    }
+    return str_printf("%.2f", bytes * 8 / seconds / 1e9);
+}
+
+/*
+ * Both ends of the link: per direction the card's bus (its bytes over the
+ * interval) beside what the port's PMU counted (bytes over the time it
+ * counted).
+ */
+static bool text_port(FILE *f, const ptl_data *d, double seconds)
+{
+    static const char *const head[] = {
+        "Direction", "Card bus", "Card Gbps", "Port event", "Port bytes",
+        "Port s", "Port Gbps",
+    };
+    enum { NCOLS = sizeof(head) / sizeof(head[0]) };
+    const ptl_port_data *p = d->port;
+    const ptl_port_count *cnt[2] = { &p->rx, &p->tx };
+    static const char *const dir[2] = { "card -> port (Rx)",
+                                        "port -> card (Tx)" };
+    static const ptl_bus_kind kind[2] = { PTL_BUS_RQ, PTL_BUS_RC };
+    table t;
+    bool ok;
+    int n;
+
+    n = fprintf(f, "\nRoot port %s (%s) above %s, PCIe endpoint %u\n",
+                p->port, p->pmu, p->card, p->endpoint);
+    for (int i = 0; i < n - 2; i++) {
+        fputc('-', f);
+    }
+    fputc('\n', f);
+    if (!table_init(&t, NCOLS, 2, true)) {
+        table_free(&t);
+        return false;
+    }
+    for (unsigned c = 0; c < NCOLS; c++) {
+        table_head(&t, c, strdup(head[c]));
+    }
+    for (unsigned r = 0; r < 2; r++) {
+        const ptl_bus *bus = port_bus(d, kind[r]);
+        const ptl_port_count *pc = cnt[r];
+
+        table_set(&t, r, 0, strdup(dir[r]));
+        table_set(&t, r, 1, strdup(bus ? bus->name : "-"));
+        table_set(&t, r, 2, bus && seconds > 0
+                  ? gbps((double)bus->items * d->config.item_bytes, seconds)
+                  : strdup("-"));
+        if (pc->measured) {
+            table_set(&t, r, 3, strdup(pc->event));
+            table_set(&t, r, 4, str_printf("%llu",
+                                           (unsigned long long)pc->value));
+            table_set(&t, r, 5, str_printf("%.2f", pc->seconds));
+            table_set(&t, r, 6, gbps((double)pc->value, pc->seconds));
+        } else {
+            table_set(&t, r, 3, strdup("not counted"));
+            for (unsigned c = 4; c < NCOLS; c++) {
+                table_set(&t, r, c, strdup("-"));
+            }
+        }
+    }
+    ok = table_print(f, &t);
+    table_free(&t);
+    return ok;
+}
+
 int ptl_format_text(FILE *f, const ptl_data *d, double seconds)
 {
     const ptl_layout *l = &d->config;
@@ -567,6 +654,9 @@ int ptl_format_text(FILE *f, const ptl_data *d, double seconds)
             fputc('\n', f);
             ok = text_hists(f, d, ep);
         }
+    }
+    if (ok && d->port) {
+        ok = text_port(f, d, seconds);
     }
     return finish(f, !ok);
 }
@@ -756,6 +846,41 @@ static void jw_u64_list(jw *w, const uint64_t *v, unsigned n)
     jw_close(w, ']');
 }
 
+static void jw_port_count(jw *w, const char *key, const ptl_port_count *c)
+{
+    jw_key(w, key);
+    if (!c->measured) {
+        fputs("null", w->f);
+        return;
+    }
+    jw_open(w, '{');
+    jw_key(w, "event");
+    jw_string(w, c->event);
+    jw_u64(w, "value", c->value);
+    jw_key(w, "seconds");
+    py_float(w->f, c->seconds);
+    jw_key(w, "enabled_seconds");
+    py_float(w->f, c->enabled_seconds);
+    jw_close(w, '}');
+}
+
+/* "port": what the port above the card counted (after "data") */
+static void json_port(jw *w, const ptl_port_data *p)
+{
+    jw_key(w, "port");
+    jw_open(w, '{');
+    jw_key(w, "device");
+    jw_string(w, p->port);
+    jw_key(w, "pmu");
+    jw_string(w, p->pmu);
+    jw_key(w, "card");
+    jw_string(w, p->card);
+    jw_u64(w, "endpoint", p->endpoint);
+    jw_port_count(w, "rx", &p->rx);
+    jw_port_count(w, "tx", &p->tx);
+    jw_close(w, '}');
+}
+
 int ptl_format_json(FILE *f, const ptl_data *d, double seconds)
 {
     const ptl_layout *l = &d->config;
@@ -847,6 +972,9 @@ int ptl_format_json(FILE *f, const ptl_data *d, double seconds)
     jw_u64(&w, "stfifo_capacity", l->stfifo_capacity);
     jw_close(&w, '}');
     jw_close(&w, '}');
+    if (d->port) {
+        json_port(&w, d->port);
+    }
     jw_close(&w, '}');
     fputc('\n', f);
     return finish(f, false);

@@ -6,7 +6,8 @@
  *
  * The schema is checked strictly, so that what is rendered is what was
  * saved: every key with its type, no unknown key (it would be lost on the
- * way out), the endpoints in order with their index, the buses of the
+ * way out; "port", what the port above the card counted, is this tool's
+ * own and may be left out), the endpoints in order with their index, the buses of the
  * configured DMA ports under the reference's names and in its order, every
  * histogram with hist_bands bands.
  */
@@ -70,9 +71,13 @@ static const char *type_name(const ptl_json *v)
     return name[v->type];
 }
 
-/* An object with exactly these keys (in any order). */
-static ptl_err want_object(ctx *c, const ptl_json *v,
-                           const char *const *keys, unsigned nkeys)
+/*
+ * An object with these keys (in any order) and no other; the first
+ * required of them must be there.
+ */
+static ptl_err want_object_opt(ctx *c, const ptl_json *v,
+                               const char *const *keys, unsigned nkeys,
+                               unsigned required)
 {
     if (v->type != PTL_JSON_OBJECT) {
         return bad(c, v, "expected an object, found %s", type_name(v));
@@ -87,12 +92,19 @@ static ptl_err want_object(ctx *c, const ptl_json *v,
             return bad(c, &v->items[i], "unknown key \"%.64s\"", v->keys[i]);
         }
     }
-    for (unsigned k = 0; k < nkeys; k++) {
+    for (unsigned k = 0; k < required; k++) {
         if (!ptl_json_get(v, keys[k])) {
             return bad(c, v, "missing key \"%s\"", keys[k]);
         }
     }
     return PTL_OK;
+}
+
+/* An object with exactly these keys (in any order). */
+static ptl_err want_object(ctx *c, const ptl_json *v,
+                           const char *const *keys, unsigned nkeys)
+{
+    return want_object_opt(c, v, keys, nkeys, nkeys);
 }
 
 static ptl_err get_uint(ctx *c, const ptl_json *obj, const char *key,
@@ -374,7 +386,106 @@ static ptl_err read_config(ctx *c, const ptl_json *v, ptl_layout *l)
     return PTL_OK;
 }
 
-static const char *const top_keys[] = { "seconds", "data" };
+/* "port" is there only when the port above the card was counted too */
+static const char *const top_keys[] = { "seconds", "data", "port" };
+static const char *const port_keys[] = {
+    "device", "pmu", "card", "endpoint", "rx", "tx",
+};
+static const char *const count_keys[] = {
+    "event", "value", "seconds", "enabled_seconds",
+};
+
+static ptl_err get_string(ctx *c, const ptl_json *obj, const char *key,
+                          char *buf, size_t len)
+{
+    const ptl_json *v = ptl_json_get(obj, key);
+    size_t n = push(c, ".%s", key);
+    ptl_err e = PTL_OK;
+
+    if (v->type != PTL_JSON_STRING) {
+        e = bad(c, v, "expected a string, found %s", type_name(v));
+    } else if (strlen(v->string) >= len) {
+        e = bad(c, v, "longer than %zu bytes", len - 1);
+    } else {
+        memcpy(buf, v->string, strlen(v->string) + 1);
+    }
+    pop(c, n);
+    return e;
+}
+
+static ptl_err get_seconds(ctx *c, const ptl_json *obj, const char *key,
+                           double *out)
+{
+    const ptl_json *v = ptl_json_get(obj, key);
+    size_t n = push(c, ".%s", key);
+    ptl_err e = PTL_OK;
+
+    if (v->type != PTL_JSON_NUMBER || !isfinite(v->number) ||
+        v->number < 0) {
+        e = bad(c, v, "expected a number of seconds from 0");
+    } else {
+        *out = v->number;
+    }
+    pop(c, n);
+    return e;
+}
+
+static ptl_err read_port_count(ctx *c, const ptl_json *port, const char *key,
+                               ptl_port_count *pc)
+{
+    const ptl_json *v = ptl_json_get(port, key);
+    size_t n = push(c, ".%s", key);
+    ptl_err e;
+
+    memset(pc, 0, sizeof(*pc));
+    if (v->type == PTL_JSON_NULL) {
+        pop(c, n);
+        return PTL_OK;          /* not counted in this interval */
+    }
+    if (!(e = want_object(c, v, count_keys, 4)) &&
+        !(e = get_string(c, v, "event", pc->event, sizeof(pc->event))) &&
+        !(e = get_uint(c, v, "value", UINT64_MAX, &pc->value)) &&
+        !(e = get_seconds(c, v, "seconds", &pc->seconds)) &&
+        !(e = get_seconds(c, v, "enabled_seconds", &pc->enabled_seconds))) {
+        pc->measured = true;
+    }
+    pop(c, n);
+    return e;
+}
+
+/* What the port above the card counted, or NULL without "port". */
+static ptl_err read_port(ctx *c, const ptl_json *doc, ptl_port_data **out)
+{
+    const ptl_json *v = ptl_json_get(doc, "port");
+    ptl_port_data *p;
+    ptl_err e;
+
+    *out = NULL;
+    if (!v) {
+        return PTL_OK;
+    }
+    c->path[0] = '\0';
+    push(c, "port");
+    if ((e = want_object(c, v, port_keys, 6))) {
+        return e;
+    }
+    p = calloc(1, sizeof(*p));
+    if (!p) {
+        return ptl_set_error(c->err, PTL_E_INTERNAL, "out of memory");
+    }
+    if ((e = get_string(c, v, "device", p->port, sizeof(p->port))) ||
+        (e = get_string(c, v, "pmu", p->pmu, sizeof(p->pmu))) ||
+        (e = get_string(c, v, "card", p->card, sizeof(p->card))) ||
+        (e = get_unsigned(c, v, "endpoint", 65535, &p->endpoint)) ||
+        (e = read_port_count(c, v, "rx", &p->rx)) ||
+        (e = read_port_count(c, v, "tx", &p->tx))) {
+        free(p);
+        return e;
+    }
+    *out = p;
+    return PTL_OK;
+}
+
 static const char *const data_keys[] = { "endpoints", "status", "config" };
 static const char *const status_keys[] = {
     "busy", "lost_deltas", "readout_overrun",
@@ -390,7 +501,7 @@ ptl_err ptl_data_from_json(const ptl_json *doc, ptl_data **out,
     size_t n;
 
     *out = NULL;
-    if ((e = want_object(&c, doc, top_keys, 2))) {
+    if ((e = want_object_opt(&c, doc, top_keys, 3, 2))) {
         return e;
     }
     sec = ptl_json_get(doc, "seconds");
@@ -472,6 +583,9 @@ ptl_err ptl_data_from_json(const ptl_json *doc, ptl_data **out,
             d->config.up_bytes = ep->buses[2].region_bytes;
             d->config.down_bytes = ep->buses[3].region_bytes;
         }
+    }
+    if ((e = read_port(&c, doc, &d->port))) {
+        goto fail;
     }
     *out = d;
     return PTL_OK;

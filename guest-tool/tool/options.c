@@ -23,6 +23,7 @@ enum {
     OPT_INPUT,
     OPT_LISTEN,
     OPT_LIVE,
+    OPT_PORT,
 };
 
 static const struct option long_opts[] = {
@@ -42,6 +43,7 @@ static const struct option long_opts[] = {
     { "input", required_argument, NULL, OPT_INPUT },
     { "listen", required_argument, NULL, OPT_LISTEN },
     { "live", no_argument, NULL, OPT_LIVE },
+    { "port", required_argument, NULL, OPT_PORT },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 },
@@ -71,13 +73,21 @@ void ptt_print_help(FILE *f)
 "                        tree; needs --offset\n"
 "      --offset X        offset of the block in the BAR (decimal or 0x hex);\n"
 "                        alone it means BAR 0\n"
-"  -l, --list            list the cards and telemetry blocks found, then exit\n"
+"  -l, --list            list the cards and telemetry blocks found (and the\n"
+"                        DesignWare PMU above each), then exit\n"
 "\n"
 "Measuring:\n"
 "  -t, --interval SEC    length of the measured interval (default 1.0); 0\n"
 "                        prints the totals since the last clear\n"
 "  -w, --watch           keep measuring and printing until interrupted\n"
 "  -c, --clear           zero all counters and exit\n"
+"      --port WHICH      also count the TLP payload the root port above the\n"
+"                        card sees, with the perf PMU of a DesignWare port\n"
+"                        (dwc_pcie_pmu), and show both ends of the link: rx\n"
+"                        (card -> port) or tx (port -> card) over each\n"
+"                        interval, or both: rx over the first half of each\n"
+"                        interval and tx over the second (the port has one\n"
+"                        such counter); text and JSON only\n"
 "\n"
 "Output (default: the report as a table):\n"
 "  -j, --json            the reference reader's JSON\n"
@@ -120,8 +130,11 @@ void ptt_print_help(FILE *f)
 "   7  BAR missing, too small or cannot be mapped\n"
 "   8  wrong MAGIC\n"
 "   9  unsupported major version\n"
-"  10  the block stayed BUSY (or its lock was held) for too long\n"
-"  11  the card disappeared\n", f);
+"  10  the block stayed BUSY (or its lock was held) for too long, or the\n"
+"      port's counter is in use (--port)\n"
+"  11  the card disappeared\n"
+"  12  no DesignWare PMU above the card, or it refused the event (--port)\n",
+          f);
 }
 
 static int fail(char *msg, size_t len, const char *fmt, ...)
@@ -266,6 +279,18 @@ int ptt_parse_options(int argc, char **argv, ptt_opts *o, char *msg,
         case OPT_LIVE:
             o->live = true;
             break;
+        case OPT_PORT:
+            if (!strcmp(optarg, "rx")) {
+                o->port = PTT_PORT_RX;
+            } else if (!strcmp(optarg, "tx")) {
+                o->port = PTT_PORT_TX;
+            } else if (!strcmp(optarg, "both")) {
+                o->port = PTT_PORT_BOTH;
+            } else {
+                return fail(msg, msg_len, "--port: '%s' is not rx, tx or "
+                            "both", optarg);
+            }
+            break;
         case 'h':
             o->help = true;
             break;
@@ -299,7 +324,7 @@ int ptt_parse_options(int argc, char **argv, ptt_opts *o, char *msg,
             : o->bar >= 0 ? "--bar" : o->offset >= 0 ? "--offset"
             : o->list ? "--list" : o->id_filter ? "-D" : o->nadd_ids
             ? "--add-id" : o->listen ? "--listen" : o->live ? "--live"
-            : NULL;
+            : o->port ? "--port" : NULL;
 
         if (other) {
             return fail(msg, msg_len, "%s does not go with --input (which "
@@ -312,7 +337,8 @@ int ptt_parse_options(int argc, char **argv, ptt_opts *o, char *msg,
         const char *other = o->listen && o->live ? "--live"
             : o->watch ? "-w" : o->clear ? "-c" : o->list ? "--list"
             : formats ? "an output format option"
-            : o->listen && o->interval_given ? "-t" : NULL;
+            : o->listen && o->interval_given ? "-t"
+            : o->port ? "--port" : NULL;
 
         if (other) {
             return fail(msg, msg_len, "%s does not go with %s", other, mode);
@@ -324,7 +350,7 @@ int ptt_parse_options(int argc, char **argv, ptt_opts *o, char *msg,
     if (o->bar >= 0 && o->offset < 0) {
         return fail(msg, msg_len, "--bar needs --offset");
     }
-    if (o->list && (o->clear || o->watch || formats)) {
+    if (o->list && (o->clear || o->watch || formats || o->port)) {
         return fail(msg, msg_len, "--list goes with no measuring or output "
                     "option");
     }
@@ -336,6 +362,20 @@ int ptt_parse_options(int argc, char **argv, ptt_opts *o, char *msg,
     }
     if (o->format == PTT_PROMETHEUS && !o->watch) {
         o->interval = 0;        /* a totals reading */
+    }
+    if (o->port) {
+        /* the port counts only while the tool measures an interval */
+        if (o->clear) {
+            return fail(msg, msg_len, "--port does not go with --clear");
+        }
+        if (o->format == PTT_CSV || o->format == PTT_PROMETHEUS) {
+            return fail(msg, msg_len, "--port goes with the text report and "
+                        "--json only");
+        }
+        if (o->interval == 0) {
+            return fail(msg, msg_len, "--port needs an interval above 0 (the "
+                        "port counts only over the tool's intervals)");
+        }
     }
     return 0;
 }

@@ -17,6 +17,11 @@ typedef enum ptt_format {
     PTT_TEXT, PTT_JSON, PTT_CSV, PTT_PROMETHEUS,
 } ptt_format;
 
+/* --port: which payload the port above the card counts */
+typedef enum ptt_port {
+    PTT_PORT_NONE, PTT_PORT_RX, PTT_PORT_TX, PTT_PORT_BOTH,
+} ptt_port;
+
 typedef struct ptt_opts {
     const char *device;         /* -d */
     unsigned index;             /* -i */
@@ -31,6 +36,7 @@ typedef struct ptt_opts {
     const char *input;          /* --input: saved readings, "-" stdin */
     const char *listen;         /* --listen [ADDR:]PORT: the exporter */
     bool live;                  /* --live: the screen redrawn in place */
+    ptt_port port;              /* --port rx|tx|both */
     bool index_given, interval_given;
 } ptt_opts;
 

@@ -81,6 +81,26 @@ static void format_node_line(const ptl_node_info *n, unsigned i)
            n->version, n->pcie_endpoints, n->path);
 }
 
+/*
+ * The DesignWare PMUs above a card, as --port would take them (the first
+ * one), nearest first; nothing when there is none.
+ */
+static void list_pmus(const ptl_card_info *c)
+{
+    ptl_pmu *pmus;
+    unsigned n;
+    ptl_error e = { 0 };
+
+    if (ptl_dwc_find(c->slot, &pmus, &n, &e) != PTL_OK) {
+        return;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        printf("    port %s  PMU %s (type %u, cpu %d)\n", pmus[i].bridge,
+               pmus[i].name, pmus[i].type, pmus[i].cpu);
+    }
+    free(pmus);
+}
+
 static int do_list(const ptl_find_opts *fo)
 {
     ptl_card_info *cards;
@@ -115,6 +135,7 @@ static int do_list(const ptl_find_opts *fo)
         if (!c->nnodes) {
             printf("    %s\n", c->tree_error);
         }
+        list_pmus(c);
         perm |= strstr(c->tree_error, "needs root") != NULL;
     }
     ptl_list_free(cards, n);
@@ -124,6 +145,27 @@ static int do_list(const ptl_find_opts *fo)
     return perm ? PTL_E_PERM : 0;
 }
 
+/*
+ * --port: the payload events of the PMU above the card. Each direction's
+ * event is opened once (disabled) and counts over windows: the whole
+ * interval for rx or tx alone (it stays enabled through a watch, read at
+ * every interval's end), or half an interval each for both (rx enabled
+ * over the first half, tx over the second: the port has one counter for
+ * such events).
+ */
+static const char *const port_event[2] = {
+    "Rx_PCIe_TLP_Data_Payload", "Tx_PCIe_TLP_Data_Payload",
+};
+
+typedef struct port_run {
+    ptl_pmu pmu;
+    ptl_pmu_counter *c[2];      /* [0] rx, [1] tx; NULL when not counted */
+    bool enabled[2];
+    ptl_pmu_value start[2];     /* the counts when its window began */
+    ptl_port_data data;         /* of the interval going on */
+    ptl_port_data shown;        /* of the interval last ended */
+} port_run;
+
 typedef struct run {
     const ptt_opts *o;
     ptl_handle *h;
@@ -131,7 +173,157 @@ typedef struct run {
     const ptl_layout *lay;
     const char *slot;
     bool csv_header_done;
+    port_run *port;             /* --port, or NULL */
 } run;
+
+static void port_close(port_run *p)
+{
+    if (p) {
+        ptl_pmu_counter_close(p->c[0]);
+        ptl_pmu_counter_close(p->c[1]);
+        free(p);
+    }
+}
+
+/*
+ * The PMU above the card and its events, opened disabled; the nearest
+ * PMU when there are several.
+ */
+static int port_open(run *r)
+{
+    const ptl_card_info *ci = ptl_handle_card(r->h);
+    ptl_pmu *pmus;
+    unsigned n;
+    ptl_error e = { 0 };
+    port_run *p = calloc(1, sizeof(*p));
+
+    if (!p) {
+        fprintf(stderr, PROG ": out of memory\n");
+        return PTL_E_INTERNAL;
+    }
+    if (ptl_dwc_find(ci->slot, &pmus, &n, &e) != PTL_OK) {
+        free(p);
+        return report(&e);
+    }
+    p->pmu = pmus[0];
+    free(pmus);
+    snprintf(p->data.port, sizeof(p->data.port), "%s", p->pmu.bridge);
+    snprintf(p->data.pmu, sizeof(p->data.pmu), "%s", p->pmu.name);
+    snprintf(p->data.card, sizeof(p->data.card), "%s", ci->slot);
+    p->data.endpoint = ci->endpoint >= 0 ? (unsigned)ci->endpoint : 0;
+    for (int k = 0; k < 2; k++) {
+        ptl_pmu_event ev;
+
+        if ((k == 0 && r->o->port == PTT_PORT_TX) ||
+            (k == 1 && r->o->port == PTT_PORT_RX)) {
+            continue;
+        }
+        if (ptl_pmu_event_get(&p->pmu, port_event[k], &ev, &e) != PTL_OK ||
+            ptl_pmu_counter_open(&p->pmu, &ev, &p->c[k], &e) != PTL_OK) {
+            port_close(p);
+            return report(&e);
+        }
+    }
+    r->port = p;
+    return 0;
+}
+
+/* Counter k: its window starts now (enabled if it was not). */
+static ptl_err port_window_start(port_run *p, int k, ptl_error *e)
+{
+    ptl_err rc = PTL_OK;
+
+    if (!p->enabled[k]) {
+        rc = ptl_pmu_counter_enable(p->c[k], e);
+        p->enabled[k] = rc == PTL_OK;
+    }
+    if (rc == PTL_OK) {
+        rc = ptl_pmu_counter_read(p->c[k], &p->start[k], e);
+        /* not yet scheduled in is no error here: the end tells */
+        rc = rc == PTL_E_BUSY ? PTL_OK : rc;
+    }
+    return rc;
+}
+
+/*
+ * Counter k: its window ends now (disabled first when disable); what it
+ * counted since its start goes into the interval's data.
+ */
+static ptl_err port_window_end(port_run *p, int k, bool disable,
+                               ptl_error *e)
+{
+    ptl_port_count *pc = k ? &p->data.tx : &p->data.rx;
+    ptl_pmu_value v;
+    uint64_t en, run;
+    ptl_err rc = PTL_OK;
+
+    if (disable) {
+        rc = ptl_pmu_counter_disable(p->c[k], e);
+        p->enabled[k] = false;
+    }
+    if (rc == PTL_OK) {
+        rc = ptl_pmu_counter_read(p->c[k], &v, e);
+    }
+    if (rc != PTL_OK) {
+        return rc;
+    }
+    en = v.enabled_ns - p->start[k].enabled_ns;
+    run = v.running_ns - p->start[k].running_ns;
+    if (en > 0 && run == 0) {
+        return ptl_set_error(e, PTL_E_BUSY, "%s/%s/ was enabled for %.3f s "
+                             "but never counted: the PMU's counter is in use "
+                             "by another perf session; try again when it "
+                             "ends", p->pmu.name, port_event[k], en / 1e9);
+    }
+    pc->measured = true;
+    snprintf(pc->event, sizeof(pc->event), "%s", port_event[k]);
+    pc->value = v.value - p->start[k].value;
+    pc->seconds = run / 1e9;
+    pc->enabled_seconds = en / 1e9;
+    return PTL_OK;
+}
+
+/* An interval begins: rx (or the one direction) counts from now. */
+static ptl_err port_begin(run *r, ptl_error *e)
+{
+    port_run *p = r->port;
+
+    if (!p) {
+        return PTL_OK;
+    }
+    memset(&p->data.rx, 0, sizeof(p->data.rx));
+    memset(&p->data.tx, 0, sizeof(p->data.tx));
+    return port_window_start(p, p->c[0] ? 0 : 1, e);
+}
+
+/* Half way through an interval with both: rx ends, tx starts. */
+static ptl_err port_half(run *r, ptl_error *e)
+{
+    ptl_err rc = port_window_end(r->port, 0, true, e);
+
+    return rc == PTL_OK ? port_window_start(r->port, 1, e) : rc;
+}
+
+/*
+ * The interval ends: the direction counting ends (a lone direction stays
+ * enabled into the next interval, tx of both is disabled).
+ */
+static ptl_err port_end(run *r, ptl_error *e)
+{
+    port_run *p = r->port;
+    ptl_err rc;
+
+    if (!p) {
+        return PTL_OK;
+    }
+    if (r->o->port == PTT_PORT_BOTH) {
+        rc = port_window_end(p, 1, true, e);
+    } else {
+        rc = port_window_end(p, p->c[0] ? 0 : 1, false, e);
+    }
+    p->shown = p->data;
+    return rc;
+}
 
 /*
  * One reading (and optionally the flags cleared after it) under the lock;
@@ -157,6 +349,15 @@ static int print_data(run *r, const ptl_reading *rd, double seconds)
     ptl_data *d = ptl_data_decode(r->lay, rd);
     int rc = 0;
 
+    if (d && r->port) {
+        d->port = malloc(sizeof(*d->port));
+        if (d->port) {
+            *d->port = r->port->shown;
+        } else {
+            ptl_data_free(d);
+            d = NULL;
+        }
+    }
     if (!d) {
         fprintf(stderr, PROG ": out of memory\n");
         return PTL_E_INTERNAL;
@@ -325,6 +526,9 @@ static int measure_intervals(run *r, ptl_reading *a, ptl_reading *b,
         }
         ptl_handle_unlock(r->h);
     }
+    if (rc == PTL_OK) {
+        rc = port_begin(r, &e);
+    }
     if (rc != PTL_OK) {
         return report(&e);
     }
@@ -337,10 +541,22 @@ static int measure_intervals(run *r, ptl_reading *a, ptl_reading *b,
         if (deadline < ptt_mono_ns()) {
             deadline = ptt_mono_ns();   /* fell behind: do not catch up */
         }
+        /* both directions: rx over the first half, tx over the second */
+        if (r->port && r->o->port == PTT_PORT_BOTH) {
+            if (!sleep_until(deadline - period / 2)) {
+                return 0;
+            }
+            if (port_half(r, &e) != PTL_OK) {
+                return report(&e);
+            }
+        }
         if (!sleep_until(deadline)) {
             return 0;
         }
-        if (locked_read(r, b, r->o->watch, &e) != PTL_OK) {
+        /* the port's next window starts before the report is written */
+        if (locked_read(r, b, r->o->watch, &e) != PTL_OK ||
+            port_end(r, &e) != PTL_OK ||
+            (r->o->watch && port_begin(r, &e) != PTL_OK)) {
             return report(&e);
         }
         ptl_reading_diff(r->lay, a, b, diff);
@@ -446,6 +662,10 @@ int main(int argc, char **argv)
              "error on BAR%u: removed, or its BAR is no longer mapped)\n",
              r.slot, ptl_handle_node(r.h)->bar);
 
+    if (o.port && (rc = port_open(&r)) != 0) {
+        ptl_close(r.h);
+        return rc;
+    }
     if (o.clear) {
         rc = ptl_handle_lock(r.h, &e);
         if (rc == PTL_OK) {
@@ -456,6 +676,7 @@ int main(int argc, char **argv)
     } else {
         rc = measure(&r);
     }
+    port_close(r.port);
     ptl_close(r.h);
     return rc;
 }

@@ -228,6 +228,46 @@ static void catch_stops(void)
 }
 
 /* Without a signal the sleep lasts until the deadline, not longer. */
+static void test_port(void)
+{
+    static const struct {
+        const char *line, *msg;
+    } refused[] = {
+        { "--port up", "--port: 'up' is not rx, tx or both" },
+        { "--port", "--port needs an argument" },
+        { "--port rx -c", "--port does not go with --clear" },
+        { "--port rx --csv", "--port goes with the text report and --json "
+          "only" },
+        { "--port rx --prometheus -w", "--port goes with the text report "
+          "and --json only" },
+        { "--port tx -t 0", "--port needs an interval above 0 (the port "
+          "counts only over the tool's intervals)" },
+        { "--port both --list", "--list goes with no measuring or output "
+          "option" },
+        { "--port rx --live", "--port does not go with --live" },
+        { "--port rx --listen 9441", "--port does not go with --listen" },
+        { "--input x.json --port rx", "--port does not go with --input "
+          "(which reads no card)" },
+    };
+    ptt_opts o;
+    char msg[256];
+
+    g_assert_cmpint(parse(&o, msg, ""), ==, 0);
+    g_assert_cmpint(o.port, ==, PTT_PORT_NONE);
+    g_assert_cmpint(parse(&o, msg, "--port rx"), ==, 0);
+    g_assert_cmpint(o.port, ==, PTT_PORT_RX);
+    g_assert_cmpint(parse(&o, msg, "--port=tx -w -t 0.5 -j"), ==, 0);
+    g_assert_cmpint(o.port, ==, PTT_PORT_TX);
+    g_assert_true(o.watch);
+    g_assert_cmpint(o.format, ==, PTT_JSON);
+    g_assert_cmpint(parse(&o, msg, "-d 01:00.0 --port both"), ==, 0);
+    g_assert_cmpint(o.port, ==, PTT_PORT_BOTH);
+    for (unsigned i = 0; i < G_N_ELEMENTS(refused); i++) {
+        g_assert_cmpint(parse(&o, msg, refused[i].line), ==, 2);
+        g_assert_cmpstr(msg, ==, refused[i].msg);
+    }
+}
+
 static void test_sleep_deadline(void)
 {
     uint64_t t0, t1;
@@ -304,6 +344,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ptl-options/refused", test_refused);
     g_test_add_func("/ptl-options/input", test_input);
     g_test_add_func("/ptl-options/listen-live", test_listen_live);
+    g_test_add_func("/ptl-options/port", test_port);
     g_test_add_func("/ptl-tool/sleep/deadline", test_sleep_deadline);
     g_test_add_func("/ptl-tool/sleep/pending-stop", test_sleep_pending_stop);
     g_test_add_func("/ptl-tool/sleep/interrupted", test_sleep_interrupted);
