@@ -1027,6 +1027,47 @@ static const NdkDmaOwner ndk_telemetry_dma_owner = {
     .load = ndk_telemetry_dma_load,
 };
 
+/*
+ * The block's traffic source: a generator, or the DMA engine's transfer
+ * log (playing a transfers generator's slots as background), or none (an
+ * idle link). Nothing is left attached when it fails.
+ */
+static bool ndk_telemetry_init_source(NdkPcieTelemetryState *s, Error **errp)
+{
+    PtmGeometry geo;
+    void *opaque = NULL;
+
+    ptm_core_geometry(s->core, &geo);
+    if (s->dma_queues) {
+        /* the block counts the card's own DMA */
+        s->dma_log = ptm_dma_traffic_new(&geo);
+        if (s->traffic) {
+            if (!telemetry_traffic_attach(s->traffic, &geo,
+                                          ndk_telemetry_traffic_sync, s,
+                                          &opaque, errp)) {
+                ptm_dma_traffic_free(s->dma_log);
+                s->dma_log = NULL;
+                return false;
+            }
+            ptm_dma_traffic_set_background(s->dma_log, opaque);
+        }
+        s->src_ops = ptm_dma_traffic_ops();
+        s->src_opaque = s->dma_log;
+    } else if (s->traffic) {
+        s->src_ops = telemetry_traffic_attach(s->traffic, &geo,
+                                              ndk_telemetry_traffic_sync, s,
+                                              &opaque, errp);
+        if (!s->src_ops) {
+            return false;
+        }
+        s->src_opaque = opaque;
+    }
+    if (s->src_ops) {
+        ptm_core_set_source(s->core, s->src_ops, s->src_opaque);
+    }
+    return true;
+}
+
 static void ndk_telemetry_realize(PCIDevice *pdev, Error **errp)
 {
     NdkPcieTelemetryState *s = NDK_PCIE_TELEMETRY(pdev);
@@ -1065,53 +1106,13 @@ static void ndk_telemetry_realize(PCIDevice *pdev, Error **errp)
     }
 
     s->core = ptm_core_new(&s->cfg);
-    if (s->traffic && !ndk_telemetry_background(s)) {
-        PtmGeometry geo;
-        const PtmSourceOps *ops;
-        void *opaque;
-
-        ptm_core_geometry(s->core, &geo);
-        ops = telemetry_traffic_attach(s->traffic, &geo,
-                                       ndk_telemetry_traffic_sync, s,
-                                       &opaque, errp);
-        if (!ops) {
-            ptm_core_free(s->core);
-            s->core = NULL;
-            g_free(s->devtree_xz);
-            s->devtree_xz = NULL;
-            msi_uninit(pdev);
-            return;
-        }
-        ptm_core_set_source(s->core, ops, opaque);
-        s->src_ops = ops;
-        s->src_opaque = opaque;
-    } else if (s->dma_queues) {
-        /* the block counts the card's own DMA */
-        PtmGeometry geo;
-
-        ptm_core_geometry(s->core, &geo);
-        s->dma_log = ptm_dma_traffic_new(&geo);
-        ptm_core_set_source(s->core, ptm_dma_traffic_ops(), s->dma_log);
-        s->src_ops = ptm_dma_traffic_ops();
-        s->src_opaque = s->dma_log;
-        if (s->traffic) {
-            /* background transfers: the log plays the generator's slots */
-            void *gen;
-
-            if (!telemetry_traffic_attach(s->traffic, &geo,
-                                          ndk_telemetry_traffic_sync, s,
-                                          &gen, errp)) {
-                ptm_dma_traffic_free(s->dma_log);
-                s->dma_log = NULL;
-                ptm_core_free(s->core);
-                s->core = NULL;
-                g_free(s->devtree_xz);
-                s->devtree_xz = NULL;
-                msi_uninit(pdev);
-                return;
-            }
-            ptm_dma_traffic_set_background(s->dma_log, gen);
-        }
+    if (!ndk_telemetry_init_source(s, errp)) {
+        ptm_core_free(s->core);
+        s->core = NULL;
+        g_free(s->devtree_xz);
+        s->devtree_xz = NULL;
+        msi_uninit(pdev);
+        return;
     }
     /* configuration loads the FPGA: the counter memory starts zeroed */
     ptm_core_power_on(s->core, now_ns());

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "pcie-telemetry.h"
+#include "ptl-sysfs.h"
 
 #define SYSFS_ENV       "PCIE_TELEMETRY_SYSFS"
 #define SYSFS_PCI       "/sys/bus/pci"
@@ -30,19 +31,6 @@ void ptl_dwc_pmu_name(unsigned domain, unsigned bus, unsigned devfn,
     snprintf(buf, len, "dwc_rootport_%x", id);
 }
 
-/* "0000:01:00.0" (a sysfs name) into its parts. */
-static bool parse_slot(const char *s, unsigned *dom, unsigned *bus,
-                       unsigned *dev, unsigned *fn)
-{
-    int used = -1;
-
-    if (sscanf(s, "%x:%x:%x.%x%n", dom, bus, dev, fn, &used) != 4 ||
-        used < 0 || s[used] != '\0') {
-        return false;
-    }
-    return *bus < 256 && *dev < 32 && *fn < 8;
-}
-
 /* The card's sysfs path, resolved: from a path, or an address. */
 static ptl_err card_path(const char *card, char *real, ptl_error *err)
 {
@@ -55,7 +43,7 @@ static ptl_err card_path(const char *card, char *real, ptl_error *err)
     } else {
         const char *root = getenv(SYSFS_ENV);
 
-        if (!parse_slot(card, &dom, &bus, &dev, &fn)) {
+        if (!ptl_parse_bdf(card, &dom, &bus, &dev, &fn)) {
             dom = 0;
             if (sscanf(card, "%x:%x.%x%n", &bus, &dev, &fn, &used) != 3 ||
                 used < 0 || card[used] != '\0' || bus > 255 || dev > 31 ||
@@ -94,7 +82,7 @@ ptl_err ptl_dwc_find(const char *card, ptl_pmu **pmus, unsigned *n,
     }
     base = strrchr(real, '/');
     base = base ? base + 1 : real;
-    if (!parse_slot(base, &dom, &bus, &dev, &fn)) {
+    if (!ptl_parse_bdf(base, &dom, &bus, &dev, &fn)) {
         return ptl_set_error(err, PTL_E_NO_CARD, "%s is not a PCI function "
                              "(%s)", card, real);
     }
@@ -113,7 +101,7 @@ ptl_err ptl_dwc_find(const char *card, ptl_pmu **pmus, unsigned *n,
         *slash = '\0';
         base = strrchr(real, '/');
         base = base ? base + 1 : real;
-        if (!parse_slot(base, &dom, &bus, &dev, &fn)) {
+        if (!ptl_parse_bdf(base, &dom, &bus, &dev, &fn)) {
             break;              /* pci0000:00, the host bridge's node */
         }
         bridges++;

@@ -24,6 +24,7 @@
 #include <pci/pci.h>
 
 #include "pcie-telemetry.h"
+#include "ptl-sysfs.h"
 
 /* The NDK device-tree VSEC: header at +4, then registers. */
 #define VSEC_HEADER      PTL_VSEC_REG_HEADER
@@ -160,8 +161,8 @@ static void copy_str(char *dst, size_t len, const char *src)
     dst[n] = '\0';
 }
 
-static bool parse_bdf(const char *s, unsigned *dom, unsigned *bus,
-                      unsigned *dev, unsigned *fn)
+bool ptl_parse_bdf(const char *s, unsigned *dom, unsigned *bus,
+                   unsigned *dev, unsigned *fn)
 {
     int used = -1;
 
@@ -219,11 +220,11 @@ static ptl_err resolve_device(const char *dev, char **slot, ptl_error *err)
         return ptl_set_error(err, PTL_E_NO_CARD, "cannot resolve %s: %s",
                              dev, strerror(errno));
     }
-    if (!parse_bdf(base_name(real), &d, &b, &s, &f)) {
+    if (!ptl_parse_bdf(base_name(real), &d, &b, &s, &f)) {
         /* a class device such as /sys/class/nfb/nfb0: follow "device" */
         snprintf(tmp, sizeof(tmp), "%s/device", real);
         if (!realpath(tmp, real) ||
-            !parse_bdf(base_name(real), &d, &b, &s, &f)) {
+            !ptl_parse_bdf(base_name(real), &d, &b, &s, &f)) {
             return ptl_set_error(err, PTL_E_NO_CARD,
                                  "%s is not a PCI device", dev);
         }

@@ -55,21 +55,7 @@ static int host_write(void *opaque, uint64_t addr, const void *buf,
 
 static const NdpMemOps host_ops = { host_read, host_write };
 
-typedef struct Input {
-    const uint8_t *p;
-    size_t left;
-} Input;
-
-static uint64_t take(Input *in, unsigned bytes)
-{
-    uint64_t v = 0;
-
-    for (unsigned i = 0; i < bytes && in->left; i++) {
-        v |= (uint64_t)*in->p++ << 8 * i;
-        in->left--;
-    }
-    return v;
-}
+#include "fuzz-input.h"
 
 /* An address: mostly inside the memory, sometimes anywhere */
 static uint64_t take_addr(Input *in)

@@ -20,21 +20,7 @@
 
 #include "dwc-ras-des.h"
 
-typedef struct Input {
-    const uint8_t *p;
-    size_t left;
-} Input;
-
-static uint64_t take(Input *in, unsigned bytes)
-{
-    uint64_t v = 0;
-
-    for (unsigned i = 0; i < bytes && in->left; i++) {
-        v |= (uint64_t)*in->p++ << 8 * i;
-        in->left--;
-    }
-    return v;
-}
+#include "fuzz-input.h"
 
 static void fail(const char *what)
 {
