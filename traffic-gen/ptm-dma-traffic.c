@@ -67,14 +67,26 @@ static void vec_drop_front(Vec *v, guint n)
     v->len -= n;
 }
 
-/* One frame on a bus: `cycles` cycles from `start` (the bus's clock). */
+/*
+ * A run of n equal frames on a bus, back to back: frame k takes the
+ * `cycles` cycles from start + k x cycles (the bus's clock). A frame that
+ * starts where the last run ends and equals its frames joins it, as the
+ * completions of one read do, so a long read costs one entry a bus.
+ */
 typedef struct Frame {
     uint64_t start;
     uint32_t cycles;
     uint32_t bytes;             /* on the MFB; 0: a header on the MVB only */
-    uint32_t mvb;               /* a header on the MVB in the first cycle */
-    uint16_t end_r, end_pos;    /* region and item of the last byte */
+    uint32_t n;                 /* frames in the run, >= 1 */
+    uint8_t mvb;                /* a header on the MVB in the first cycle */
+    uint8_t end_r;              /* region of the last byte */
+    uint16_t end_pos;           /* and its item there */
 } Frame;
+
+static inline uint64_t run_end(const Frame *f)
+{
+    return f->start + (uint64_t)f->n * f->cycles;
+}
 
 /*
  * Frames and events are appended at the end and forgotten at the head;
@@ -283,11 +295,19 @@ static uint64_t lane_put(PtmDmaTraffic *t, unsigned l, uint64_t ready,
         .start = MAX(ready, ln->free_at),
         .cycles = lane_cycles(ln, bytes),
         .bytes = bytes,
+        .n = 1,
         .mvb = mvb,
     };
+    Frame *last = ln->f->len > ln->head
+                  ? &g_array_index(ln->f, Frame, ln->f->len - 1) : NULL;
 
-    frame_place_end(t, l, &f);
-    vec_append(ln->f, f);
+    if (last && f.start == ln->free_at && last->bytes == bytes &&
+        last->mvb == mvb && last->n < UINT32_MAX) {
+        last->n++;
+    } else {
+        frame_place_end(t, l, &f);
+        vec_append(ln->f, f);
+    }
     ln->free_at = f.start + f.cycles;
     ln->total++;
     if (start) {
@@ -511,9 +531,7 @@ guint seek(guint head, guint len, guint *cur,
 
 static bool frame_ends_by(const void *arr, guint i, uint64_t c)
 {
-    const Frame *f = &g_array_index((Vec *)arr, Frame, i);
-
-    return f->start + f->cycles <= c;
+    return run_end(&g_array_index((Vec *)arr, Frame, i)) <= c;
 }
 
 /* The first frame of a lane that ends after cycle c (len if none) */
@@ -529,7 +547,7 @@ static uint64_t lane_cycle(PtmDmaTraffic *t, unsigned l, uint64_t c,
     Lane *ln = &t->lane[l];
     guint i = first_ending_after(ln, c);
     const Frame *f;
-    uint64_t o;
+    uint64_t o, k;
 
     memset(bc, 0, sizeof(*bc));
     if (i == ln->f->len) {
@@ -539,7 +557,9 @@ static uint64_t lane_cycle(PtmDmaTraffic *t, unsigned l, uint64_t c,
     if (f->start > c) {
         return f->start - c;
     }
-    o = c - f->start;
+    /* frame k of the run, at its cycle o */
+    k = (c - f->start) / f->cycles;
+    o = c - f->start - k * f->cycles;
     if (f->bytes) {
         bc->src_rdy = 1;
         bc->dst_rdy = 1;
@@ -558,6 +578,9 @@ static uint64_t lane_cycle(PtmDmaTraffic *t, unsigned l, uint64_t c,
         frame_end(f, &r, &pos);
         bc->eof = 1u << r;
         bc->eof_pos[r] = pos;
+    }
+    if (f->cycles == 1) {
+        return f->n - k;        /* one-cycle frames: all their cycles alike */
     }
     if (o == 0 || o == f->cycles - 1) {
         return 1;
@@ -653,8 +676,8 @@ static void count_lane_piece(PtmDmaTraffic *t, const PtmProbeShape *probe,
  * one MVB item. Each frame is counted once, by the span it ends in.
  */
 static void count_lane_frames(PtmDmaTraffic *t, const PtmProbeShape *probe,
-                              unsigned b, unsigned l, guint i, guint j,
-                              uint64_t *acc)
+                              unsigned b, unsigned l, guint i, uint64_t qi,
+                              guint j, uint64_t qj, uint64_t *acc)
 {
     Lane *ln = &t->lane[l];
     unsigned regions = probe->info.regions;
@@ -663,19 +686,20 @@ static void count_lane_frames(PtmDmaTraffic *t, const PtmProbeShape *probe,
     uint64_t words = 0, sof = 0, mvb = 0, cyc1 = 0, tail = 0, above = 0;
     uint64_t last_in[PTM_MAX_REGIONS] = { 0 };
 
-    for (guint k = i; k < j; k++) {
+    for (guint k = i; k <= j && k < ln->f->len; k++) {
         const Frame *f = &g_array_index(ln->f, Frame, k);
+        uint64_t m = (k == j ? qj : f->n) - (k == i ? qi : 0);
 
-        mvb += f->mvb;
+        mvb += f->mvb * m;
         if (f->bytes) {
             unsigned r, pos;
 
             frame_end(f, &r, &pos);
-            words += f->cycles;
-            sof++;
-            cyc1 += f->cycles - 1;
-            tail += (uint64_t)r * items + pos + 1;
-            last_in[r]++;
+            words += f->cycles * m;
+            sof += m;
+            cyc1 += (f->cycles - 1) * m;
+            tail += ((uint64_t)r * items + pos + 1) * m;
+            last_in[r] += m;
         }
     }
     acc[base + PTM_CH_WORDS] += words;
@@ -793,34 +817,52 @@ static bool dma_count(void *opaque, const PtmProbeShape *probe,
         unsigned l = pcie ? b : LANE_DMA + b;
         Lane *ln;
         guint i, j;
-        uint64_t c = start;
+        uint64_t c = start, qi = 0, qj = 0, cut_from = 0;
+        bool cut = false;
 
         if (l >= t->nlanes) {
             continue;
         }
         ln = &t->lane[l];
+        /* (i, qi): the first frame from c on, c past a frame cut by start */
         i = first_ending_after(ln, start);
         if (i < ln->f->len) {
             const Frame *f = &g_array_index(ln->f, Frame, i);
 
             if (f->start < start) {
-                c = MIN(end, f->start + f->cycles);
-                count_lane_piece(t, probe, b, start, c, st, acc);
-                i++;
+                uint64_t k = (start - f->start) / f->cycles;
+                uint64_t fs = f->start + k * f->cycles;
+
+                qi = k;
+                if (fs < start) {
+                    c = MIN(end, fs + f->cycles);
+                    count_lane_piece(t, probe, b, start, c, st, acc);
+                    qi = k + 1;
+                }
+                if (qi == f->n) {
+                    i++;
+                    qi = 0;
+                }
             }
         }
+        /* (j, qj): the first frame that does not end by end */
         j = first_ending_after(ln, end);
-        if (j > i) {
-            count_lane_frames(t, probe, b, l, i, j, acc);
-            st->open &= ~(1u << b);
-        }
         if (j < ln->f->len) {
             const Frame *f = &g_array_index(ln->f, Frame, j);
 
-            if (f->start < end && f->start + f->cycles > end && j >= i) {
-                count_lane_piece(t, probe, b, MAX(c, f->start), end, st,
-                                 acc);
+            if (f->start < end) {
+                qj = (end - f->start) / f->cycles;
+                cut_from = f->start + qj * f->cycles;
+                cut = cut_from < end;
             }
+        }
+        if (j > i || (j == i && qj > qi)) {
+            count_lane_frames(t, probe, b, l, i, qi, j, qj, acc);
+            st->open &= ~(1u << b);
+        }
+        /* the frame end cuts, unless it is the one start cut */
+        if (cut && (j > i || (j == i && qj >= qi))) {
+            count_lane_piece(t, probe, b, MAX(c, cut_from), end, st, acc);
         }
     }
     return true;
@@ -971,6 +1013,7 @@ void *ptm_dma_traffic_save(const PtmDmaTraffic *t, size_t *len)
 
             ptm_put64(b, f->start);
             ptm_put64(b, f->cycles);
+            ptm_put64(b, f->n);
             ptm_put64(b, f->bytes);
             ptm_put64(b, f->mvb);
         }
@@ -1020,19 +1063,24 @@ char *ptm_dma_traffic_load(PtmDmaTraffic *t, const void *buf, size_t len)
         GET(ln->free_at);
         GET(ln->total);
         GET(cnt);
-        ok = ok && cnt <= rd.left / 32;
+        ok = ok && cnt <= rd.left / 40;
         for (uint64_t i = 0; ok && i < cnt; i++) {
             Frame f = { 0 };
+            uint64_t nf = 0, mvb = 0;
 
             GET(f.start);
             GET(f.cycles);
+            GET(nf);
             GET(f.bytes);
-            GET(f.mvb);
+            GET(mvb);
             /* in order, not overlapping, within the lane */
-            ok = ok && f.cycles >= 1 && f.start >= prev_end &&
-                 f.start + f.cycles > f.start &&
-                 f.start + f.cycles <= ln->free_at && f.mvb <= 1;
-            prev_end = f.start + f.cycles;
+            ok = ok && f.cycles >= 1 && nf >= 1 && nf <= UINT32_MAX &&
+                 mvb <= 1 && f.start >= prev_end &&
+                 f.start <= ln->free_at &&
+                 (ln->free_at - f.start) / f.cycles >= nf;
+            f.n = nf;
+            f.mvb = mvb;
+            prev_end = ok ? run_end(&f) : 0;
             ok = ok && (f.bytes || f.mvb) &&
                  f.cycles == (f.bytes ? (f.bytes + lane_width(n, l) - 1) /
                                         lane_width(n, l) : 1);

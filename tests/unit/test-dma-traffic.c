@@ -238,6 +238,18 @@ static void test_reference(void)
                                 0x30000000 + i * 8, 4, &set);
         }
     }
+    /* long runs of equal completions, counted in uneven steps */
+    for (unsigned k = 0; k < 2; k++) {
+        Rig *r = k ? &b : &a;
+
+        ptm_dma_traffic_add(r->log, 250000, 0, false, 0x40000010, 8000,
+                            &set);
+        ptm_dma_traffic_add(r->log, 250000, 0, false, 0x50000000, 16384,
+                            &set);
+    }
+    for (uint64_t t = 200000; t < 400000; t += 1111) {
+        ptm_core_advance(a.core, t);
+    }
     ptm_core_advance(a.core, 400000);
     ptm_core_advance(b.core, 400000);
     lay = ptm_core_layout(a.core);
