@@ -919,6 +919,20 @@ static uint64_t ndk_telemetry_pcie_cycle(NdkPcieTelemetryState *s,
                       NANOSECONDS_PER_SECOND);
 }
 
+/*
+ * The probe whose buses the link's count reads: endpoint 0's PCIe probe,
+ * without its BRAKE and histogram channels, which the link does not need
+ * (a source counts them only where the shape has them).
+ */
+static void ndk_telemetry_link_shape(NdkPcieTelemetryState *s,
+                                     PtmProbeShape *sh)
+{
+    ptm_core_probe_shape(s->core, 0, PTM_DOMAIN_PCIE, sh);
+    if (s->src_ops == ptm_dma_traffic_ops()) {
+        sh->brakes = 0;
+    }
+}
+
 /* Count the link's traffic up to t_ns, if a port has asked for it. */
 static void ndk_telemetry_link_advance(NdkPcieTelemetryState *s,
                                        uint64_t t_ns)
@@ -947,7 +961,7 @@ static void ndk_telemetry_link_totals(Object *obj, uint64_t now,
     if (!s->link && s->src_ops) {
         PtmProbeShape sh;
 
-        ptm_core_probe_shape(s->core, 0, PTM_DOMAIN_PCIE, &sh);
+        ndk_telemetry_link_shape(s, &sh);
         s->link = ptm_link_new(&sh, s->cfg.mfb_item_bytes,
                                ndk_telemetry_pcie_cycle(s, now));
     }
@@ -1342,7 +1356,7 @@ static int ndk_telemetry_link_post_load(void *opaque, int version_id)
     if (s->link_state_len) {
         PtmProbeShape sh;
 
-        ptm_core_probe_shape(s->core, 0, PTM_DOMAIN_PCIE, &sh);
+        ndk_telemetry_link_shape(s, &sh);
         s->link = ptm_link_new(&sh, s->cfg.mfb_item_bytes, 0);
         err = ptm_link_load(s->link, s->link_state, s->link_state_len);
     }
