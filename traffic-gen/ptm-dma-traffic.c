@@ -88,6 +88,12 @@ static inline uint64_t run_end(const Frame *f)
     return f->start + (uint64_t)f->n * f->cycles;
 }
 
+/* The frame of a run that its cycle c (from its start on) falls in */
+static inline uint64_t run_frame(const Frame *f, uint64_t c)
+{
+    return (c - f->start) / f->cycles;
+}
+
 /*
  * Frames and events are appended at the end and forgotten at the head;
  * the array is compacted only once most of it is forgotten, and a cursor
@@ -102,7 +108,7 @@ typedef struct Lane {
     uint64_t total;             /* frames ever logged */
     unsigned width, rbytes;     /* bytes a cycle, bytes a region */
     int wshift;                 /* log2 of width if a power of 2, else -1 */
-    int rshift, ishift;         /* log2 of rbytes and of an item, or -1 */
+    int rshift;                 /* log2 of rbytes, or -1 */
 } Lane;
 
 /* Changes of an amount over PCIe cycles, with running totals */
@@ -139,6 +145,7 @@ struct PtmDmaTraffic {
     Ratio pcie_dma, dma_pcie, dma_ns, pcie_ns;
     uint64_t now_ns;
     uint64_t lat;               /* PTM_DMA_LATENCY_NS in PCIe cycles */
+    int ishift;                 /* log2 of an item's bytes, or -1 */
     PtmChunk *scratch;
     /* background transfers (ptm-transfers.h): the next slot to play */
     const PtmGen *bg;
@@ -168,11 +175,6 @@ static unsigned lane_region_bytes(const PtmDmaTraffic *t, unsigned l)
     }
     return (l - LANE_DMA) % 2 ? t->geo.down_region_bytes
                               : t->geo.up_region_bytes;
-}
-
-static inline unsigned lane_width(const PtmDmaTraffic *t, unsigned l)
-{
-    return t->lane[l].width;
 }
 
 /*
@@ -219,9 +221,9 @@ PtmDmaTraffic *ptm_dma_traffic_new(const PtmGeometry *geo)
                             ? __builtin_ctz(t->lane[l].width) : -1;
         t->lane[l].rshift = is_power_of_2(t->lane[l].rbytes)
                             ? __builtin_ctz(t->lane[l].rbytes) : -1;
-        t->lane[l].ishift = is_power_of_2(geo->item_bytes)
-                            ? __builtin_ctz(geo->item_bytes) : -1;
     }
+    t->ishift = is_power_of_2(geo->item_bytes) ? __builtin_ctz(geo->item_bytes)
+                                               : -1;
     t->lat = muldiv(PTM_DMA_LATENCY_NS, t->pcie_ns.p, t->pcie_ns.q, true);
     for (unsigned k = 0; k < EV_N; k++) {
         t->ev[k].e = vec_new(sizeof(Event));
@@ -268,11 +270,11 @@ static inline void frame_place_end(const PtmDmaTraffic *t, unsigned l, Frame *f)
     const Lane *ln = &t->lane[l];
     unsigned last, in_region;
 
-    if (ln->wshift >= 0 && ln->rshift >= 0 && ln->ishift >= 0) {
+    if (ln->wshift >= 0 && ln->rshift >= 0 && t->ishift >= 0) {
         last = f->bytes ? (f->bytes - 1) & (ln->width - 1) : 0;
         in_region = last & (ln->rbytes - 1);
         f->end_r = last >> ln->rshift;
-        f->end_pos = in_region >> ln->ishift;
+        f->end_pos = in_region >> t->ishift;
         return;
     }
     last = f->bytes ? (f->bytes - 1) % ln->width : 0;
@@ -395,7 +397,7 @@ static void log_transfer(PtmDmaTraffic *t, uint64_t t_ns, unsigned port,
                                 NULL);
             a += c;
         }
-        words = (len + lane_width(t, LANE_RC) - 1) / lane_width(t, LANE_RC);
+        words = lane_cycles(&t->lane[LANE_RC], len);
         event_add(&t->ev[EV_TAKE], rq_start, 1);
         event_add(&t->ev[EV_RES], rq_start, words);
         event_add(&t->ev[EV_RET], rc_end, 1);
@@ -534,7 +536,7 @@ static bool frame_ends_by(const void *arr, guint i, uint64_t c)
     return run_end(&g_array_index((Vec *)arr, Frame, i)) <= c;
 }
 
-/* The first frame of a lane that ends after cycle c (len if none) */
+/* The first run of a lane that ends after cycle c (len if none) */
 static guint first_ending_after(Lane *ln, uint64_t c)
 {
     return seek(ln->head, ln->f->len, &ln->cur, frame_ends_by, ln->f, c);
@@ -558,7 +560,7 @@ static uint64_t lane_cycle(PtmDmaTraffic *t, unsigned l, uint64_t c,
         return f->start - c;
     }
     /* frame k of the run, at its cycle o */
-    k = (c - f->start) / f->cycles;
+    k = run_frame(f, c);
     o = c - f->start - k * f->cycles;
     if (f->bytes) {
         bc->src_rdy = 1;
@@ -591,6 +593,18 @@ static uint64_t lane_cycle(PtmDmaTraffic *t, unsigned l, uint64_t c,
 static bool event_by(const void *arr, guint i, uint64_t c)
 {
     return g_array_index((Vec *)arr, Event, i).cycle <= c;
+}
+
+/* Free tags and storage-FIFO words while `tags` and `words` are held */
+static inline void free_amounts(const PtmDmaTraffic *t, uint64_t tags,
+                                uint64_t words, uint16_t *tag_free,
+                                uint16_t *stfifo_free)
+{
+    uint64_t cap = MIN(t->geo.tag_capacity, 0x7FFu);
+
+    *tag_free = cap - MIN(tags, cap);
+    *stfifo_free = t->geo.stfifo_capacity -
+                   MIN(words, (uint64_t)t->geo.stfifo_capacity);
 }
 
 /* An amount at cycle c, and the next cycle it changes at */
@@ -634,15 +648,12 @@ static uint64_t dma_fill(void *opaque, const PtmProbeInfo *probe,
         }
         if (pcie) {
             uint64_t next = UINT64_MAX, tags, words;
-            uint64_t cap = MIN(t->geo.tag_capacity, 0x7FFu);
 
             tags = events_at(&t->ev[EV_TAKE], c, &next) -
                    events_at(&t->ev[EV_RET], c, &next);
             words = events_at(&t->ev[EV_RES], c, &next) -
                     events_at(&t->ev[EV_FREE], c, &next);
-            s->tag_free = cap - MIN(tags, cap);
-            s->stfifo_free = t->geo.stfifo_capacity -
-                             MIN(words, (uint64_t)t->geo.stfifo_capacity);
+            free_amounts(t, tags, words, &s->tag_free, &s->stfifo_free);
             run = MIN(run, next - c);
         }
         s->cycles = run;
@@ -669,7 +680,8 @@ static void count_lane_piece(PtmDmaTraffic *t, const PtmProbeShape *probe,
 }
 
 /*
- * A lane's whole frames i .. j - 1: a data frame of c cycles whose last
+ * A lane's whole frames from frame qi of run i up to (without) frame qj
+ * of run j: a data frame of c cycles whose last
  * byte is in region r at item p adds c words, one SOF, (c - 1) x R x I +
  * r x I + p + 1 items (R the probe's regions, I a region's items) and to
  * region k's count c - 1, and 1 more for k <= r; a header on the MVB adds
@@ -682,7 +694,7 @@ static void count_lane_frames(PtmDmaTraffic *t, const PtmProbeShape *probe,
     Lane *ln = &t->lane[l];
     unsigned regions = probe->info.regions;
     unsigned base = ptm_ch_bus(regions, b, 0);
-    unsigned items = lane_region_bytes(t, l) / t->geo.item_bytes;
+    unsigned items = ln->rbytes / t->geo.item_bytes;
     uint64_t words = 0, sof = 0, mvb = 0, cyc1 = 0, tail = 0, above = 0;
     uint64_t last_in[PTM_MAX_REGIONS] = { 0 };
 
@@ -726,7 +738,6 @@ static void count_side(PtmDmaTraffic *t, const PtmProbeShape *probe,
                        uint64_t *acc)
 {
     unsigned base = 1 + probe->info.buses * (6 + probe->info.regions);
-    uint64_t cap = MIN(t->geo.tag_capacity, 0x7FFu);
     uint64_t amount[EV_N], next_at[EV_N];
     guint ix[EV_N];
 
@@ -735,13 +746,9 @@ static void count_side(PtmDmaTraffic *t, const PtmProbeShape *probe,
         return;
     }
     for (unsigned k = 0; k < EV_N; k++) {
-        Events *ev = &t->ev[k];
-
-        ix[k] = seek(ev->head, ev->e->len, &ev->cur, event_by, ev->e, start);
-        amount[k] = ix[k] > ev->head
-                    ? g_array_index(ev->e, Event, ix[k] - 1).cum : ev->base;
-        next_at[k] = ix[k] < ev->e->len
-                     ? g_array_index(ev->e, Event, ix[k]).cycle : UINT64_MAX;
+        next_at[k] = UINT64_MAX;
+        amount[k] = events_at(&t->ev[k], start, &next_at[k]);
+        ix[k] = t->ev[k].cur;   /* the look-up left it at the next step */
     }
     for (uint64_t c = start; c < end;) {
         uint64_t tags = amount[EV_TAKE] - amount[EV_RET];
@@ -749,9 +756,9 @@ static void count_side(PtmDmaTraffic *t, const PtmProbeShape *probe,
         uint64_t next = MIN(MIN(next_at[0], next_at[1]),
                             MIN(next_at[2], next_at[3]));
         uint64_t run = MIN(next, end) - c;
-        uint16_t tag = (cap - MIN(tags, cap)) & 0x7FF;
-        uint16_t fifo = t->geo.stfifo_capacity -
-                        MIN(words, (uint64_t)t->geo.stfifo_capacity);
+        uint16_t tag, fifo;
+
+        free_amounts(t, tags, words, &tag, &fifo);
 
         acc[base + PTM_BRAKES + ptm_band(tag, probe->tag_capacity)] += run;
         acc[base + PTM_BRAKES + PTM_HIST_BANDS +
@@ -830,7 +837,7 @@ static bool dma_count(void *opaque, const PtmProbeShape *probe,
             const Frame *f = &g_array_index(ln->f, Frame, i);
 
             if (f->start < start) {
-                uint64_t k = (start - f->start) / f->cycles;
+                uint64_t k = run_frame(f, start);
                 uint64_t fs = f->start + k * f->cycles;
 
                 qi = k;
@@ -851,7 +858,7 @@ static bool dma_count(void *opaque, const PtmProbeShape *probe,
             const Frame *f = &g_array_index(ln->f, Frame, j);
 
             if (f->start < end) {
-                qj = (end - f->start) / f->cycles;
+                qj = run_frame(f, end);
                 cut_from = f->start + qj * f->cycles;
                 cut = cut_from < end;
             }
@@ -1082,8 +1089,7 @@ char *ptm_dma_traffic_load(PtmDmaTraffic *t, const void *buf, size_t len)
             f.mvb = mvb;
             prev_end = ok ? run_end(&f) : 0;
             ok = ok && (f.bytes || f.mvb) &&
-                 f.cycles == (f.bytes ? (f.bytes + lane_width(n, l) - 1) /
-                                        lane_width(n, l) : 1);
+                 f.cycles == lane_cycles(ln, f.bytes);
             frame_place_end(n, l, &f);
             vec_append(ln->f, f);
         }
