@@ -157,7 +157,6 @@ struct NdkPcieTelemetryState {
     const PtmSourceOps *src_ops;    /* the block's traffic source */
     void *src_opaque;
     PtmLinkCount *link;         /* from the first time a port asked */
-    uint64_t link_start_ns;     /* the reset it counts from */
     uint64_t mmio_read_bytes;   /* BAR reads: completions up */
     uint64_t mmio_write_bytes;  /* BAR writes down */
     uint8_t *link_state;        /* migration buffer of the link's counts */

@@ -80,7 +80,6 @@ static void count_up(PtmLinkCount *lc, const PtmSourceOps *ops, void *opaque,
         got = lc->ch->nseg ? chunk_cycles(lc->ch, &down) : 0;
         if (got == 0 || got > end - c) {
             /* a source that describes nothing there: an idle link */
-            c = end;
             break;
         }
         lc->down_cycles += down;
