@@ -102,16 +102,12 @@ static void dwc_rp_sample(DwcRootPort *s, uint64_t now)
     for (unsigned devfn = 0; devfn < DWC_LINK_FUNCS; devfn++) {
         PCIDevice *dev = bus->devices[devfn];
         PcieLinkTotals t;
-        DwcDevTotals d;
 
         if (!dev || !DEVICE(dev)->realized ||
             !pcie_link_traffic_totals(OBJECT(dev), now, &t)) {
             continue;
         }
-        d.payload_up = t.payload_up;
-        d.payload_down = t.payload_down;
-        d.link_down_ns = t.link_down_ns;
-        dwc_link_sum_update(&s->links, devfn, &d);
+        dwc_link_sum_update(&s->links, devfn, &t);
     }
 }
 

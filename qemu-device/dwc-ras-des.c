@@ -486,7 +486,7 @@ void dwc_link_sum_init(DwcLinkSum *ls, uint64_t now)
     ls->since = now;
 }
 
-static void dev_add(DwcDevTotals *a, const DwcDevTotals *b)
+static void dev_add(PcieLinkTotals *a, const PcieLinkTotals *b)
 {
     a->payload_up += b->payload_up;
     a->payload_down += b->payload_down;
@@ -507,7 +507,7 @@ void dwc_link_sum_attach(DwcLinkSum *ls, unsigned devfn, uint64_t now)
 
 void dwc_link_sum_detach(DwcLinkSum *ls, unsigned devfn, uint64_t now)
 {
-    DwcDevTotals t;
+    PcieLinkTotals t;
 
     g_assert(devfn < DWC_LINK_FUNCS);
     t = ls->base[devfn];
@@ -525,9 +525,9 @@ void dwc_link_sum_detach(DwcLinkSum *ls, unsigned devfn, uint64_t now)
 }
 
 void dwc_link_sum_update(DwcLinkSum *ls, unsigned devfn,
-                         const DwcDevTotals *cur)
+                         const PcieLinkTotals *cur)
 {
-    DwcDevTotals *last;
+    PcieLinkTotals *last;
 
     g_assert(devfn < DWC_LINK_FUNCS);
     last = &ls->last[devfn];
@@ -582,21 +582,21 @@ static void get_totals(PtmReader *r, DwcLinkTotals *t)
     t->down_ns = ptm_get64(r);
 }
 
-static void put_dev(GByteArray *b, const DwcDevTotals *t)
+static void put_dev(GByteArray *b, const PcieLinkTotals *t)
 {
     ptm_put64(b, t->payload_up);
     ptm_put64(b, t->payload_down);
     ptm_put64(b, t->link_down_ns);
 }
 
-static void get_dev(PtmReader *r, DwcDevTotals *t)
+static void get_dev(PtmReader *r, PcieLinkTotals *t)
 {
     t->payload_up = ptm_get64(r);
     t->payload_down = ptm_get64(r);
     t->link_down_ns = ptm_get64(r);
 }
 
-static bool dev_zero(const DwcDevTotals *t)
+static bool dev_zero(const PcieLinkTotals *t)
 {
     return !(t->payload_up | t->payload_down | t->link_down_ns);
 }

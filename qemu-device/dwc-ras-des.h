@@ -30,6 +30,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pcie-link-totals.h"
+
 /* The capability: extended capability ID 0x000b (vendor-specific) */
 #define DWC_RAS_DES_VSEC_ID     0x0002u
 #define DWC_RAS_DES_VSEC_REV    4u
@@ -201,15 +203,9 @@ char *dwc_lane_error_parse(const char *text, DwcLaneError *out);
 
 #define DWC_LINK_FUNCS          256u
 
-/* What one function below the port reports since its last reset */
-typedef struct DwcDevTotals {
-    uint64_t payload_up;
-    uint64_t payload_down;
-    uint64_t link_down_ns;      /* taken from function 0 only */
-} DwcDevTotals;
-
 /*
- * Function 0 (devfn 0) is the link's owner: while it is absent the link
+ * What one function below the port reports since its last reset is a
+ * PcieLinkTotals. Function 0 (devfn 0) is the link's owner: while it is absent the link
  * is down (detect), and its link_down_ns is the link's down time while it
  * is present. Payload is summed over all functions. A function's totals
  * that fall below what it last reported mean it was reset: what it had
@@ -221,9 +217,9 @@ typedef struct DwcLinkSum {
     bool up;                    /* function 0 is present */
     uint64_t since;             /* function 0 absent from then on */
     uint64_t absent_ns;         /* closed spans without function 0 */
-    DwcDevTotals gone;          /* of functions gone */
-    DwcDevTotals base[DWC_LINK_FUNCS];  /* of a function's earlier lives */
-    DwcDevTotals last[DWC_LINK_FUNCS];  /* what it last reported */
+    PcieLinkTotals gone;          /* of functions gone */
+    PcieLinkTotals base[DWC_LINK_FUNCS];  /* of a function's earlier lives */
+    PcieLinkTotals last[DWC_LINK_FUNCS];  /* what it last reported */
 } DwcLinkSum;
 
 void dwc_link_sum_init(DwcLinkSum *ls, uint64_t now);
@@ -232,7 +228,7 @@ void dwc_link_sum_attach(DwcLinkSum *ls, unsigned devfn, uint64_t now);
 void dwc_link_sum_detach(DwcLinkSum *ls, unsigned devfn, uint64_t now);
 /* What function devfn reports now */
 void dwc_link_sum_update(DwcLinkSum *ls, unsigned devfn,
-                         const DwcDevTotals *cur);
+                         const PcieLinkTotals *cur);
 /* The port's totals at now, from what the functions reported last */
 void dwc_link_sum_totals(const DwcLinkSum *ls, uint64_t now,
                          DwcLinkTotals *out);

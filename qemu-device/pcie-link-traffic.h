@@ -21,14 +21,10 @@
 #define PCIE_LINK_TRAFFIC_H
 
 #include "qom/object.h"
+#include "pcie-link-totals.h"
 
 #define TYPE_PCIE_LINK_TRAFFIC "pcie-link-traffic"
 
-typedef struct PcieLinkTotals {
-    uint64_t payload_up;    /* TLP payload bytes device -> port (port's Rx) */
-    uint64_t payload_down;  /* TLP payload bytes port -> device (port's Tx) */
-    uint64_t link_down_ns;  /* time the device held its link down (reset) */
-} PcieLinkTotals;
 
 typedef struct PcieLinkTrafficClass {
     InterfaceClass parent_class;

@@ -175,7 +175,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         case 6: {                                   /* functions below */
             unsigned devfn = take(&in, 1);
-            DwcDevTotals d;
+            PcieLinkTotals d;
 
             if (op & 0x80) {
                 dwc_link_sum_detach(ls, devfn, now);

@@ -653,7 +653,7 @@ static void totals_at(const DwcLinkSum *ls, uint64_t now, DwcLinkTotals *t)
 static void test_link_sum(void)
 {
     DwcLinkSum *ls = g_new0(DwcLinkSum, 1);
-    DwcDevTotals d0 = { 0 }, d3 = { 0 };
+    PcieLinkTotals d0 = { 0 }, d3 = { 0 };
     DwcLinkTotals t;
 
     dwc_link_sum_init(ls, 1000);
@@ -743,7 +743,7 @@ static void test_link_sum_tba(void)
 
 static void busy_state(DwcRasDes *s, DwcLinkSum *ls, Src *src)
 {
-    DwcDevTotals d = { 1, 2, 3 };
+    PcieLinkTotals d = { 1, 2, 3 };
 
     wr(s, CTL, sel(0x70C, 3) | enable(DWC_ECC_ENABLE_ON_ONE), 0);
     wr(s, CTL, sel(0x600, 0) | enable(DWC_ECC_ENABLE_ON_ONE), 0);
