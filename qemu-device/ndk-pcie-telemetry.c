@@ -1607,7 +1607,9 @@ static void ndk_telemetry_class_init(ObjectClass *oc, void *data)
         "device tree /firmware build-revision (default empty: left out)");
     object_class_property_set_description(oc, "traffic",
         "id of a telemetry-traffic-* object driving the signals "
-        "(default: idle, link up)");
+        "(default: idle, link up); with dma-queues only a "
+        "telemetry-traffic-transfers object, background beside the engine's "
+        "own transfers");
 }
 
 static const TypeInfo ndk_telemetry_info = {
