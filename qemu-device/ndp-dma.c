@@ -533,6 +533,22 @@ static void set_half(uint64_t *reg, uint32_t off, uint32_t base, uint32_t v)
     }
 }
 
+/*
+ * A pointer mask as the engine keeps it: 2^k - 1, the smallest that
+ * covers the bits written. With holes in it a pointer could step onto
+ * itself ((p + n) & m == p) and never reach SDP.
+ */
+static uint32_t ptr_mask(uint64_t v)
+{
+    uint32_t m = v & NDP_PTR_MASK;
+
+    m |= m >> 1;
+    m |= m >> 2;
+    m |= m >> 4;
+    m |= m >> 8;
+    return m;
+}
+
 /* Effects of a write that wait until all of its registers are written */
 enum { DO_CONTROL = 1, DO_SDP = 2 };
 
@@ -568,11 +584,11 @@ static unsigned queue_reg_write(NdpDma *d, NdpDir dir, unsigned qi,
         set_half(&q->upd_base, off, NDP_REG_UPDATE_BASE, v);
         return 0;
     case NDP_REG_MDP:
-        q->mdp = v & NDP_PTR_MASK;
+        q->mdp = ptr_mask(v);
         q->dcache_n = 0;
         return 0;
     case NDP_REG_MHP:
-        q->mhp = v & NDP_PTR_MASK;
+        q->mhp = ptr_mask(v);
         return 0;
     case NDP_REG_CNT_PKTS:
         counter_cmd(q, v);
@@ -1321,7 +1337,8 @@ char *ndp_dma_load(NdpDma *d, const void *buf, size_t len)
             if ((q->sdp | q->shp | q->hdp | q->hhp | q->mdp | q->mhp |
                  q->dcache_at) > NDP_PTR_MASK || q->running > 1 ||
                 q->control > 1 || q->error > NDP_ERR_UPDATE_WRITE ||
-                q->dcache_n > NDP_DESC_FETCH) {
+                q->dcache_n > NDP_DESC_FETCH ||
+                q->mdp != ptr_mask(q->mdp) || q->mhp != ptr_mask(q->mhp)) {
                 ndp_dma_free(n);
                 return g_strdup_printf("DMA state: queue %s%u out of range",
                                        dir ? "tx" : "rx", i);

@@ -952,10 +952,36 @@ static void test_migration(void)
     rig_free(c);
 }
 
+/*
+ * A pointer mask with holes (0xF9) is taken as the mask that covers it
+ * (0xFF) and reads back so: a TX ring posted under it is sent to SDP
+ * (with the mask as written, HDP + 2 & 0xF9 would stay at 0 for ever).
+ */
+static void test_mask_holes(void)
+{
+    Rig *r = rig_new(1, 1);
+    Ring tx;
+
+    ring_init(&tx, NDP_TX, 0, 256, 4096, MEM_BASE + 0x800000);
+    ring_start(r, &tx);
+    wr(r, NDP_TX, 0, NDP_REG_MDP, 0xF9, 4);
+    wr(r, NDP_TX, 0, NDP_REG_MHP, 0x0102, 4);
+    g_assert_cmphex(rd(r, NDP_TX, 0, NDP_REG_MDP, 4), ==, 0xFF);
+    g_assert_cmphex(rd(r, NDP_TX, 0, NDP_REG_MHP, 4), ==, 0x1FF);
+    for (unsigned i = 0; i < 100; i++) {
+        ring_post(r, &tx, buf_addr(&tx, i), 64, 0, false);
+    }
+    flush_sdp(r, &tx);
+    g_assert_cmpuint(rd(r, NDP_TX, 0, NDP_REG_HDP, 4), ==, tx.sdp & 0xFF);
+    g_assert_cmpuint(counter(r, NDP_TX, 0, NDP_REG_CNT_PKTS), ==, 100);
+    rig_free(r);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/ndp/registers", test_registers);
+    g_test_add_func("/ndp/mask-holes", test_mask_holes);
     g_test_add_func("/ndp/rx", test_rx);
     g_test_add_func("/ndp/rx-full", test_rx_full);
     g_test_add_func("/ndp/rx-chain", test_rx_chain);
