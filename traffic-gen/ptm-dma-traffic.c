@@ -68,14 +68,18 @@ static void vec_drop_front(Vec *v, guint n)
 }
 
 /*
- * A run of n equal frames on a bus, back to back: frame k takes the
- * `cycles` cycles from start + k x cycles (the bus's clock). A frame that
- * starts where the last run ends and equals its frames joins it, as the
- * completions of one read do, so a long read costs one entry a bus.
+ * A run of n equal frames on a bus, one every `period` cycles (the bus's
+ * clock): frame k takes the `cycles` cycles from start + k x period, and
+ * the bus is idle in between where period > cycles. A frame equal to the
+ * run's frames that starts one period after its last joins it, as the
+ * completions of one read do (back to back) and the request headers of a
+ * train of reads (paced by the bus before them), so a long read or a
+ * burst of equal transfers costs one entry a bus.
  */
 typedef struct Frame {
     uint64_t start;
     uint32_t cycles;
+    uint32_t period;            /* >= cycles; cycles while n is 1 */
     uint32_t bytes;             /* on the MFB; 0: a header on the MVB only */
     uint32_t n;                 /* frames in the run, >= 1 */
     uint8_t mvb;                /* a header on the MVB in the first cycle */
@@ -83,15 +87,20 @@ typedef struct Frame {
     uint16_t end_pos;           /* and its item there */
 } Frame;
 
-static inline uint64_t run_end(const Frame *f)
+static inline uint64_t frame_start(const Frame *f, uint64_t k)
 {
-    return f->start + (uint64_t)f->n * f->cycles;
+    return f->start + k * f->period;
 }
 
-/* The frame of a run that its cycle c (from its start on) falls in */
+static inline uint64_t run_end(const Frame *f)
+{
+    return frame_start(f, f->n - 1) + f->cycles;
+}
+
+/* The frame of a run whose period its cycle c (from its start on) is in */
 static inline uint64_t run_frame(const Frame *f, uint64_t c)
 {
-    return (c - f->start) / f->cycles;
+    return (c - f->start) / f->period;
 }
 
 /*
@@ -111,11 +120,30 @@ typedef struct Lane {
     int rshift;                 /* log2 of rbytes, or -1 */
 } Lane;
 
-/* Changes of an amount over PCIe cycles, with running totals */
+/*
+ * Changes of an amount over PCIe cycles: a run of n steps of `amt`, one
+ * every `period` cycles from `cycle` on, with the running total after
+ * its last step. Equal steps at a steady pace (the tags of a train of
+ * reads) join one run.
+ */
 typedef struct Event {
-    uint64_t cycle;
-    uint64_t cum;               /* the total up to and with this one */
+    uint64_t cycle;             /* the first step */
+    uint64_t cum;               /* the total up to and with the last */
+    uint64_t amt;
+    uint32_t period;            /* 1 while n is 1 */
+    uint32_t n;
 } Event;
+
+static inline uint64_t ev_last(const Event *e)
+{
+    return e->cycle + (uint64_t)(e->n - 1) * e->period;
+}
+
+/* The total before the run's first step */
+static inline uint64_t ev_before(const Event *e)
+{
+    return e->cum - e->amt * e->n;
+}
 
 typedef struct Events {
     Vec *e;                     /* from index head */
@@ -289,43 +317,67 @@ static inline void frame_end(const Frame *f, unsigned *r, unsigned *pos)
 }
 
 /* A frame of `bytes` (0: MVB only) ready at cycle `ready`: where it ends */
-static uint64_t lane_put(PtmDmaTraffic *t, unsigned l, uint64_t ready,
-                         uint32_t bytes, bool mvb, uint64_t *start)
+static inline uint64_t lane_put(PtmDmaTraffic *t, unsigned l, uint64_t ready,
+                                uint32_t bytes, bool mvb, uint64_t *start)
 {
     Lane *ln = &t->lane[l];
-    Frame f = {
-        .start = MAX(ready, ln->free_at),
-        .cycles = lane_cycles(ln, bytes),
-        .bytes = bytes,
-        .n = 1,
-        .mvb = mvb,
-    };
+    uint64_t s = MAX(ready, ln->free_at);
+    uint32_t cycles = lane_cycles(ln, bytes);
     Frame *last = ln->f->len > ln->head
                   ? &g_array_index(ln->f, Frame, ln->f->len - 1) : NULL;
 
-    if (last && f.start == ln->free_at && last->bytes == bytes &&
-        last->mvb == mvb && last->n < UINT32_MAX) {
+    if (last && last->bytes == bytes && last->mvb == mvb &&
+        last->n < UINT32_MAX &&
+        (last->n == 1 ? s - last->start <= UINT32_MAX
+                      : s - frame_start(last, last->n - 1) == last->period)) {
+        if (last->n == 1) {
+            last->period = s - last->start;
+        }
         last->n++;
     } else {
+        Frame f = {
+            .start = s,
+            .cycles = cycles,
+            .period = cycles,
+            .bytes = bytes,
+            .n = 1,
+            .mvb = mvb,
+        };
+
         frame_place_end(t, l, &f);
         vec_append(ln->f, f);
     }
-    ln->free_at = f.start + f.cycles;
+    ln->free_at = s + cycles;
     ln->total++;
     if (start) {
-        *start = f.start;
+        *start = s;
     }
     return ln->free_at;
 }
 
-static void event_add(Events *ev, uint64_t cycle, uint64_t amount)
+static inline void event_add(Events *ev, uint64_t cycle, uint64_t amount)
 {
-    Event e = { .cycle = cycle, .cum = ev->base };
+    Event *last = ev->e->len > ev->head
+                  ? &g_array_index(ev->e, Event, ev->e->len - 1) : NULL;
+    Event e = {
+        .cycle = cycle,
+        .cum = (last ? last->cum : ev->base) + amount,
+        .amt = amount,
+        .period = 1,
+        .n = 1,
+    };
 
-    if (ev->e->len > ev->head) {
-        e.cum = g_array_index(ev->e, Event, ev->e->len - 1).cum;
+    if (last && last->amt == amount && last->n < UINT32_MAX &&
+        cycle > ev_last(last) &&
+        (last->n == 1 ? cycle - last->cycle <= UINT32_MAX
+                      : cycle - ev_last(last) == last->period)) {
+        if (last->n == 1) {
+            last->period = cycle - last->cycle;
+        }
+        last->n++;
+        last->cum = e.cum;
+        return;
     }
-    e.cum += amount;
     vec_append(ev->e, e);
 }
 
@@ -561,7 +613,10 @@ static uint64_t lane_cycle(PtmDmaTraffic *t, unsigned l, uint64_t c,
     }
     /* frame k of the run, at its cycle o */
     k = run_frame(f, c);
-    o = c - f->start - k * f->cycles;
+    o = c - frame_start(f, k);
+    if (o >= f->cycles) {
+        return f->period - o;   /* idle up to frame k + 1 */
+    }
     if (f->bytes) {
         bc->src_rdy = 1;
         bc->dst_rdy = 1;
@@ -581,7 +636,7 @@ static uint64_t lane_cycle(PtmDmaTraffic *t, unsigned l, uint64_t c,
         bc->eof = 1u << r;
         bc->eof_pos[r] = pos;
     }
-    if (f->cycles == 1) {
+    if (f->cycles == 1 && f->period == 1) {
         return f->n - k;        /* one-cycle frames: all their cycles alike */
     }
     if (o == 0 || o == f->cycles - 1) {
@@ -590,9 +645,10 @@ static uint64_t lane_cycle(PtmDmaTraffic *t, unsigned l, uint64_t c,
     return f->cycles - 1 - o;
 }
 
+/* Every step of the run is at or before c */
 static bool event_by(const void *arr, guint i, uint64_t c)
 {
-    return g_array_index((Vec *)arr, Event, i).cycle <= c;
+    return ev_last(&g_array_index((Vec *)arr, Event, i)) <= c;
 }
 
 /* Free tags and storage-FIFO words while `tags` and `words` are held */
@@ -607,16 +663,45 @@ static inline void free_amounts(const PtmDmaTraffic *t, uint64_t tags,
                    MIN(words, (uint64_t)t->geo.stfifo_capacity);
 }
 
+/*
+ * Where an amount stands at cycle c: the run with the next step after c
+ * (*ix, len if none), the steps of it taken by c (*done), and the next
+ * step's cycle (UINT64_MAX if none). Returns the amount.
+ */
+static uint64_t events_find(Events *ev, uint64_t c, guint *ix, uint32_t *done,
+                            uint64_t *next)
+{
+    guint lo = seek(ev->head, ev->e->len, &ev->cur, event_by, ev->e, c);
+    const Event *e;
+    uint64_t k;
+
+    *ix = lo;
+    *done = 0;
+    if (lo == ev->e->len) {
+        *next = UINT64_MAX;
+        return lo > ev->head ? g_array_index(ev->e, Event, lo - 1).cum
+                             : ev->base;
+    }
+    e = &g_array_index(ev->e, Event, lo);
+    if (e->cycle > c) {
+        *next = e->cycle;
+        return ev_before(e);
+    }
+    k = (c - e->cycle) / e->period + 1;     /* < n: the run goes on */
+    *done = k;
+    *next = e->cycle + k * e->period;
+    return ev_before(e) + k * e->amt;
+}
+
 /* An amount at cycle c, and the next cycle it changes at */
 static uint64_t events_at(Events *ev, uint64_t c, uint64_t *next)
 {
-    guint lo = seek(ev->head, ev->e->len, &ev->cur, event_by, ev->e, c);
+    guint ix;
+    uint32_t done;
+    uint64_t nx, v = events_find(ev, c, &ix, &done, &nx);
 
-    if (lo < ev->e->len) {
-        *next = MIN(*next, g_array_index(ev->e, Event, lo).cycle);
-    }
-    return lo > ev->head ? g_array_index(ev->e, Event, lo - 1).cum
-                         : ev->base;
+    *next = MIN(*next, nx);
+    return v;
 }
 
 static uint64_t dma_fill(void *opaque, const PtmProbeInfo *probe,
@@ -728,61 +813,278 @@ static void count_lane_frames(PtmDmaTraffic *t, const PtmProbeShape *probe,
     }
 }
 
-/*
- * The probe's own channels: cycles, and on the PCIe probe the histograms,
- * walking the steps of the four amounts together from where each stands
- * at `start` (each is sorted by cycle).
- */
-static void count_side(PtmDmaTraffic *t, const PtmProbeShape *probe,
-                       uint64_t start, uint64_t end, PtmCountState *st,
-                       uint64_t *acc)
+/* The four amounts walked over a span: where each kind's runs stand */
+typedef struct Walk {
+    uint64_t amount[EV_N];      /* at the present cycle */
+    uint64_t next[EV_N];        /* the next step's cycle, UINT64_MAX: none */
+    guint ix[EV_N];             /* the run of that step */
+    uint32_t done[EV_N];        /* its steps already taken */
+} Walk;
+
+/* Take every step of kind k at or before cycle c, a run at a time */
+static inline void walk_pass(PtmDmaTraffic *t, Walk *w, unsigned k,
+                             uint64_t c)
 {
-    unsigned base = 1 + probe->info.buses * (6 + probe->info.regions);
-    uint64_t amount[EV_N], next_at[EV_N];
-    guint ix[EV_N];
+    Events *ev = &t->ev[k];
 
-    acc[0] += end - start;
-    if (!probe->brakes) {
-        return;
+    while (w->next[k] <= c) {
+        const Event *e = &g_array_index(ev->e, Event, w->ix[k]);
+        uint64_t steps = (c - e->cycle) / e->period + 1;
+
+        if (steps >= e->n) {
+            w->amount[k] = e->cum;
+            w->done[k] = 0;
+            w->ix[k]++;
+            w->next[k] = w->ix[k] < ev->e->len
+                         ? g_array_index(ev->e, Event, w->ix[k]).cycle
+                         : UINT64_MAX;
+        } else {
+            w->amount[k] = ev_before(e) + steps * e->amt;
+            w->done[k] = steps;
+            w->next[k] = e->cycle + steps * e->period;
+        }
     }
-    for (unsigned k = 0; k < EV_N; k++) {
-        next_at[k] = UINT64_MAX;
-        amount[k] = events_at(&t->ev[k], start, &next_at[k]);
-        ix[k] = t->ev[k].cur;   /* the look-up left it at the next step */
-    }
-    for (uint64_t c = start; c < end;) {
-        uint64_t tags = amount[EV_TAKE] - amount[EV_RET];
-        uint64_t words = amount[EV_RES] - amount[EV_FREE];
-        uint64_t next = MIN(MIN(next_at[0], next_at[1]),
-                            MIN(next_at[2], next_at[3]));
-        uint64_t run = MIN(next, end) - c;
-        uint16_t tag, fifo;
+}
 
-        free_amounts(t, tags, words, &tag, &fifo);
+/* Free tags and FIFO words of amounts x (tags out, words held) */
+static inline uint16_t free_tags(const PtmDmaTraffic *t, uint64_t x)
+{
+    uint64_t cap = MIN(t->geo.tag_capacity, 0x7FFu);
 
-        acc[base + PTM_BRAKES + ptm_band(tag, probe->tag_capacity)] += run;
-        acc[base + PTM_BRAKES + PTM_HIST_BANDS +
-            ptm_band(fifo, probe->stfifo_capacity)] += run;
+    return cap - MIN(x, cap);
+}
+
+static inline uint16_t free_words(const PtmDmaTraffic *t, uint64_t x)
+{
+    return t->geo.stfifo_capacity - MIN(x, (uint64_t)t->geo.stfifo_capacity);
+}
+
+/* Cycles [c, e) at the walk's amounts into the histograms */
+typedef struct Hist {
+    uint64_t band[2][PTM_HIST_BANDS];   /* tags, FIFO words */
+    uint64_t lo[2], hi[2];              /* amounts seen */
+} Hist;
+
+/*
+ * Walk [c, e): each stretch between steps into h, the window's minima
+ * and last values into st.
+ */
+static void walk_span(PtmDmaTraffic *t, const PtmProbeShape *probe, Walk *w,
+                      uint64_t c, uint64_t e, Hist *h, PtmCountState *st)
+{
+    while (c < e) {
+        uint64_t x[2] = {
+            w->amount[EV_TAKE] - w->amount[EV_RET],
+            w->amount[EV_RES] - w->amount[EV_FREE],
+        };
+        uint64_t next = MIN(MIN(w->next[0], w->next[1]),
+                            MIN(w->next[2], w->next[3]));
+        uint64_t run = MIN(next, e) - c;
+        uint16_t tag = free_tags(t, x[0]), fifo = free_words(t, x[1]);
+
+        h->band[0][ptm_band(tag, probe->tag_capacity)] += run;
+        h->band[1][ptm_band(fifo, probe->stfifo_capacity)] += run;
+        for (unsigned i = 0; i < 2; i++) {
+            h->lo[i] = MIN(h->lo[i], x[i]);
+            h->hi[i] = MAX(h->hi[i], x[i]);
+        }
         st->tag_min = MIN(st->tag_min, tag);
         st->stfifo_min = MIN(st->stfifo_min, fifo);
         st->tag_last = tag;
         st->stfifo_last = fifo;
         st->link_last = 1;
         c += run;
-        for (unsigned k = 0; c < end && k < EV_N; k++) {
-            Events *ev = &t->ev[k];
+        for (unsigned k = 0; k < EV_N; k++) {
+            walk_pass(t, w, k, c);
+        }
+    }
+}
 
-            while (next_at[k] <= c) {
-                amount[k] = g_array_index(ev->e, Event, ix[k]).cum;
-                ix[k]++;
-                next_at[k] = ix[k] < ev->e->len
-                             ? g_array_index(ev->e, Event, ix[k]).cycle
-                             : UINT64_MAX;
+/* The band of amount x of histogram i (0 tags, 1 FIFO words) */
+static inline unsigned hist_band(const PtmDmaTraffic *t,
+                                 const PtmProbeShape *probe, unsigned i,
+                                 uint64_t x)
+{
+    return i ? ptm_band(free_words(t, x), probe->stfifo_capacity)
+             : ptm_band(free_tags(t, x), probe->tag_capacity);
+}
+
+/*
+ * How many periods after the first the amounts seen in it ([lo, hi],
+ * moving by d each period) stay in the band they were all in: at most
+ * jmax (0 if they were not all in one band).
+ */
+static uint64_t band_stays(const PtmDmaTraffic *t, const PtmProbeShape *probe,
+                           unsigned i, uint64_t lo, uint64_t hi, int64_t d,
+                           uint64_t jmax)
+{
+    unsigned b = hist_band(t, probe, i, lo);
+    uint64_t ok = 0, bad = jmax + 1;
+
+    if (d == 0) {
+        return jmax;
+    }
+    if (hist_band(t, probe, i, hi) != b) {
+        return 0;
+    }
+    if (d < 0 && (uint64_t)-d * jmax > lo) {
+        bad = lo / -d + 1;      /* amounts never go below 0 */
+        jmax = bad - 1;
+    }
+    /* the band is monotonic in the amount: search the last j that keeps it */
+    while (bad - ok > 1) {
+        uint64_t j = ok + (bad - ok) / 2;
+        uint64_t l = lo + j * d, u = hi + j * d;
+
+        if (hist_band(t, probe, i, l) == b && hist_band(t, probe, i, u) == b) {
+            ok = j;
+        } else {
+            bad = j;
+        }
+    }
+    return MIN(ok, jmax);
+}
+
+/*
+ * From cycle c, where every amount that changes before `end` steps at one
+ * pace p (each a run with its next step in (c, c + p]) and the others stay:
+ * period i (cycles [c + (i - 1)p, c + ip)) sees the amounts of period 1
+ * moved by i - 1 steps of each. Period 1 is walked; the periods after it
+ * whose cycles fall in the same bands are added as multiples of it.
+ * Returns the cycle reached (c if the pace is not steady enough).
+ */
+static uint64_t walk_periods(PtmDmaTraffic *t, const PtmProbeShape *probe,
+                             Walk *w, uint64_t c, uint64_t end, uint64_t *acc,
+                             unsigned base, PtmCountState *st)
+{
+    uint64_t p = 0, m = UINT64_MAX, j, x0[2], x1[2];
+    int64_t d[2];
+    Hist h = { .lo = { UINT64_MAX, UINT64_MAX } };
+
+    /* the pace: that of the run of the earliest next step */
+    {
+        unsigned k0 = 0;
+
+        for (unsigned k = 1; k < EV_N; k++) {
+            if (w->next[k] < w->next[k0]) {
+                k0 = k;
             }
+        }
+        if (w->next[k0] == UINT64_MAX) {
+            return c;
+        }
+        p = g_array_index(t->ev[k0].e, Event, w->ix[k0]).period;
+        if (w->next[k0] - c > p) {
+            return c;           /* nothing steps in the first period */
         }
     }
     for (unsigned k = 0; k < EV_N; k++) {
-        t->ev[k].cur = ix[k];
+        const Event *e;
+
+        if (w->next[k] == UINT64_MAX) {
+            continue;
+        }
+        e = &g_array_index(t->ev[k].e, Event, w->ix[k]);
+        if (w->next[k] - c <= p) {
+            /* a kind at the pace: the steps of its run, the last one kept
+             * for a next run that may start in the last period */
+            if (e->period != p || e->n - w->done[k] < 2) {
+                return c;
+            }
+            m = MIN(m, e->n - w->done[k] - 1);
+        } else {
+            m = MIN(m, (w->next[k] - c) / p);   /* a kind that stays */
+        }
+    }
+    m = MIN(m, (end - c) / p);
+    if (m < 4) {
+        return c;
+    }
+    x0[0] = w->amount[EV_TAKE] - w->amount[EV_RET];
+    x0[1] = w->amount[EV_RES] - w->amount[EV_FREE];
+    walk_span(t, probe, w, c, c + p, &h, st);
+    x1[0] = w->amount[EV_TAKE] - w->amount[EV_RET];
+    x1[1] = w->amount[EV_RES] - w->amount[EV_FREE];
+    j = m - 1;
+    for (unsigned i = 0; i < 2; i++) {
+        d[i] = (int64_t)(x1[i] - x0[i]);
+        j = band_stays(t, probe, i, h.lo[i], h.hi[i], d[i], j);
+    }
+    for (unsigned i = 0; i < PTM_HIST_BANDS; i++) {
+        acc[base + PTM_BRAKES + i] += h.band[0][i] * (1 + j);
+        acc[base + PTM_BRAKES + PTM_HIST_BANDS + i] += h.band[1][i] * (1 + j);
+    }
+    c += p * (1 + j);
+    if (j) {
+        /* the largest amounts (least free) of the periods */
+        uint64_t top[2];
+
+        for (unsigned i = 0; i < 2; i++) {
+            top[i] = h.hi[i] + (d[i] > 0 ? j * d[i] : 0);
+        }
+        st->tag_min = MIN(st->tag_min, free_tags(t, top[0]));
+        st->stfifo_min = MIN(st->stfifo_min, free_words(t, top[1]));
+        /* the last cycle's amounts, then the steps at c */
+        for (unsigned k = 0; k < EV_N; k++) {
+            walk_pass(t, w, k, c - 1);
+        }
+        st->tag_last = free_tags(t, w->amount[EV_TAKE] - w->amount[EV_RET]);
+        st->stfifo_last = free_words(t, w->amount[EV_RES] -
+                                        w->amount[EV_FREE]);
+        for (unsigned k = 0; k < EV_N; k++) {
+            walk_pass(t, w, k, c);
+        }
+    }
+    return c;
+}
+
+/*
+ * The probe's own channels: cycles, and on the PCIe probe the histograms,
+ * walking the steps of the four amounts together from where each stands
+ * at `start`, a steady pace of them a period at a time.
+ */
+static void count_side(PtmDmaTraffic *t, const PtmProbeShape *probe,
+                       uint64_t start, uint64_t end, PtmCountState *st,
+                       uint64_t *acc)
+{
+    unsigned base = 1 + probe->info.buses * (6 + probe->info.regions);
+    unsigned wait = 0;
+    Walk w;
+
+    acc[0] += end - start;
+    if (!probe->brakes) {
+        return;
+    }
+    for (unsigned k = 0; k < EV_N; k++) {
+        w.amount[k] = events_find(&t->ev[k], start, &w.ix[k], &w.done[k],
+                                  &w.next[k]);
+    }
+    for (uint64_t c = start; c < end;) {
+        Hist h = { .lo = { UINT64_MAX, UINT64_MAX } };
+        uint64_t next = MIN(MIN(w.next[0], w.next[1]),
+                            MIN(w.next[2], w.next[3]));
+        uint64_t to;
+
+        if (!wait) {
+            to = walk_periods(t, probe, &w, c, end, acc, base, st);
+            if (to != c) {
+                c = to;
+                continue;
+            }
+            wait = 8;           /* not steady here: look again 8 steps on */
+        }
+        wait--;
+        /* up to the next step, and over it */
+        to = MIN(end, next == UINT64_MAX ? end : next + 1);
+        walk_span(t, probe, &w, c, to, &h, st);
+        for (unsigned i = 0; i < PTM_HIST_BANDS; i++) {
+            acc[base + PTM_BRAKES + i] += h.band[0][i];
+            acc[base + PTM_BRAKES + PTM_HIST_BANDS + i] += h.band[1][i];
+        }
+        c = to;
+    }
+    for (unsigned k = 0; k < EV_N; k++) {
+        t->ev[k].cur = w.ix[k];
     }
 }
 
@@ -838,12 +1140,15 @@ static bool dma_count(void *opaque, const PtmProbeShape *probe,
 
             if (f->start < start) {
                 uint64_t k = run_frame(f, start);
-                uint64_t fs = f->start + k * f->cycles;
+                uint64_t fs = frame_start(f, k);
 
                 qi = k;
                 if (fs < start) {
-                    c = MIN(end, fs + f->cycles);
-                    count_lane_piece(t, probe, b, start, c, st, acc);
+                    /* frame k began before the span: its rest, if any */
+                    if (start < fs + f->cycles) {
+                        c = MIN(end, fs + f->cycles);
+                        count_lane_piece(t, probe, b, start, c, st, acc);
+                    }
                     qi = k + 1;
                 }
                 if (qi == f->n) {
@@ -859,8 +1164,12 @@ static bool dma_count(void *opaque, const PtmProbeShape *probe,
 
             if (f->start < end) {
                 qj = run_frame(f, end);
-                cut_from = f->start + qj * f->cycles;
-                cut = cut_from < end;
+                cut_from = frame_start(f, qj);
+                if (cut_from + f->cycles <= end) {
+                    qj++;       /* end is in the gap after frame qj */
+                } else {
+                    cut = cut_from < end;
+                }
             }
         }
         if (j > i || (j == i && qj > qi)) {
@@ -919,7 +1228,8 @@ static void events_prune(Events *ev, uint64_t cycle)
 {
     guint n = ev->head;
 
-    while (n < ev->e->len && g_array_index(ev->e, Event, n).cycle <= cycle) {
+    while (n < ev->e->len &&
+           ev_last(&g_array_index(ev->e, Event, n)) <= cycle) {
         n++;
     }
     if (n > ev->head) {
@@ -999,7 +1309,12 @@ void ptm_dma_traffic_reset(PtmDmaTraffic *t, uint64_t now_ns)
 
 /* ---- migration ---------------------------------------------------- */
 
-#define DMA_TRAFFIC_MAGIC 0x444D4154u   /* "DMAT" */
+/*
+ * "DMT2": runs with a period, steps as runs; "DMAT", the format before,
+ * (back-to-back runs, one step an entry) is still read.
+ */
+#define DMA_TRAFFIC_MAGIC 0x444D5432u
+#define DMA_TRAFFIC_MAGIC_V1 0x444D4154u
 
 void *ptm_dma_traffic_save(const PtmDmaTraffic *t, size_t *len)
 {
@@ -1021,6 +1336,7 @@ void *ptm_dma_traffic_save(const PtmDmaTraffic *t, size_t *len)
             ptm_put64(b, f->start);
             ptm_put64(b, f->cycles);
             ptm_put64(b, f->n);
+            ptm_put64(b, f->period);
             ptm_put64(b, f->bytes);
             ptm_put64(b, f->mvb);
         }
@@ -1029,8 +1345,13 @@ void *ptm_dma_traffic_save(const PtmDmaTraffic *t, size_t *len)
         ptm_put64(b, t->ev[k].base);
         ptm_put64(b, t->ev[k].e->len - t->ev[k].head);
         for (guint i = t->ev[k].head; i < t->ev[k].e->len; i++) {
-            ptm_put64(b, g_array_index(t->ev[k].e, Event, i).cycle);
-            ptm_put64(b, g_array_index(t->ev[k].e, Event, i).cum);
+            const Event *e = &g_array_index(t->ev[k].e, Event, i);
+
+            ptm_put64(b, e->cycle);
+            ptm_put64(b, e->n);
+            ptm_put64(b, e->period);
+            ptm_put64(b, e->amt);
+            ptm_put64(b, e->cum);
         }
     }
     ptm_put64(b, t->ret_base);
@@ -1054,11 +1375,12 @@ char *ptm_dma_traffic_load(PtmDmaTraffic *t, const void *buf, size_t len)
     PtmReader rd = { buf, len, false };
     PtmDmaTraffic *n = ptm_dma_traffic_new(&t->geo);
     uint64_t v = 0, cnt = 0;
-    bool ok = true;
+    bool ok = true, v1;
 
 #define GET(x) do { (x) = ptm_get64(&rd); ok = ok && !rd.bad; } while (0)
     GET(v);
-    ok = ok && v == DMA_TRAFFIC_MAGIC;
+    v1 = v == DMA_TRAFFIC_MAGIC_V1;
+    ok = ok && (v == DMA_TRAFFIC_MAGIC || v1);
     GET(cnt);
     ok = ok && cnt == t->nlanes;
     GET(n->busy_until_ns);
@@ -1070,21 +1392,33 @@ char *ptm_dma_traffic_load(PtmDmaTraffic *t, const void *buf, size_t len)
         GET(ln->free_at);
         GET(ln->total);
         GET(cnt);
-        ok = ok && cnt <= rd.left / 40;
+        ok = ok && cnt <= rd.left / (v1 ? 40 : 48);
         for (uint64_t i = 0; ok && i < cnt; i++) {
             Frame f = { 0 };
-            uint64_t nf = 0, mvb = 0;
+            uint64_t nf = 0, mvb = 0, cycles = 0, period = 0;
 
             GET(f.start);
-            GET(f.cycles);
+            GET(cycles);
             GET(nf);
+            if (v1) {
+                period = cycles;        /* back to back */
+            } else {
+                GET(period);
+            }
             GET(f.bytes);
             GET(mvb);
+            if (nf == 1) {
+                period = cycles;
+            }
             /* in order, not overlapping, within the lane */
-            ok = ok && f.cycles >= 1 && nf >= 1 && nf <= UINT32_MAX &&
+            ok = ok && cycles >= 1 && period >= cycles &&
+                 period <= UINT32_MAX && nf >= 1 && nf <= UINT32_MAX &&
                  mvb <= 1 && f.start >= prev_end &&
                  f.start <= ln->free_at &&
-                 (ln->free_at - f.start) / f.cycles >= nf;
+                 ln->free_at - f.start >= cycles &&
+                 (ln->free_at - f.start - cycles) / period >= nf - 1;
+            f.cycles = cycles;
+            f.period = period;
             f.n = nf;
             f.mvb = mvb;
             prev_end = ok ? run_end(&f) : 0;
@@ -1100,14 +1434,30 @@ char *ptm_dma_traffic_load(PtmDmaTraffic *t, const void *buf, size_t len)
         GET(n->ev[k].base);
         cum = n->ev[k].base;
         GET(cnt);
-        ok = ok && cnt <= rd.left / 16;
+        ok = ok && cnt <= rd.left / (v1 ? 16 : 40);
         for (uint64_t i = 0; ok && i < cnt; i++) {
-            Event e = { 0 };
+            Event e = { .n = 1, .period = 1 };
+            uint64_t ne = 1, period = 1;
 
             GET(e.cycle);
+            if (!v1) {
+                GET(ne);
+                GET(period);
+                GET(e.amt);
+            }
             GET(e.cum);
-            ok = ok && e.cycle >= prev && e.cum >= cum;
-            prev = e.cycle;
+            if (v1) {
+                e.amt = e.cum - cum;
+            }
+            /* in order; the steps add up to the total, without wrapping */
+            ok = ok && e.cycle >= prev && e.cum >= cum && ne >= 1 &&
+                 ne <= UINT32_MAX && period >= 1 && period <= UINT32_MAX &&
+                 (ne == 1 || e.amt <= (e.cum - cum) / ne) &&
+                 e.cum - cum == e.amt * ne &&
+                 (UINT64_MAX - e.cycle) / period >= ne - 1;
+            e.n = ne;
+            e.period = ne == 1 ? 1 : period;
+            prev = ok ? ev_last(&e) : 0;
             cum = e.cum;
             vec_append(n->ev[k].e, e);
         }

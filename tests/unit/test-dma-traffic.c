@@ -33,17 +33,25 @@ typedef struct Rig {
     PtmDmaTraffic *log;
 } Rig;
 
-static void rig_init(Rig *r, bool reference)
+static void rig_init_drain(Rig *r, bool reference, uint32_t drain_period)
 {
     PtmGeometry geo;
 
     ptm_config_default(&r->cfg);
+    if (drain_period) {
+        r->cfg.drain_period = drain_period;
+    }
     r->core = ptm_core_new(&r->cfg);
     ptm_core_set_reference(r->core, reference);
     ptm_core_geometry(r->core, &geo);
     r->log = ptm_dma_traffic_new(&geo);
     ptm_core_set_source(r->core, ptm_dma_traffic_ops(), r->log);
     ptm_core_power_on(r->core, 0);
+}
+
+static void rig_init(Rig *r, bool reference)
+{
+    rig_init_drain(r, reference, 0);
 }
 
 static void rig_fini(Rig *r)
@@ -259,6 +267,156 @@ static void test_reference(void)
     g_assert_cmpuint(live(&a, PCH(RQ, SOF)), >, 0);
     rig_fini(&a);
     rig_fini(&b);
+}
+
+/*
+ * Trains as a TX queue makes them (a descriptor fetch, then 16 data reads
+ * of equal buffers, again and again, then the update write, all at one
+ * moment) and RX-like trains of writes: the requests and steps of a train
+ * are kept as runs with a pace, and counting them a period at a time must
+ * give what the per-cycle reference gives, every counter, with 5-bit,
+ * 8-bit and 10-bit tags (the 5-bit ones run out), across a save and load.
+ */
+static void test_trains(void)
+{
+    static const PtmSettings sets[] = {
+        { .mps = 1, .mrrs = 2, .ext_tag = false },
+        { .mps = 0, .mrrs = 1, .ext_tag = true, .rcb_128 = true },
+        { .mps = 2, .mrrs = 5, .tag_10bit = true },
+    };
+
+    for (unsigned si = 0; si < G_N_ELEMENTS(sets); si++) {
+        Rig a, b;
+        const PtmLayout *lay;
+        uint64_t t = 2000, step = 700 + 300 * si;
+
+        /* short drain windows: many of them end inside a train */
+        rig_init_drain(&a, false, 512);
+        rig_init_drain(&b, true, 512);
+        for (unsigned burst = 0; burst < 40; burst++) {
+            for (unsigned k = 0; k < 2; k++) {
+                Rig *r = k ? &b : &a;
+                uint32_t size = burst % 3 == 2 ? 1500 : 64;
+
+                for (unsigned g = 0; g < 4; g++) {
+                    ptm_dma_traffic_add(r->log, t, 0, false,
+                                        0x7000000 + g * 128, 128, &sets[si]);
+                    for (unsigned i = 0; i < 16; i++) {
+                        ptm_dma_traffic_add(r->log, t, 0, burst % 4 == 3,
+                                            0x10000000 +
+                                            (uint64_t)(g * 16 + i) * 4096,
+                                            size, &sets[si]);
+                    }
+                }
+                ptm_dma_traffic_add(r->log, t, 0, true, 0x8000000, 4,
+                                    &sets[si]);
+            }
+            /* the next burst while this one is still on the buses, or not */
+            t += burst % 2 ? 900 : 3000 + 37 * burst;
+        }
+        /*
+         * counted in uneven steps, a save and load half way; the least
+         * free tags and FIFO words of each step (PCIE_TAGS and PCIE_STFIFO,
+         * the lowest cleared after each read) equal
+         */
+        for (uint64_t c = 1000; c < t + 100000; c += step) {
+            ptm_core_advance(a.core, c);
+            ptm_core_advance(b.core, c);
+            g_assert_cmphex(ptm_core_read(a.core, c, PTM_REG_PCIE_TAGS, 4), ==,
+                            ptm_core_read(b.core, c, PTM_REG_PCIE_TAGS, 4));
+            g_assert_cmphex(ptm_core_read(a.core, c, PTM_REG_PCIE_STFIFO, 4),
+                            ==,
+                            ptm_core_read(b.core, c, PTM_REG_PCIE_STFIFO, 4));
+            ptm_core_write(a.core, c, PTM_REG_COMMAND, PTM_CMD_CLEAR_LOWEST, 4);
+            ptm_core_write(b.core, c, PTM_REG_COMMAND, PTM_CMD_CLEAR_LOWEST, 4);
+            if (c / step == 300) {
+                size_t len;
+                void *st = ptm_dma_traffic_save(a.log, &len);
+                char *err;
+
+                ptm_dma_traffic_reset(a.log, 0);
+                err = ptm_dma_traffic_load(a.log, st, len);
+                g_assert_null(err);
+                g_free(st);
+            }
+        }
+        ptm_core_advance(a.core, t + 200000);
+        ptm_core_advance(b.core, t + 200000);
+        lay = ptm_core_layout(a.core);
+        for (unsigned e = 0; e < lay->entries; e++) {
+            if (live(&a, e) != live(&b, e)) {
+                g_test_message("settings %u entry %u: %" G_GUINT64_FORMAT
+                               " != %" G_GUINT64_FORMAT, si, e, live(&a, e),
+                               live(&b, e));
+            }
+            g_assert_cmpuint(live(&a, e), ==, live(&b, e));
+        }
+        g_assert_cmpuint(live(&a, PCH(RQ, SOF)), >, 40 * 64);
+        rig_fini(&a);
+        rig_fini(&b);
+    }
+}
+
+/*
+ * The source's count of any span of a train log, against the same span
+ * counted cycle by cycle from its fill: the PCIe probe's cycles,
+ * histograms, least and last free tags and FIFO words (what the steady
+ * pace of the steps is counted a period at a time for), over spans that
+ * start and end anywhere, inside a ramp of the tags or in its steady part.
+ */
+static void test_train_spans(void)
+{
+    Rig r;
+    PtmSettings set = set_a;
+    PtmProbeShape sh;
+    PtmChunk *ch = ptm_chunk_new();
+    const PtmSourceOps *ops = ptm_dma_traffic_ops();
+    GRand *rnd = g_rand_new_with_seed(20261206);
+    uint64_t end = 0;
+
+    set.ext_tag = false;
+    rig_init(&r, false);
+    for (unsigned burst = 0; burst < 6; burst++) {
+        uint64_t t = 1000 + burst * 20000;
+
+        for (unsigned i = 0; i < 300; i++) {
+            ptm_dma_traffic_add(r.log, t, 0, false, 0x10000000 + i * 4096,
+                                i % 17 ? 64 : 128, &set);
+        }
+    }
+    ptm_core_probe_shape(r.core, 0, PTM_DOMAIN_PCIE, &sh);
+    g_assert_cmpuint(sh.brakes, >, 0);
+    end = 130000 * 4 / 10;      /* PCIe cycles (400 MHz) past the last read */
+    for (unsigned n = 0; n < 3000; n++) {
+        uint64_t s = g_rand_int_range(rnd, 0, end);
+        uint64_t len = n % 3 ? g_rand_int_range(rnd, 1, 300)
+                             : g_rand_int_range(rnd, 1, 20000);
+        uint64_t e = MIN(s + len, end), c = s;
+        uint64_t fast[256] = { 0 }, ref[256] = { 0 };
+        PtmCountState sf = { 0 }, sr = { 0 };
+        unsigned base = 1 + sh.info.buses * (6 + sh.info.regions);
+
+        ptm_count_state_window_start(&sf);
+        ptm_count_state_window_start(&sr);
+        g_assert_true(ops->count(r.log, &sh, s, e, &sf, fast));
+        while (c < e) {
+            ch->seg = ch->scratch;
+            c += ops->fill(r.log, &sh.info, c, e - c, ch);
+            ptm_count_chunk_reference(&sh, &sr, ch, ref);
+        }
+        g_assert_cmpuint(fast[0], ==, ref[0]);
+        for (unsigned k = 0; k < 2 * PTM_HIST_BANDS; k++) {
+            g_assert_cmpuint(fast[base + PTM_BRAKES + k], ==,
+                             ref[base + PTM_BRAKES + k]);
+        }
+        g_assert_cmpuint(sf.tag_min, ==, sr.tag_min);
+        g_assert_cmpuint(sf.stfifo_min, ==, sr.stfifo_min);
+        g_assert_cmpuint(sf.tag_last, ==, sr.tag_last);
+        g_assert_cmpuint(sf.stfifo_last, ==, sr.stfifo_last);
+    }
+    g_rand_free(rnd);
+    ptm_chunk_free(ch);
+    rig_fini(&r);
 }
 
 /* Nothing in flight: the source counts any span at once. */
@@ -508,6 +666,8 @@ int main(int argc, char **argv)
     g_test_add_func("/dma-traffic/reads", test_reads);
     g_test_add_func("/dma-traffic/tag-limit", test_tag_limit);
     g_test_add_func("/dma-traffic/reference", test_reference);
+    g_test_add_func("/dma-traffic/trains", test_trains);
+    g_test_add_func("/dma-traffic/train-spans", test_train_spans);
     g_test_add_func("/dma-traffic/lazy", test_lazy);
     g_test_add_func("/dma-traffic/prune-and-migrate", test_prune_and_migrate);
     g_test_add_func("/dma-traffic/background", test_background);
