@@ -57,16 +57,20 @@ static void ndk_dma_xfer(void *opaque, NdpDir dir, unsigned queue,
         }
     }
     if (d->owner && d->owner->xfer) {
-        d->owner->xfer(d->owner_opaque, queue / d->queues, write, addr,
-                       bytes);
+        d->owner->xfer(d->owner_opaque, d->access_ns, queue / d->queues,
+                       write, addr, bytes);
     }
 }
 
-static void ndk_dma_enter(NdkDma *d)
+/* Before the engine runs: the access's time, which all its work takes */
+static int64_t ndk_dma_enter(NdkDma *d)
 {
     if (d->owner && d->owner->enter) {
         d->owner->enter(d->owner_opaque);
     }
+    /* after the owner settled: nothing it counted is later than this */
+    d->access_ns = dma_now();
+    return d->access_ns;
 }
 
 static void ndk_dma_mmio(NdkDma *d, bool write, unsigned size)
@@ -92,10 +96,9 @@ static const NdpHooks ndk_dma_hooks = {
     .xfer = ndk_dma_xfer,
 };
 
-/* After anything that may start or stop a generator: its timer. */
-static void ndk_dma_schedule(NdkDma *d)
+/* After anything that may start or stop a generator (at now): its timer. */
+static void ndk_dma_schedule(NdkDma *d, int64_t now)
 {
-    int64_t now = dma_now();
     int64_t next = ndp_dma_run(d->core, now);
 
     if (next == INT64_MAX) {
@@ -109,8 +112,7 @@ static void ndk_dma_tick(void *opaque)
 {
     NdkDma *d = opaque;
 
-    ndk_dma_enter(d);
-    ndk_dma_schedule(d);
+    ndk_dma_schedule(d, ndk_dma_enter(d));
     ndk_dma_leave(d);
 }
 
@@ -120,9 +122,8 @@ static uint64_t ndk_dma_queue_read(NdkDma *d, NdpDir dir, hwaddr addr,
     uint64_t val;
 
     ndk_dma_mmio(d, false, size);
-    ndk_dma_enter(d);
     val = ndp_dma_read(d->core, dir, addr / NDP_CTRL_SIZE,
-                       addr % NDP_CTRL_SIZE, size, dma_now());
+                       addr % NDP_CTRL_SIZE, size, ndk_dma_enter(d));
     ndk_dma_leave(d);
     trace_ndk_dma_read(dir ? "tx" : "rx", addr, size, val);
     return val;
@@ -133,9 +134,8 @@ static void ndk_dma_queue_write(NdkDma *d, NdpDir dir, hwaddr addr,
 {
     trace_ndk_dma_write(dir ? "tx" : "rx", addr, size, val);
     ndk_dma_mmio(d, true, size);
-    ndk_dma_enter(d);
     ndp_dma_write(d->core, dir, addr / NDP_CTRL_SIZE, addr % NDP_CTRL_SIZE,
-                  val, size, dma_now());
+                  val, size, ndk_dma_enter(d));
     ndk_dma_leave(d);
 }
 
@@ -167,9 +167,8 @@ static uint64_t ndk_dma_gls_read(void *opaque, hwaddr addr, unsigned size)
     uint64_t val;
 
     ndk_dma_mmio(d, false, size);
-    ndk_dma_enter(d);
     val = ndp_gls_read(d->core, addr / NDP_GLS_SIZE, addr % NDP_GLS_SIZE,
-                       size, dma_now());
+                       size, ndk_dma_enter(d));
     ndk_dma_leave(d);
     trace_ndk_dma_read("gls", addr, size, val);
     return val;
@@ -179,13 +178,14 @@ static void ndk_dma_gls_write(void *opaque, hwaddr addr, uint64_t val,
                               unsigned size)
 {
     NdkDma *d = opaque;
+    int64_t now;
 
     trace_ndk_dma_write("gls", addr, size, val);
     ndk_dma_mmio(d, true, size);
-    ndk_dma_enter(d);
+    now = ndk_dma_enter(d);
     ndp_gls_write(d->core, addr / NDP_GLS_SIZE, addr % NDP_GLS_SIZE, val,
-                  size, dma_now());
-    ndk_dma_schedule(d);
+                  size, now);
+    ndk_dma_schedule(d, now);
     ndk_dma_leave(d);
 }
 
@@ -261,7 +261,8 @@ void ndk_dma_reset(NdkDma *d)
     timer_del(d->timer);
     ndp_dma_reset(d->core);
     /* virtual time goes on: the generators count from here */
-    ndp_dma_run(d->core, dma_now());
+    d->access_ns = dma_now();
+    ndp_dma_run(d->core, d->access_ns);
 }
 
 static int ndk_dma_pre_save(void *opaque)
@@ -270,7 +271,8 @@ static int ndk_dma_pre_save(void *opaque)
     size_t len;
 
     /* frames made up to now are in the rings on both ends */
-    ndp_dma_run(d->core, dma_now());
+    d->access_ns = dma_now();
+    ndp_dma_run(d->core, d->access_ns);
     g_free(d->state);
     d->state = ndp_dma_save(d->core, &len);
     d->state_len = len;
@@ -297,7 +299,8 @@ static int ndk_dma_post_load(void *opaque, int version_id)
         error_report("ndk-pcie-telemetry: %s", err);
         return -EINVAL;
     }
-    ndk_dma_schedule(d);
+    d->access_ns = dma_now();
+    ndk_dma_schedule(d, d->access_ns);
     return 0;
 }
 

@@ -16,9 +16,14 @@
 typedef struct NdkDmaOwner {
     /* before the engine runs: the card may have to settle first */
     void (*enter)(void *opaque);
-    /* a transfer the engine made on the bus, from DMA port `port` */
-    void (*xfer)(void *opaque, unsigned port, bool write, uint64_t addr,
-                 uint32_t bytes);
+    /*
+     * a transfer the engine made on the bus, from DMA port `port`, during
+     * the access (or tick) of virtual time t_ns: every transfer of one
+     * access is made at that access's moment, as the hardware starts them
+     * on the doorbell, not as QEMU's host time drifts while it models them
+     */
+    void (*xfer)(void *opaque, int64_t t_ns, unsigned port, bool write,
+                 uint64_t addr, uint32_t bytes);
     /* after the engine ran */
     void (*leave)(void *opaque);
     /* a guest access of `size` bytes to the engine's registers */
@@ -38,6 +43,7 @@ typedef struct NdkDma {
     uint32_t owner_state_len;
     MemoryRegion rx, tx, gls;
     QEMUTimer *timer;           /* runs only while a generator runs */
+    int64_t access_ns;          /* the virtual time of the access running */
     uint8_t *state;             /* migration buffer */
     uint32_t state_len;
 } NdkDma;

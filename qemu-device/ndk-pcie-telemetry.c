@@ -994,12 +994,12 @@ static void ndk_telemetry_dma_enter(void *opaque)
     ndk_telemetry_quiesce(opaque);
 }
 
-static void ndk_telemetry_dma_xfer(void *opaque, unsigned port, bool write,
-                                   uint64_t addr, uint32_t bytes)
+static void ndk_telemetry_dma_xfer(void *opaque, int64_t t_ns, unsigned port,
+                                   bool write, uint64_t addr, uint32_t bytes)
 {
     NdkPcieTelemetryState *s = opaque;
 
-    ptm_dma_traffic_add(s->dma_log, now_ns(), port, write, addr, bytes,
+    ptm_dma_traffic_add(s->dma_log, t_ns, port, write, addr, bytes,
                         &s->settings);
 }
 

@@ -154,9 +154,10 @@ typedef struct Events {
 
 enum { EV_TAKE, EV_RET, EV_RES, EV_FREE, EV_N };
 
-/* A ratio of two rates, reduced */
+/* A ratio of two rates, reduced; qshift: log2 of q if a power of 2, or -1 */
 typedef struct Ratio {
     uint64_t p, q;
+    int qshift;
 } Ratio;
 
 enum { LANE_RQ, LANE_RC, LANE_DMA };   /* then UP p = 2 + 2p, DOWN 3 + 2p */
@@ -171,6 +172,8 @@ struct PtmDmaTraffic {
     uint64_t busy_until_ns;     /* the last frame's end (as of busy_lanes) */
     /* clock ratios: PCIe per DMA, DMA per PCIe, DMA and PCIe per ns */
     Ratio pcie_dma, dma_pcie, dma_ns, pcie_ns;
+    /* the DMA cycle of the last transfer's time (a train shares one) */
+    uint64_t up_t_ns, up_cycle;
     uint64_t now_ns;
     uint64_t lat;               /* PTM_DMA_LATENCY_NS in PCIe cycles */
     int ishift;                 /* log2 of an item's bytes, or -1 */
@@ -180,6 +183,7 @@ struct PtmDmaTraffic {
     uint64_t bg_next_ns;        /* its time */
     uint64_t bg_slot;           /* its number, from 1 */
     PtmSettings settings;       /* the card's, splitting them */
+    bool frame_by_frame;        /* tests: no runs of a transfer at once */
 };
 
 static unsigned lane_regions(const PtmDmaTraffic *t, unsigned l)
@@ -227,8 +231,25 @@ static inline bool is_power_of_2(unsigned x)
 static Ratio ratio(uint64_t to, uint64_t from)
 {
     uint64_t g = ptm_gcd64(to, from);
+    uint64_t q = from / g;
 
-    return (Ratio) { to / g, from / g };
+    return (Ratio) { to / g, q, is_power_of_2(q) ? __builtin_ctzll(q) : -1 };
+}
+
+/*
+ * x in the clock of `to` (muldiv by r): the card's clocks' ratios reduce
+ * to 2/1, 1/2 and the like, so a shift does where the divisor is a power
+ * of 2 (a division costs more than the rest of logging a frame).
+ */
+static inline uint64_t ratio_of(const Ratio *r, uint64_t x, bool up)
+{
+    uint64_t prod;
+
+    if (r->qshift >= 0 && !__builtin_mul_overflow(x, r->p, &prod) &&
+        prod <= UINT64_MAX - r->q) {
+        return (prod + (up ? r->q - 1 : 0)) >> r->qshift;
+    }
+    return muldiv(x, r->p, r->q, up);
 }
 
 PtmDmaTraffic *ptm_dma_traffic_new(const PtmGeometry *geo)
@@ -260,6 +281,11 @@ PtmDmaTraffic *ptm_dma_traffic_new(const PtmGeometry *geo)
     t->scratch = ptm_chunk_new();
     t->bg_slot = 1;
     return t;
+}
+
+void ptm_dma_traffic_set_frame_by_frame(PtmDmaTraffic *t, bool on)
+{
+    t->frame_by_frame = on;
 }
 
 void ptm_dma_traffic_free(PtmDmaTraffic *t)
@@ -316,41 +342,96 @@ static inline void frame_end(const Frame *f, unsigned *r, unsigned *pos)
     *pos = f->end_pos;
 }
 
-/* A frame of `bytes` (0: MVB only) ready at cycle `ready`: where it ends */
-static inline uint64_t lane_put(PtmDmaTraffic *t, unsigned l, uint64_t ready,
-                                uint32_t bytes, bool mvb, uint64_t *start)
+/*
+ * `count` equal frames of `cycles` cycles on a lane, frame i from cycle
+ * start + i x period (period >= cycles, unused for one frame): joined to
+ * the lane's last run where they continue it.
+ */
+static void lane_run(PtmDmaTraffic *t, unsigned l, uint64_t start,
+                     uint32_t cycles, uint64_t period, uint32_t bytes,
+                     bool mvb, uint32_t count)
 {
     Lane *ln = &t->lane[l];
-    uint64_t s = MAX(ready, ln->free_at);
-    uint32_t cycles = lane_cycles(ln, bytes);
     Frame *last = ln->f->len > ln->head
                   ? &g_array_index(ln->f, Frame, ln->f->len - 1) : NULL;
 
+    if (count == 1) {
+        period = cycles;
+    }
+    ln->free_at = start + (uint64_t)(count - 1) * period + cycles;
+    ln->total += count;
     if (last && last->bytes == bytes && last->mvb == mvb &&
-        last->n < UINT32_MAX &&
-        (last->n == 1 ? s - last->start <= UINT32_MAX
-                      : s - frame_start(last, last->n - 1) == last->period)) {
-        if (last->n == 1) {
-            last->period = s - last->start;
+        last->n <= UINT32_MAX - count) {
+        uint64_t d = start - frame_start(last, last->n - 1);
+
+        if (last->n == 1 ? d <= UINT32_MAX && (count == 1 || d == period)
+                         : d == last->period &&
+                           (count == 1 || period == last->period)) {
+            last->period = d;
+            last->n += count;
+            return;
         }
-        last->n++;
-    } else {
+    }
+    if (period > UINT32_MAX) {
+        /* a pace too slow for a run: one entry a frame */
+        for (uint32_t i = 0; i < count; i++) {
+            lane_run(t, l, start + i * period, cycles, cycles, bytes, mvb, 1);
+        }
+        ln->total -= count;
+        return;
+    }
+    {
         Frame f = {
-            .start = s,
+            .start = start,
             .cycles = cycles,
-            .period = cycles,
+            .period = period,
             .bytes = bytes,
-            .n = 1,
+            .n = count,
             .mvb = mvb,
         };
 
         frame_place_end(t, l, &f);
         vec_append(ln->f, f);
     }
-    ln->free_at = s + cycles;
-    ln->total++;
+}
+
+/* A frame of `bytes` (0: MVB only) ready at cycle `ready`: where it ends */
+static inline uint64_t lane_put(PtmDmaTraffic *t, unsigned l, uint64_t ready,
+                                uint32_t bytes, bool mvb, uint64_t *start)
+{
+    Lane *ln = &t->lane[l];
+    uint64_t s = MAX(ready, ln->free_at);
+
+    lane_run(t, l, s, lane_cycles(ln, bytes), 0, bytes, mvb, 1);
     if (start) {
         *start = s;
+    }
+    return ln->free_at;
+}
+
+/*
+ * n equal frames, frame i ready at cycle ready + i x pace: each starts
+ * when it is ready and the lane is free, so the first ones go back to
+ * back while the lane has a backlog (start_i = s + i x cycles) and the
+ * rest at the pace once it is gone (ready + i x pace): at most two runs.
+ * Returns where the last ends.
+ */
+static uint64_t lane_put_paced(PtmDmaTraffic *t, unsigned l, uint64_t ready,
+                               uint64_t pace, uint32_t bytes, bool mvb,
+                               uint32_t n)
+{
+    Lane *ln = &t->lane[l];
+    uint32_t cycles = lane_cycles(ln, bytes);
+    uint64_t s = MAX(ready, ln->free_at), tight = n;
+
+    if (pace > cycles) {
+        /* start_i = max(ready + i x pace, s + i x cycles) */
+        tight = MIN((uint64_t)n, (s - ready) / (pace - cycles) + 1);
+    }
+    lane_run(t, l, s, cycles, cycles, bytes, mvb, tight);
+    if (tight < n) {
+        lane_run(t, l, ready + tight * pace, cycles, pace, bytes, mvb,
+                 n - tight);
     }
     return ln->free_at;
 }
@@ -389,12 +470,48 @@ static uint64_t tag_limit(const PtmDmaTraffic *t, const PtmSettings *set)
     return MIN(MIN(t->geo.tag_capacity, 0x7FFu), field);
 }
 
-/* The piece of [addr, end) at addr up to the next multiple of align */
-static uint32_t piece(uint64_t addr, uint64_t end, uint64_t align)
+/*
+ * The piece of [addr, end) at addr up to the next multiple of align (a
+ * power of 2: MPS, MRRS and RCB are)
+ */
+static inline uint32_t piece(uint64_t addr, uint64_t end, uint64_t align)
 {
-    uint64_t next = (addr / align + 1) * align;
+    uint64_t next = (addr | (align - 1)) + 1;
 
     return MIN(next, end) - addr;
+}
+
+/*
+ * n completions of `bytes` each, all ready on RC at `ready` (so back to
+ * back there), each on DOWN from the DMA cycle its RC frame ends in: in
+ * a few runs where the DOWN frames' ready cycles step evenly (or DOWN is
+ * the slower bus, so that they queue). false (nothing put) where not.
+ */
+static bool completions(PtmDmaTraffic *t, unsigned down, uint64_t ready,
+                        uint32_t bytes, uint64_t n, uint64_t *rc_end,
+                        uint64_t *down_end)
+{
+    Lane *rc = &t->lane[LANE_RC], *dn = &t->lane[down];
+    uint32_t c_rc = lane_cycles(rc, PTM_DMA_RC_HDR + bytes);
+    uint32_t c_dn = lane_cycles(dn, bytes);
+    const Ratio *r = &t->dma_pcie;
+    uint64_t s = MAX(ready, rc->free_at), step = c_rc * r->p, pace;
+
+    if (n > UINT32_MAX) {
+        return false;
+    }
+    if (step <= c_dn * r->q) {
+        pace = 0;               /* DOWN is the slower: they queue there */
+    } else if (step % r->q == 0) {
+        pace = step / r->q;     /* RC's pace in DMA cycles, exactly */
+    } else {
+        return false;
+    }
+    lane_run(t, LANE_RC, s, c_rc, c_rc, PTM_DMA_RC_HDR + bytes, false, n);
+    *rc_end = rc->free_at;
+    *down_end = lane_put_paced(t, down, ratio_of(r, s + c_rc, true), pace,
+                               bytes, true, n);
+    return true;
 }
 
 static void log_transfer(PtmDmaTraffic *t, uint64_t t_ns, unsigned port,
@@ -402,7 +519,8 @@ static void log_transfer(PtmDmaTraffic *t, uint64_t t_ns, unsigned port,
                          const PtmSettings *set)
 {
     unsigned up = LANE_DMA + 2 * port, down = up + 1;
-    uint64_t mps = 128u << MIN(set->mps, 5), mrrs = 128u << MIN(set->mrrs, 5);
+    unsigned mps_shift = 7 + MIN(set->mps, 5);
+    uint64_t mps = 1u << mps_shift, mrrs = 128u << MIN(set->mrrs, 5);
     uint64_t rcb = set->rcb_128 ? 128 : 64;
     uint64_t end = addr + bytes, up_end, rq_ready;
     uint64_t lat = t->lat;
@@ -411,16 +529,27 @@ static void log_transfer(PtmDmaTraffic *t, uint64_t t_ns, unsigned port,
         return;
     }
     /* the request leaves the DMA side */
-    up_end = lane_put(t, up, muldiv(t_ns, t->dma_ns.p, t->dma_ns.q, false) + 1,
-                      write ? bytes : 0,
-                      true, NULL);
-    rq_ready = muldiv(up_end, t->pcie_dma.p, t->pcie_dma.q, true);
+    if (t_ns != t->up_t_ns) {
+        t->up_t_ns = t_ns;
+        t->up_cycle = muldiv(t_ns, t->dma_ns.p, t->dma_ns.q, false);
+    }
+    up_end = lane_put(t, up, t->up_cycle + 1, write ? bytes : 0, true, NULL);
+    rq_ready = ratio_of(&t->pcie_dma, up_end, true);
     while (addr < end) {
         uint32_t len = piece(addr, end, write ? mps : mrrs);
         uint64_t rq_start, rc_end = 0, down_end = 0, limit;
         uint64_t words = 0, k;
 
         if (write) {
+            uint64_t full = (end - addr) >> mps_shift;
+
+            if (len == mps && full > 1 && !t->frame_by_frame) {
+                /* whole MPS blocks, each ready as the one before ends */
+                rq_ready = lane_put_paced(t, LANE_RQ, rq_ready, 0,
+                                          PTM_DMA_RQ_HDR + mps, false, full);
+                addr += full * mps;
+                continue;
+            }
             rq_ready = lane_put(t, LANE_RQ, rq_ready, PTM_DMA_RQ_HDR + len,
                                 false, NULL);
             addr += len;
@@ -438,14 +567,20 @@ static void log_transfer(PtmDmaTraffic *t, uint64_t t_ns, unsigned port,
                             &rq_start);
         /* its completions: to the first RCB boundary, then MPS each */
         for (uint64_t a = addr, e = addr + len; a < e;) {
-            uint32_t c = a == addr && a % rcb ? piece(a, e, rcb)
-                                              : MIN(mps, e - a);
+            uint32_t c = a == addr && (a & (rcb - 1)) ? piece(a, e, rcb)
+                                                      : MIN(mps, e - a);
+            uint64_t full = (e - a) >> mps_shift;
 
+            if (c == mps && full > 1 && !t->frame_by_frame &&
+                completions(t, down, rq_start + lat, mps, full, &rc_end,
+                            &down_end)) {
+                a += full * mps;
+                continue;
+            }
             rc_end = lane_put(t, LANE_RC, rq_start + lat,
                               PTM_DMA_RC_HDR + c, false, NULL);
             down_end = lane_put(t, down,
-                                muldiv(rc_end, t->dma_pcie.p, t->dma_pcie.q,
-                                       true), c, true,
+                                ratio_of(&t->dma_pcie, rc_end, true), c, true,
                                 NULL);
             a += c;
         }
@@ -454,7 +589,7 @@ static void log_transfer(PtmDmaTraffic *t, uint64_t t_ns, unsigned port,
         event_add(&t->ev[EV_RES], rq_start, words);
         event_add(&t->ev[EV_RET], rc_end, 1);
         event_add(&t->ev[EV_FREE],
-                  muldiv(down_end, t->pcie_dma.p, t->pcie_dma.q, true), words);
+                  ratio_of(&t->pcie_dma, down_end, true), words);
         vec_append(t->ret, rc_end);
         addr += len;
     }
@@ -829,7 +964,10 @@ static inline void walk_pass(PtmDmaTraffic *t, Walk *w, unsigned k,
 
     while (w->next[k] <= c) {
         const Event *e = &g_array_index(ev->e, Event, w->ix[k]);
-        uint64_t steps = (c - e->cycle) / e->period + 1;
+        /* mostly one step: no division */
+        uint64_t steps = c - w->next[k] < e->period
+                         ? w->done[k] + 1
+                         : (c - e->cycle) / e->period + 1;
 
         if (steps >= e->n) {
             w->amount[k] = e->cum;
@@ -1049,6 +1187,7 @@ static void count_side(PtmDmaTraffic *t, const PtmProbeShape *probe,
 {
     unsigned base = 1 + probe->info.buses * (6 + probe->info.regions);
     unsigned wait = 0;
+    uint64_t band[2][PTM_HIST_BANDS] = { { 0 } };
     Walk w;
 
     acc[0] += end - start;
@@ -1060,13 +1199,12 @@ static void count_side(PtmDmaTraffic *t, const PtmProbeShape *probe,
                                   &w.next[k]);
     }
     for (uint64_t c = start; c < end;) {
-        Hist h = { .lo = { UINT64_MAX, UINT64_MAX } };
-        uint64_t next = MIN(MIN(w.next[0], w.next[1]),
-                            MIN(w.next[2], w.next[3]));
-        uint64_t to;
+        uint64_t x0, x1, next, run;
+        uint16_t tag, fifo;
 
         if (!wait) {
-            to = walk_periods(t, probe, &w, c, end, acc, base, st);
+            uint64_t to = walk_periods(t, probe, &w, c, end, acc, base, st);
+
             if (to != c) {
                 c = to;
                 continue;
@@ -1074,14 +1212,30 @@ static void count_side(PtmDmaTraffic *t, const PtmProbeShape *probe,
             wait = 8;           /* not steady here: look again 8 steps on */
         }
         wait--;
-        /* up to the next step, and over it */
-        to = MIN(end, next == UINT64_MAX ? end : next + 1);
-        walk_span(t, probe, &w, c, to, &h, st);
-        for (unsigned i = 0; i < PTM_HIST_BANDS; i++) {
-            acc[base + PTM_BRAKES + i] += h.band[0][i];
-            acc[base + PTM_BRAKES + PTM_HIST_BANDS + i] += h.band[1][i];
+        /* up to the next step */
+        x0 = w.amount[EV_TAKE] - w.amount[EV_RET];
+        x1 = w.amount[EV_RES] - w.amount[EV_FREE];
+        next = MIN(MIN(w.next[0], w.next[1]), MIN(w.next[2], w.next[3]));
+        run = MIN(next, end) - c;
+        tag = free_tags(t, x0);
+        fifo = free_words(t, x1);
+        band[0][ptm_band(tag, probe->tag_capacity)] += run;
+        band[1][ptm_band(fifo, probe->stfifo_capacity)] += run;
+        st->tag_min = MIN(st->tag_min, tag);
+        st->stfifo_min = MIN(st->stfifo_min, fifo);
+        st->tag_last = tag;
+        st->stfifo_last = fifo;
+        st->link_last = 1;
+        c += run;
+        for (unsigned k = 0; k < EV_N; k++) {
+            if (w.next[k] <= c) {
+                walk_pass(t, &w, k, c);
+            }
         }
-        c = to;
+    }
+    for (unsigned i = 0; i < PTM_HIST_BANDS; i++) {
+        acc[base + PTM_BRAKES + i] += band[0][i];
+        acc[base + PTM_BRAKES + PTM_HIST_BANDS + i] += band[1][i];
     }
     for (unsigned k = 0; k < EV_N; k++) {
         t->ev[k].cur = w.ix[k];

@@ -37,6 +37,13 @@ typedef struct PtmDmaTraffic PtmDmaTraffic;
 PtmDmaTraffic *ptm_dma_traffic_new(const PtmGeometry *geo);
 void ptm_dma_traffic_free(PtmDmaTraffic *t);
 
+/*
+ * For tests: place every frame one by one, as the rule reads, instead of
+ * the equal completions and write requests of a transfer in runs at once
+ * (which must give the same frames at the same cycles).
+ */
+void ptm_dma_traffic_set_frame_by_frame(PtmDmaTraffic *t, bool on);
+
 /* The source to give the core (opaque: the log). */
 const PtmSourceOps *ptm_dma_traffic_ops(void);
 

@@ -8,7 +8,12 @@
  * up to time after every burst. Virtual time advances by the frames'
  * time at a rate given in Mpps.
  *
- *   dma-bench [FRAMES] [SIZE] [MPPS]    (defaults 200000 64 1)
+ *   dma-bench [FRAMES] [SIZE] [MPPS] [loop|tx]  (defaults 200000 64 1 loop)
+ *
+ * `tx` sends the bursts out of the TX queue only, as ndp-tool generate
+ * does (the loopback off), with the settings a Linux guest negotiates
+ * (MPS 128, MRRS 4096, 8-bit tags), and the block caught up every 10 ms
+ * of virtual time in whole drain periods, as the card's timer does.
  *
  * Prints ns of CPU per frame for the engine alone, with the log, and
  * with the block counting.
@@ -86,9 +91,11 @@ static void put_desc(Host *h, uint64_t ring, uint32_t idx, uint64_t v)
 }
 
 /* mode 0: engine only, 1: with the log, 2: with the block counting */
-static double run(unsigned mode, uint64_t frames, uint32_t size, double mpps)
+static double run(unsigned mode, uint64_t frames, uint32_t size, double mpps,
+                  bool tx_only)
 {
     Host h = { .set = { .mps = 1, .mrrs = 2, .ext_tag = true } };
+    int64_t caught_up = 0;
     uint64_t rx_desc = MEM_BASE, tx_desc = MEM_BASE + 0x10000;
     uint64_t rx_hdr = MEM_BASE + 0x20000, upd = MEM_BASE + 0x30000;
     uint64_t rx_buf = MEM_BASE + 0x100000, tx_buf = MEM_BASE + 0x800000;
@@ -110,7 +117,11 @@ static double run(unsigned mode, uint64_t frames, uint32_t size, double mpps)
         ptm_core_power_on(core, 0);
     }
     d = ndp_dma_new(1, 1, 200000000, 64, &host_ops, &host_hooks, &h);
-    ndp_gls_write(d, 0, NDP_GLS_MUX_A, 1, 4, 0);
+    if (tx_only) {
+        h.set = (PtmSettings) { .mps = 0, .mrrs = 5, .ext_tag = true };
+    } else {
+        ndp_gls_write(d, 0, NDP_GLS_MUX_A, 1, 4, 0);
+    }
     for (unsigned dir = 0; dir < 2; dir++) {
         wr(d, dir, NDP_REG_DESC_BASE, dir ? tx_desc : rx_desc, 8, 0);
         wr(d, dir, NDP_REG_HDR_BASE, rx_hdr, 8, 0);
@@ -142,7 +153,14 @@ static double run(unsigned mode, uint64_t frames, uint32_t size, double mpps)
         wr(d, NDP_RX, NDP_REG_SDP, rx_sdp % RING, 4, h.now);
         wr(d, NDP_TX, NDP_REG_SDP, tx_sdp % RING, 4, h.now);
         h.now += (int64_t)(BURST * 1000 / mpps);
-        if (mode == 2) {
+        if (mode == 2 && tx_only) {
+            ptm_dma_traffic_set_now(h.log, h.now);
+            if (h.now - caught_up >= 10000000) {
+                caught_up = h.now;
+                ptm_core_advance_coarse(core, h.now);
+                ptm_dma_traffic_prune(h.log, ptm_core_done_ns(core) - 2000000);
+            }
+        } else if (mode == 2) {
             ptm_dma_traffic_set_now(h.log, h.now);
             ptm_core_advance(core, h.now);
             if (h.now > 20000000) {
@@ -153,13 +171,18 @@ static double run(unsigned mode, uint64_t frames, uint32_t size, double mpps)
         }
     }
     t0 = cpu_s() - t0;
-    wr(d, NDP_RX, NDP_REG_CNT_PKTS, NDP_CNT_CMD_STROBE, 4, h.now);
-    if (ndp_dma_read(d, NDP_RX, 0, NDP_REG_CNT_PKTS, 8, h.now) <
-        frames * 9 / 10) {
-        fprintf(stderr, "dma-bench: only %llu of %llu frames arrived\n",
-                (unsigned long long)ndp_dma_read(d, NDP_RX, 0,
-                                                 NDP_REG_CNT_PKTS, 8, h.now),
-                (unsigned long long)frames);
+    {
+        NdpDir dir = tx_only ? NDP_TX : NDP_RX;
+
+        wr(d, dir, NDP_REG_CNT_PKTS, NDP_CNT_CMD_STROBE, 4, h.now);
+        if (ndp_dma_read(d, dir, 0, NDP_REG_CNT_PKTS, 8, h.now) <
+            frames * 9 / 10) {
+            fprintf(stderr, "dma-bench: only %llu of %llu frames arrived\n",
+                    (unsigned long long)ndp_dma_read(d, dir, 0,
+                                                     NDP_REG_CNT_PKTS, 8,
+                                                     h.now),
+                    (unsigned long long)frames);
+        }
     }
     ndp_dma_free(d);
     ptm_dma_traffic_free(h.log);
@@ -173,19 +196,28 @@ int main(int argc, char **argv)
     uint64_t frames = argc > 1 ? strtoull(argv[1], NULL, 0) : 200000;
     uint32_t size = argc > 2 ? strtoul(argv[2], NULL, 0) : 64;
     double mpps = argc > 3 ? strtod(argv[3], NULL) : 1.0;
+    bool tx_only = argc > 4 && !strcmp(argv[4], "tx");
     static const char *const what[] = {
         "engine alone", "engine and transfer log", "engine, log and block",
     };
 
-    if (size < 1 || size > 4096 || mpps <= 0) {
-        fprintf(stderr, "usage: dma-bench [FRAMES] [SIZE 1..4096] [MPPS]\n");
+    if (size < 1 || size > 4096 || mpps <= 0 ||
+        (argc > 4 && !tx_only && strcmp(argv[4], "loop"))) {
+        fprintf(stderr, "usage: dma-bench [FRAMES] [SIZE 1..4096] [MPPS] "
+                "[loop|tx]\n");
         return 2;
     }
-    printf("%llu frames of %u bytes through the loopback, %.3g Mpps of "
-           "virtual time\n", (unsigned long long)frames, size, mpps);
+    printf("%llu frames of %u bytes %s, %.3g Mpps of virtual time\n",
+           (unsigned long long)frames, size,
+           tx_only ? "out of the TX queue" : "through the loopback", mpps);
     for (unsigned m = 0; m < 3; m++) {
+        /* DMA_BENCH_ONLY=2: the last figure alone, for a profiler */
+        if (getenv("DMA_BENCH_ONLY") &&
+            m != strtoul(getenv("DMA_BENCH_ONLY"), NULL, 0)) {
+            continue;
+        }
         printf("  %-26s %8.1f ns CPU per frame\n", what[m],
-               run(m, frames, size, mpps));
+               run(m, frames, size, mpps, tx_only));
     }
     return 0;
 }

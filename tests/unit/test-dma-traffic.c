@@ -419,6 +419,95 @@ static void test_train_spans(void)
     rig_fini(&r);
 }
 
+/* Every cycle of a probe from two logs alike, [0, end) */
+static void same_cycles(PtmDmaTraffic *a, PtmDmaTraffic *b,
+                        const PtmProbeInfo *info, uint64_t end)
+{
+    const PtmSourceOps *ops = ptm_dma_traffic_ops();
+    PtmChunk *ca = ptm_chunk_new(), *cb = ptm_chunk_new();
+    size_t cmp = offsetof(PtmSegment, bus) + info->buses * sizeof(PtmBusCycle);
+
+    for (uint64_t c = 0; c < end; c++) {
+        ca->seg = ca->scratch;
+        cb->seg = cb->scratch;
+        g_assert_cmpuint(ops->fill(a, info, c, 1, ca), ==, 1);
+        g_assert_cmpuint(ops->fill(b, info, c, 1, cb), ==, 1);
+        if (memcmp(&ca->seg[0], &cb->seg[0], cmp)) {
+            g_test_message("%s probe, cycle %" G_GUINT64_FORMAT,
+                           info->domain == PTM_DOMAIN_PCIE ? "PCIe" : "DMA",
+                           c);
+            g_assert_not_reached();
+        }
+    }
+    ptm_chunk_free(ca);
+    ptm_chunk_free(cb);
+}
+
+/*
+ * The equal completions of a read and the equal requests of a write are
+ * put on the buses in runs at once: the same frames at the same cycles as
+ * one by one, for random trains of transfers and settings, at DMA clocks
+ * whose ratio to the PCIe clock is 2, 8/5, 1 and 1/2 (400 MHz PCIe).
+ */
+static void test_runs_at_once(void)
+{
+    static const uint64_t dma_hz[] = {
+        200000000, 250000000, 400000000, 800000000,
+    };
+    static const uint32_t sizes[] = { 4, 8, 64, 128, 500, 1500, 4096, 9000 };
+    GRand *rnd = g_rand_new_with_seed(612);
+
+    for (unsigned h = 0; h < G_N_ELEMENTS(dma_hz); h++) {
+        PtmConfig cfg;
+        PtmCore *core;
+        PtmGeometry geo;
+        PtmProbeShape pcie, dma;
+        PtmDmaTraffic *a, *b;
+        uint64_t t = 1000;
+
+        ptm_config_default(&cfg);
+        cfg.dma_clk_hz = dma_hz[h];
+        core = ptm_core_new(&cfg);
+        ptm_core_geometry(core, &geo);
+        ptm_core_probe_shape(core, 0, PTM_DOMAIN_PCIE, &pcie);
+        ptm_core_probe_shape(core, 0, PTM_DOMAIN_DMA, &dma);
+        a = ptm_dma_traffic_new(&geo);
+        b = ptm_dma_traffic_new(&geo);
+        ptm_dma_traffic_set_frame_by_frame(b, true);
+        for (unsigned i = 0; i < 600; i++) {
+            PtmSettings set = {
+                .mps = g_rand_int_range(rnd, 0, 4),
+                .mrrs = g_rand_int_range(rnd, 0, 6),
+                .ext_tag = g_rand_boolean(rnd),
+                .rcb_128 = g_rand_boolean(rnd),
+            };
+            bool write = g_rand_boolean(rnd);
+            uint64_t addr = 0x10000000 + g_rand_int_range(rnd, 0, 1 << 20);
+            uint32_t bytes = g_rand_int_range(rnd, 0, 4)
+                             ? sizes[g_rand_int_range(rnd, 0,
+                                                      G_N_ELEMENTS(sizes))]
+                             : (uint32_t)g_rand_int_range(rnd, 1, 16384);
+
+            if (g_rand_int_range(rnd, 0, 3) == 0) {
+                addr &= ~(uint64_t)0x3F;        /* often aligned */
+            }
+            /* trains: most at the moment of the one before */
+            if (g_rand_int_range(rnd, 0, 8) == 0) {
+                t += g_rand_int_range(rnd, 1, 30000);
+            }
+            ptm_dma_traffic_add(a, t, 0, write, addr, bytes, &set);
+            ptm_dma_traffic_add(b, t, 0, write, addr, bytes, &set);
+        }
+        /* past the last frame: 3 ms at the fastest clock */
+        same_cycles(a, b, &pcie.info, (t + 3000000) * 4 / 10);
+        same_cycles(a, b, &dma.info, (t + 3000000) * dma_hz[h] / 1000000000);
+        ptm_dma_traffic_free(a);
+        ptm_dma_traffic_free(b);
+        ptm_core_free(core);
+    }
+    g_rand_free(rnd);
+}
+
 /* Nothing in flight: the source counts any span at once. */
 static void test_lazy(void)
 {
@@ -668,6 +757,7 @@ int main(int argc, char **argv)
     g_test_add_func("/dma-traffic/reference", test_reference);
     g_test_add_func("/dma-traffic/trains", test_trains);
     g_test_add_func("/dma-traffic/train-spans", test_train_spans);
+    g_test_add_func("/dma-traffic/runs-at-once", test_runs_at_once);
     g_test_add_func("/dma-traffic/lazy", test_lazy);
     g_test_add_func("/dma-traffic/prune-and-migrate", test_prune_and_migrate);
     g_test_add_func("/dma-traffic/background", test_background);
