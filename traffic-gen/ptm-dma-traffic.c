@@ -381,17 +381,16 @@ static void lane_run(PtmDmaTraffic *t, unsigned l, uint64_t start,
         return;
     }
     {
-        Frame f = {
-            .start = start,
-            .cycles = cycles,
-            .period = period,
-            .bytes = bytes,
-            .n = count,
-            .mvb = mvb,
-        };
+        /* in place: a copy from the stack stalls on its byte fields */
+        Frame *f = vec_push(ln->f);
 
-        frame_place_end(t, l, &f);
-        vec_append(ln->f, f);
+        f->start = start;
+        f->cycles = cycles;
+        f->period = period;
+        f->bytes = bytes;
+        f->n = count;
+        f->mvb = mvb;
+        frame_place_end(t, l, f);
     }
 }
 
@@ -440,13 +439,8 @@ static inline void event_add(Events *ev, uint64_t cycle, uint64_t amount)
 {
     Event *last = ev->e->len > ev->head
                   ? &g_array_index(ev->e, Event, ev->e->len - 1) : NULL;
-    Event e = {
-        .cycle = cycle,
-        .cum = (last ? last->cum : ev->base) + amount,
-        .amt = amount,
-        .period = 1,
-        .n = 1,
-    };
+    uint64_t cum = (last ? last->cum : ev->base) + amount;
+    Event *e;
 
     if (last && last->amt == amount && last->n < UINT32_MAX &&
         cycle > ev_last(last) &&
@@ -456,10 +450,15 @@ static inline void event_add(Events *ev, uint64_t cycle, uint64_t amount)
             last->period = cycle - last->cycle;
         }
         last->n++;
-        last->cum = e.cum;
+        last->cum = cum;
         return;
     }
-    vec_append(ev->e, e);
+    e = vec_push(ev->e);
+    e->cycle = cycle;
+    e->cum = cum;
+    e->amt = amount;
+    e->period = 1;
+    e->n = 1;
 }
 
 /* The tags the function may use: the card's, within its tag field */
