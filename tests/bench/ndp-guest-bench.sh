@@ -6,7 +6,9 @@
 # it prints ndp-tool's rate (packets/s and Gb/s as it reports them) and
 # the share of QEMU's CPU samples in the card's model: the functions the
 # device's object files define (the DMA engine, the transfer log, the
-# telemetry block and the glue), found with nm.
+# telemetry block and the glue), found with nm; and the same as CPU time
+# per packet (samples at 997 Hz over the packets sent), for the model and
+# for QEMU as a whole.
 #
 #   tests/bench/ndp-guest-bench.sh NDK_SW_DIR [RUN ...]
 #
@@ -44,8 +46,8 @@ EOF
 chmod +x "$work/qemu.sh"
 
 gls=/firmware/mi_bus0/dbg_gls0
-printf '%-9s %-44s %10s %8s %8s %6s %8s\n' run "ndp-tool" "packets/s" "Gb/s" \
-    "model %" "all %" "samples"
+printf '%-9s %-44s %10s %8s %8s %6s %8s %9s %9s\n' run "ndp-tool" "packets/s" \
+    "Gb/s" "model %" "all %" "samples" "model ns" "QEMU ns"
 boot_all=0 boot_model=0
 for run in boot "${runs[@]}"; do
     case $run in
@@ -75,15 +77,19 @@ for run in boot "${runs[@]}"; do
         END {print a + 0, t + 0}' "$work/model.syms" "$work/$run.report")
     if [ "$run" = boot ]; then
         boot_all=$all boot_model=$model
-        printf '%-9s %-44s %10s %8s %8s %6s %8s\n' boot "(boot, nfb-dma)" - - - \
-            "$(awk -v m="$model" -v a="$all" 'BEGIN {printf "%.2f", (a > 0) ? 100 * m / a : 0}')" "$all"
+        printf '%-9s %-44s %10s %8s %8s %6s %8s %9s %9s\n' boot "(boot, nfb-dma)" - - - \
+            "$(awk -v m="$model" -v a="$all" 'BEGIN {printf "%.2f", (a > 0) ? 100 * m / a : 0}')" "$all" - -
         continue
     fi
     share=$(awk -v m="$model" -v a="$all" -v bm="$boot_model" -v ba="$boot_all" \
         'BEGIN {printf "%.2f", (a > ba) ? 100 * (m - bm) / (a - ba) : 0}')
     whole=$(awk -v m="$model" -v a="$all" 'BEGIN {printf "%.2f", (a > 0) ? 100 * m / a : 0}')
-    printf '%-9s %-44s %10.0f %8.3f %8s %6s %8s\n' "$run" "${cmd##*; }" "${pps:-0}" \
-        "${gbps:-0}" "$share" "$whole" "$all"
+    # CPU ns per packet of the traffic's part (perf samples at 997 Hz)
+    pkts=$(echo "$cmd" | sed -n 's/.* -p \([0-9]*\).*/\1/p')
+    per=$(awk -v m="$model" -v a="$all" -v bm="$boot_model" -v ba="$boot_all" -v n="$pkts" \
+        'BEGIN {printf "%.1f %.1f", (m - bm) / 997 / n * 1e9, (a - ba) / 997 / n * 1e9}')
+    printf '%-9s %-44s %10.0f %8.3f %8s %6s %8s %9s %9s\n' "$run" "${cmd##*; }" "${pps:-0}" \
+        "${gbps:-0}" "$share" "$whole" "$all" ${per}
     # the model's top functions, for the record
     awk 'NR == FNR {m[$1] = 1; next} /%/ && $3 == "[.]" && ($4 in m) {print "    " $1, $4}' \
         "$work/model.syms" "$work/$run.report" | sort -rn | head -6

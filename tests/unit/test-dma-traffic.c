@@ -586,6 +586,49 @@ static void test_prune_and_migrate(void)
 }
 
 /*
+ * A migration state of the log's earlier format (back-to-back runs, one
+ * step an entry; tests/unit/data/dma-log-v1.bin, saved by the build of
+ * that format right after these 40 transfers) loads, and counts as the
+ * same transfers logged here.
+ */
+static void test_load_v1(void)
+{
+    Rig a, b;
+    const PtmLayout *lay;
+    g_autofree char *path = g_build_filename(g_getenv("PTM_SOURCE_ROOT"),
+                                             "tests/unit/data/dma-log-v1.bin",
+                                             NULL);
+    g_autofree char *buf = NULL;
+    gsize len = 0;
+    char *err;
+
+    g_assert_true(g_file_get_contents(path, &buf, &len, NULL));
+    rig_init(&a, false);
+    rig_init(&b, false);
+    err = ptm_dma_traffic_load(a.log, buf, len);
+    g_assert_null(err);
+    for (unsigned i = 0; i < 40; i++) {
+        ptm_dma_traffic_add(b.log, 3000 + (i / 8) * 2000, 0, i % 3 == 0,
+                            0x20000000 + i * 4100, 64 + i * 97, &set_a);
+    }
+    ptm_core_advance(a.core, 2000000);
+    ptm_core_advance(b.core, 2000000);
+    lay = ptm_core_layout(a.core);
+    for (unsigned e = 0; e < lay->entries; e++) {
+        g_assert_cmpuint(live(&a, e), ==, live(&b, e));
+    }
+    g_assert_cmphex(ptm_core_read(a.core, 2000000, PTM_REG_PCIE_TAGS, 4), ==,
+                    ptm_core_read(b.core, 2000000, PTM_REG_PCIE_TAGS, 4));
+    g_assert_cmpuint(live(&a, DCH(DOWN, SOF)), >, 0);
+    /* cut short, it is refused */
+    err = ptm_dma_traffic_load(a.log, buf, len - 8);
+    g_assert_nonnull(err);
+    g_free(err);
+    rig_fini(&a);
+    rig_fini(&b);
+}
+
+/*
  * Background transfers of a transfers generator: the log plays its slots
  * as if each had been added at its time, before an engine's transfer of
  * the same time, with the parameters of the slot's PCIe cycle, whatever
@@ -760,6 +803,7 @@ int main(int argc, char **argv)
     g_test_add_func("/dma-traffic/runs-at-once", test_runs_at_once);
     g_test_add_func("/dma-traffic/lazy", test_lazy);
     g_test_add_func("/dma-traffic/prune-and-migrate", test_prune_and_migrate);
+    g_test_add_func("/dma-traffic/load-v1", test_load_v1);
     g_test_add_func("/dma-traffic/background", test_background);
     g_test_add_func("/dma-traffic/background-reset", test_background_reset);
     return g_test_run();
