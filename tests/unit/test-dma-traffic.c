@@ -445,9 +445,11 @@ static void same_cycles(PtmDmaTraffic *a, PtmDmaTraffic *b,
 
 /*
  * The equal completions of a read and the equal requests of a write are
- * put on the buses in runs at once: the same frames at the same cycles as
- * one by one, for random trains of transfers and settings, at DMA clocks
- * whose ratio to the PCIe clock is 2, 8/5, 1 and 1/2 (400 MHz PCIe).
+ * put on the buses in runs at once, and a transfer that repeats a steady
+ * one by extending its runs: the same frames at the same cycles as one by
+ * one, for random trains of transfers (some of equal ones, 5-bit tags
+ * among the settings) at DMA clocks whose ratio to the PCIe clock is 2,
+ * 8/5, 1 and 1/2 (400 MHz PCIe).
  */
 static void test_runs_at_once(void)
 {
@@ -488,15 +490,38 @@ static void test_runs_at_once(void)
                                                       G_N_ELEMENTS(sizes))]
                              : (uint32_t)g_rand_int_range(rnd, 1, 16384);
 
+            /* a train of equal ones (buffers a page apart) now and then */
+            unsigned reps = g_rand_int_range(rnd, 0, 4) ? 1
+                            : g_rand_int_range(rnd, 2, 90);
+
             if (g_rand_int_range(rnd, 0, 3) == 0) {
                 addr &= ~(uint64_t)0x3F;        /* often aligned */
+            }
+            if (reps > 1 && g_rand_boolean(rnd)) {
+                bytes = g_rand_boolean(rnd) ? 64 : 256;
             }
             /* trains: most at the moment of the one before */
             if (g_rand_int_range(rnd, 0, 8) == 0) {
                 t += g_rand_int_range(rnd, 1, 30000);
             }
-            ptm_dma_traffic_add(a, t, 0, write, addr, bytes, &set);
-            ptm_dma_traffic_add(b, t, 0, write, addr, bytes, &set);
+            for (unsigned r = 0; r < reps; r++) {
+                ptm_dma_traffic_add(a, t, 0, write, addr + r * 4096, bytes,
+                                    &set);
+                ptm_dma_traffic_add(b, t, 0, write, addr + r * 4096, bytes,
+                                    &set);
+            }
+        }
+        /* long trains of 64-byte reads: with 5-bit tags they run out */
+        for (unsigned tags = 0; tags < 2; tags++) {
+            PtmSettings set = { .mps = 1, .mrrs = 2, .ext_tag = tags };
+
+            t += 3000000;       /* after all before has drained */
+            for (unsigned r = 0; r < 300; r++) {
+                ptm_dma_traffic_add(a, t, 0, false, 0x20000040 + r * 4096, 64,
+                                    &set);
+                ptm_dma_traffic_add(b, t, 0, false, 0x20000040 + r * 4096, 64,
+                                    &set);
+            }
         }
         /* past the last frame: 3 ms at the fastest clock */
         same_cycles(a, b, &pcie.info, (t + 3000000) * 4 / 10);
