@@ -159,11 +159,12 @@ enum { NLANES = 2 + PTM_MAX_BUSES };
 
 /*
  * The last transfer the log placed, for the next to repeat. In a train of
- * equal transfers (one moment, port, direction, size, offset in a 4 KiB
- * page and settings), each one frame a bus and one step an amount, each
- * one's frames and steps soon come one shift later than the one's before
- * (the same shift of time on both clocks): then the next is placed so too,
- * extending the runs they joined, without working it out again.
+ * equal transfers (one moment, port, direction, size, settings and offset
+ * in the blocks it splits at), each one frame a bus and one step an
+ * amount, each one's frames and steps soon come one shift later than the
+ * one's before (the same shift of time on both clocks): then the next is
+ * placed so too, extending the runs they joined, without working it out
+ * again.
  */
 typedef struct Echo {
     bool valid;                 /* describes the last transfer logged */
@@ -171,7 +172,7 @@ typedef struct Echo {
     bool write;
     unsigned port;
     uint32_t bytes;
-    uint64_t t_ns, offset;      /* offset: the address in its 4 KiB page */
+    uint64_t t_ns, offset;      /* offset: split_offset() of the address */
     PtmSettings set;
     uint64_t start[NLANES];     /* its frame on each lane, UINT64_MAX: none */
     uint64_t step[EV_N];        /* its step of each amount, or none */
@@ -698,12 +699,24 @@ void ptm_dma_traffic_set_settings(PtmDmaTraffic *t, uint64_t now_ns,
     t->settings = *set;
 }
 
+/*
+ * Where a transfer splits depends on its address only within a block of
+ * MPS (a write) or MRRS (a read) bytes: the blocks are aligned, and a
+ * read's completions split at the RCB, which divides MRRS.
+ */
+static inline uint64_t split_offset(bool write, uint64_t addr,
+                                    const PtmSettings *set)
+{
+    return addr & ((128u << MIN(write ? set->mps : set->mrrs, 5)) - 1);
+}
+
 static bool echo_same(const Echo *e, uint64_t t_ns, unsigned port,
                       bool write, uint64_t addr, uint32_t bytes,
                       const PtmSettings *set)
 {
     return e->t_ns == t_ns && e->port == port && e->write == write &&
-           e->bytes == bytes && e->offset == (addr & 0xFFF) &&
+           e->bytes == bytes &&
+           e->offset == split_offset(write, addr, set) &&
            e->set.mps == set->mps && e->set.mrrs == set->mrrs &&
            e->set.ext_tag == set->ext_tag &&
            e->set.tag_10bit == set->tag_10bit &&
@@ -818,7 +831,7 @@ static void echo_record(PtmDmaTraffic *t, const Echo *prev, Echo *e,
     e->port = port;
     e->write = write;
     e->bytes = bytes;
-    e->offset = addr & 0xFFF;
+    e->offset = split_offset(write, addr, set);
     e->set = *set;
     for (unsigned l = 0; l < t->nlanes; l++) {
         Lane *ln = &t->lane[l];

@@ -490,7 +490,7 @@ static void test_runs_at_once(void)
                                                       G_N_ELEMENTS(sizes))]
                              : (uint32_t)g_rand_int_range(rnd, 1, 16384);
 
-            /* a train of equal ones (buffers a page apart) now and then */
+            /* a train of equal ones now and then */
             unsigned reps = g_rand_int_range(rnd, 0, 4) ? 1
                             : g_rand_int_range(rnd, 2, 90);
 
@@ -504,10 +504,13 @@ static void test_runs_at_once(void)
             if (g_rand_int_range(rnd, 0, 8) == 0) {
                 t += g_rand_int_range(rnd, 1, 30000);
             }
+            /* buffers 4 KiB apart, or 2 KiB (equal below MPS 4 KiB) */
+            uint64_t stride = g_rand_boolean(rnd) ? 4096 : 2048;
+
             for (unsigned r = 0; r < reps; r++) {
-                ptm_dma_traffic_add(a, t, 0, write, addr + r * 4096, bytes,
+                ptm_dma_traffic_add(a, t, 0, write, addr + r * stride, bytes,
                                     &set);
-                ptm_dma_traffic_add(b, t, 0, write, addr + r * 4096, bytes,
+                ptm_dma_traffic_add(b, t, 0, write, addr + r * stride, bytes,
                                     &set);
             }
         }
