@@ -25,10 +25,21 @@ typedef struct NdpQueue {
     uint32_t dirty;             /* pointers moved since the last update */
     /*
      * Descriptors fetched ahead: dcache_n of them from ring index
-     * dcache_at (posted ones only, which software no longer changes).
+     * dcache_at (posted ones only, which software no longer changes), in
+     * dcache[dcache_off ..]. HDP moving on only moves the offset; a fetch
+     * fills the array from 0.
      */
-    uint32_t dcache_at, dcache_n;
+    uint32_t dcache_at, dcache_n, dcache_off;
     uint64_t dcache[NDP_DESC_FETCH];
+    /*
+     * The 16 slots a saved state holds: the cache from dcache_at on, and
+     * after it what an engine that kept the cache at slot 0 (shifting it
+     * down as HDP moved on) still has there. Slot j is
+     * dcache[dcache_off + j] below dcache_keep, dcache_left[j] from there
+     * (dcache_n <= dcache_keep <= NDP_DESC_FETCH - dcache_off).
+     */
+    uint32_t dcache_keep;
+    uint64_t dcache_left[NDP_DESC_FETCH];
     /*
      * RX headers not yet written: hpend_n of them from ring index
      * hpend_at, for frames of hpend_bytes. Always empty between two calls
@@ -101,16 +112,6 @@ static void put_le32(uint8_t *p, uint32_t v)
     p[1] = v >> 8;
     p[2] = v >> 16;
     p[3] = v >> 24;
-}
-
-static uint64_t get_le64(const uint8_t *p)
-{
-    uint64_t v = 0;
-
-    for (int i = 7; i >= 0; i--) {
-        v = v << 8 | p[i];
-    }
-    return v;
 }
 
 /* ---- queues ------------------------------------------------------- */
@@ -189,37 +190,55 @@ static void count_discard(NdpQueue *q, uint64_t frames, uint64_t bytes)
     q->live[CNT_DISC_BYTES] += bytes;
 }
 
+/*
+ * Slots from `from` on of a saved state stop following the offset: they
+ * keep what they hold now (see NdpQueue).
+ */
+static void dcache_leave(NdpQueue *q, uint32_t from)
+{
+    for (uint32_t j = from; j < q->dcache_keep; j++) {
+        q->dcache_left[j] = q->dcache[q->dcache_off + j];
+    }
+    q->dcache_keep = MIN(q->dcache_keep, from);
+}
+
 /* HDP moved on: descriptors behind it are gone from the fetched ones */
-static void dcache_trim(NdpQueue *q)
+static inline void dcache_trim(NdpQueue *q)
 {
     uint32_t k = (q->hdp - q->dcache_at) & q->mdp;
 
     if (k >= q->dcache_n) {
         q->dcache_n = 0;
     } else if (k) {
-        memmove(q->dcache, q->dcache + k, (q->dcache_n - k) * 8);
+        dcache_leave(q, q->dcache_n - k);
+        q->dcache_off += k;
         q->dcache_n -= k;
         q->dcache_at = q->hdp;
     }
 }
 
-/*
- * Descriptor idx (one of those posted, HDP to SDP): from the ones fetched
- * ahead, or fetched now with those after it, up to NDP_DESC_FETCH, SDP
- * and the ring's end, in one read.
- */
-static bool read_desc(NdpDma *d, NdpDir dir, unsigned qi, uint32_t idx,
-                      uint64_t *desc)
+/* The slots of a saved state (see NdpQueue) */
+static void dcache_slots(const NdpQueue *q, uint64_t *slot)
 {
-    NdpQueue *q = &d->q[dir][qi];
-    uint32_t i = idx & q->mdp, n;
-    uint64_t addr = q->desc_base + (uint64_t)i * 8;
-    uint8_t b[NDP_DESC_FETCH * 8];
-
-    if (q->dcache_n && ((i - q->dcache_at) & q->mdp) < q->dcache_n) {
-        *desc = q->dcache[(i - q->dcache_at) & q->mdp];
-        return true;
+    for (uint32_t j = 0; j < NDP_DESC_FETCH; j++) {
+        slot[j] = j < q->dcache_keep ? q->dcache[q->dcache_off + j]
+                                     : q->dcache_left[j];
     }
+}
+
+/*
+ * Descriptor i (ring index) not among those fetched ahead: fetched now
+ * with those after it, up to NDP_DESC_FETCH, SDP and the ring's end, in
+ * one read.
+ */
+static G_GNUC_NO_INLINE bool desc_fetch(NdpDma *d, NdpQueue *q, NdpDir dir,
+                                        unsigned qi, uint32_t i,
+                                        uint64_t *desc)
+{
+    uint32_t n;
+    uint64_t addr = q->desc_base + (uint64_t)i * 8;
+    uint64_t b[NDP_DESC_FETCH];
+
     n = MIN((q->sdp - i) & q->mdp, (uint32_t)NDP_DESC_FETCH);
     n = MAX(MIN(n, q->mdp + 1 - i), 1u);
     if (!mem_read(d, addr, b, n * 8)) {
@@ -228,13 +247,32 @@ static bool read_desc(NdpDma *d, NdpDir dir, unsigned qi, uint32_t idx,
         return false;
     }
     xfer(d, dir, qi, NDP_XFER_DESC_READ, addr, n * 8);
+    dcache_leave(q, n);
     for (uint32_t k = 0; k < n; k++) {
-        q->dcache[k] = get_le64(b + 8 * k);
+        q->dcache[k] = GUINT64_FROM_LE(b[k]);
     }
     q->dcache_at = i;
     q->dcache_n = n;
+    q->dcache_off = 0;
+    q->dcache_keep = n;
     *desc = q->dcache[0];
     return true;
+}
+
+/*
+ * Descriptor idx (one of those posted, HDP to SDP) of queue q: from the
+ * ones fetched ahead, or fetched now.
+ */
+static inline bool read_desc(NdpDma *d, NdpQueue *q, NdpDir dir,
+                             unsigned qi, uint32_t idx, uint64_t *desc)
+{
+    uint32_t k = (idx - q->dcache_at) & q->mdp;
+
+    if (k < q->dcache_n) {
+        *desc = q->dcache[q->dcache_off + k];
+        return true;
+    }
+    return desc_fetch(d, q, dir, qi, idx & q->mdp, desc);
 }
 
 static unsigned desc_type(uint64_t desc)
@@ -276,7 +314,7 @@ static bool rx_frame(NdpDma *d, unsigned qi, const uint8_t *data,
             count_discard(q, 1, len);
             return false;
         }
-        if (!read_desc(d, NDP_RX, qi, q->hdp + used, &desc)) {
+        if (!read_desc(d, q, NDP_RX, qi, q->hdp + used, &desc)) {
             count_discard(q, 1, len);
             return false;
         }
@@ -380,7 +418,7 @@ static void tx_process(NdpDma *d, unsigned qi, bool draining)
                 bad = true;
                 break;
             }
-            if (!read_desc(d, NDP_TX, qi, q->hdp + used, &desc)) {
+            if (!read_desc(d, q, NDP_TX, qi, q->hdp + used, &desc)) {
                 q->dirty = 1;
                 return;
             }
@@ -1267,7 +1305,11 @@ void *ndp_dma_save(const NdpDma *d, size_t *len)
     ptm_put64(b, (uint64_t)d->gen_now);
     for (unsigned dir = 0; dir < 2; dir++) {
         for (unsigned i = 0; i < d->nq; i++) {
-            QUEUE_FIELDS(PUT, &d->q[dir][i])
+            NdpQueue q = d->q[dir][i];
+
+            /* the fetched descriptors in the state's slots */
+            dcache_slots(&d->q[dir][i], q.dcache);
+            QUEUE_FIELDS(PUT, &q)
         }
     }
     for (unsigned p = 0; p < d->ports; p++) {
@@ -1310,6 +1352,9 @@ char *ndp_dma_load(NdpDma *d, const void *buf, size_t len)
     for (unsigned dir = 0; dir < 2; dir++) {
         for (unsigned i = 0; i < n->nq; i++) {
             QUEUE_FIELDS(GET, &n->q[dir][i])
+            /* the slots as they were: the cache from offset 0 */
+            n->q[dir][i].dcache_off = 0;
+            n->q[dir][i].dcache_keep = NDP_DESC_FETCH;
         }
     }
     for (unsigned p = 0; p < n->ports; p++) {
