@@ -378,13 +378,11 @@ static bool rx_frame(NdpDma *d, unsigned qi, const uint8_t *data,
     return true;
 }
 
-/* A frame the TX queue of global index qi sent, into the switch. */
-static void tx_out(NdpDma *d, unsigned qi, const uint8_t *data, uint32_t len,
-                   uint16_t meta)
+/* A frame the TX queue of global index qi sent, into its port's switch. */
+static void tx_out(NdpDma *d, const NdpGls *s, unsigned qi,
+                   const uint8_t *data, uint32_t len, uint16_t meta)
 {
-    unsigned port = qi / d->queues_per_port;
-
-    if (d->gls[port].mux[0] & 1) {
+    if (s->mux[0] & 1) {
         /* the loopback: TX channel c to RX channel c of the same port */
         rx_frame(d, qi, data, len, meta);
     }
@@ -399,6 +397,7 @@ static void tx_out(NdpDma *d, unsigned qi, const uint8_t *data, uint32_t len,
 static void tx_process(NdpDma *d, unsigned qi, bool draining)
 {
     NdpQueue *q = &d->q[NDP_TX][qi];
+    const NdpGls *s = &d->gls[qi / d->queues_per_port];
 
     while (q->running && q->hdp != (q->sdp & q->mdp)) {
         uint32_t avail = (q->sdp - q->hdp) & q->mdp, used = 0, len = 0;
@@ -466,7 +465,7 @@ static void tx_process(NdpDma *d, unsigned qi, bool draining)
         }
         q->live[CNT_PKTS]++;
         q->live[CNT_BYTES] += len;
-        tx_out(d, qi, d->frame, len, meta);
+        tx_out(d, s, qi, d->frame, len, meta);
     }
 }
 
