@@ -781,15 +781,12 @@ static void gen_step_counting(const NdpDma *d, NdpGen *g, uint64_t n,
 }
 
 /*
- * The bytes of generator frame number n, made in DMA cycle t0_cycle +
- * (n - base - 1) x the cycles a frame takes (its 16-bit stamp).
+ * A frame of generator g in d->frame, all but its stamp: the MAC
+ * addresses, the EtherType, zeros.
  */
-static void gen_fill_frame(NdpDma *d, const NdpGen *g, uint64_t n,
-                           uint32_t len, uint64_t t0_cycle)
+static void gen_frame_init(NdpDma *d, const NdpGen *g, uint32_t len)
 {
-    uint8_t *f = d->frame;
-    uint8_t hdr[16];
-    uint64_t cycle = t0_cycle + (n - g->base - 1) * gen_cycles_per_frame(d, g);
+    uint8_t hdr[14];
 
     for (int i = 0; i < 4; i++) {
         hdr[i] = g->mac[0] >> 8 * i;
@@ -801,10 +798,19 @@ static void gen_fill_frame(NdpDma *d, const NdpGen *g, uint64_t n,
     hdr[11] = g->mac[3] >> 8;
     hdr[12] = NDP_GEN_ETHERTYPE >> 8;
     hdr[13] = NDP_GEN_ETHERTYPE & 0xFF;
-    hdr[14] = cycle;
-    hdr[15] = cycle >> 8;
-    memset(f, 0, len);
-    memcpy(f, hdr, MIN(len, (uint32_t)sizeof(hdr)));
+    memset(d->frame, 0, len);
+    memcpy(d->frame, hdr, MIN(len, (uint32_t)sizeof(hdr)));
+}
+
+/* Its stamp, where the frame has room: the DMA cycle it was made in */
+static inline void gen_frame_stamp(NdpDma *d, uint32_t len, uint64_t cycle)
+{
+    if (len > 14) {
+        d->frame[14] = cycle;
+    }
+    if (len > 15) {
+        d->frame[15] = cycle >> 8;
+    }
 }
 
 /*
@@ -850,12 +856,15 @@ static void gen_rx_run(NdpDma *d, unsigned port, uint64_t upto)
     bool full[64] = { false };
     uint64_t t0_cycle = (uint64_t)((unsigned __int128)g->t0 * d->dma_hz /
                                    1000000000u);
+    uint64_t cpf = gen_cycles_per_frame(d, g);
+    unsigned q0 = port * d->queues_per_port;
+    bool framed = false;        /* d->frame holds the frame but its stamp */
 
     while (g->count < upto) {
         uint64_t n = upto - g->count;
         uint64_t k = MIN(n, gen_burst_left(g));
         unsigned ch = gen_out_channel(d, g);
-        unsigned qi = port * d->queues_per_port + ch;
+        unsigned qi = q0 + ch;
 
         if (!to_dma || ch >= d->queues_per_port || full[ch]) {
             if (!to_dma || !gen_reaches_open(d, g, full)) {
@@ -864,9 +873,8 @@ static void gen_rx_run(NdpDma *d, unsigned port, uint64_t upto)
                 gen_step_counting(d, g, n, per_ch);
                 g->count += n;
                 for (unsigned c = 0; to_dma && c < d->queues_per_port; c++) {
-                    count_discard(&d->q[NDP_RX][port * d->queues_per_port +
-                                                c],
-                                  per_ch[c], per_ch[c] * len);
+                    count_discard(&d->q[NDP_RX][q0 + c], per_ch[c],
+                                  per_ch[c] * len);
                 }
                 return;
             }
@@ -875,8 +883,19 @@ static void gen_rx_run(NdpDma *d, unsigned port, uint64_t upto)
             }
             /* else: no such queue, the frames leave the DMA unseen */
         } else {
-            for (uint64_t i = 0; i < k; i++) {
-                gen_fill_frame(d, g, g->count + i + 1, len, t0_cycle);
+            /*
+             * Frame number m (count + 1 on) is made in DMA cycle
+             * t0_cycle + (m - base - 1) x cpf; nothing else of it changes
+             * within a run (rx_frame only reads d->frame).
+             */
+            uint64_t cycle = t0_cycle + (g->count - g->base) * cpf;
+
+            if (!framed) {
+                gen_frame_init(d, g, len);
+                framed = true;
+            }
+            for (uint64_t i = 0; i < k; i++, cycle += cpf) {
+                gen_frame_stamp(d, len, cycle);
                 if (!rx_frame(d, qi, d->frame, len, NDP_GEN_META)) {
                     full[ch] = true;
                     count_discard(&d->q[NDP_RX][qi], k - i - 1,
