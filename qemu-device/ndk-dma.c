@@ -57,7 +57,7 @@ static void ndk_dma_xfer(void *opaque, NdpDir dir, unsigned queue,
         }
     }
     if (d->owner && d->owner->xfer) {
-        d->owner->xfer(d->owner_opaque, d->access_ns, queue / d->queues,
+        d->owner->xfer(d->owner_opaque, d->access_ns, d->port_of[queue],
                        write, addr, bytes);
     }
 }
@@ -218,6 +218,9 @@ void ndk_dma_realize(NdkDma *d, PCIDevice *pdev, MemoryRegion *bar,
 
     d->pdev = pdev;
     d->queues = queues;
+    for (uint64_t q = 0; q < nq && q < NDP_MAX_QUEUES; q++) {
+        d->port_of[q] = q / queues;
+    }
     d->owner = own;
     d->owner_opaque = owner_opaque;
     d->core = ndp_dma_new(ports, queues, dma_hz, bus_bytes, &ndk_dma_mem_ops,

@@ -37,6 +37,7 @@ typedef struct NdkDma {
     PCIDevice *pdev;
     NdpDma *core;
     unsigned queues;            /* per DMA port */
+    uint8_t port_of[NDP_MAX_QUEUES];    /* DMA port of each global queue */
     const NdkDmaOwner *owner;
     void *owner_opaque;
     uint8_t *owner_state;       /* migration buffer of the owner's part */

@@ -25,10 +25,21 @@ typedef struct NdpQueue {
     uint32_t dirty;             /* pointers moved since the last update */
     /*
      * Descriptors fetched ahead: dcache_n of them from ring index
-     * dcache_at (posted ones only, which software no longer changes).
+     * dcache_at (posted ones only, which software no longer changes), in
+     * dcache[dcache_off ..]. HDP moving on only moves the offset; a fetch
+     * fills the array from 0.
      */
-    uint32_t dcache_at, dcache_n;
+    uint32_t dcache_at, dcache_n, dcache_off;
     uint64_t dcache[NDP_DESC_FETCH];
+    /*
+     * The 16 slots a saved state holds: the cache from dcache_at on, and
+     * after it what an engine that kept the cache at slot 0 (shifting it
+     * down as HDP moved on) still has there. Slot j is
+     * dcache[dcache_off + j] below dcache_keep, dcache_left[j] from there
+     * (dcache_n <= dcache_keep <= NDP_DESC_FETCH - dcache_off).
+     */
+    uint32_t dcache_keep;
+    uint64_t dcache_left[NDP_DESC_FETCH];
     /*
      * RX headers not yet written: hpend_n of them from ring index
      * hpend_at, for frames of hpend_bytes. Always empty between two calls
@@ -101,16 +112,6 @@ static void put_le32(uint8_t *p, uint32_t v)
     p[1] = v >> 8;
     p[2] = v >> 16;
     p[3] = v >> 24;
-}
-
-static uint64_t get_le64(const uint8_t *p)
-{
-    uint64_t v = 0;
-
-    for (int i = 7; i >= 0; i--) {
-        v = v << 8 | p[i];
-    }
-    return v;
 }
 
 /* ---- queues ------------------------------------------------------- */
@@ -189,37 +190,55 @@ static void count_discard(NdpQueue *q, uint64_t frames, uint64_t bytes)
     q->live[CNT_DISC_BYTES] += bytes;
 }
 
+/*
+ * Slots from `from` on of a saved state stop following the offset: they
+ * keep what they hold now (see NdpQueue).
+ */
+static void dcache_leave(NdpQueue *q, uint32_t from)
+{
+    for (uint32_t j = from; j < q->dcache_keep; j++) {
+        q->dcache_left[j] = q->dcache[q->dcache_off + j];
+    }
+    q->dcache_keep = MIN(q->dcache_keep, from);
+}
+
 /* HDP moved on: descriptors behind it are gone from the fetched ones */
-static void dcache_trim(NdpQueue *q)
+static inline void dcache_trim(NdpQueue *q)
 {
     uint32_t k = (q->hdp - q->dcache_at) & q->mdp;
 
     if (k >= q->dcache_n) {
         q->dcache_n = 0;
     } else if (k) {
-        memmove(q->dcache, q->dcache + k, (q->dcache_n - k) * 8);
+        dcache_leave(q, q->dcache_n - k);
+        q->dcache_off += k;
         q->dcache_n -= k;
         q->dcache_at = q->hdp;
     }
 }
 
-/*
- * Descriptor idx (one of those posted, HDP to SDP): from the ones fetched
- * ahead, or fetched now with those after it, up to NDP_DESC_FETCH, SDP
- * and the ring's end, in one read.
- */
-static bool read_desc(NdpDma *d, NdpDir dir, unsigned qi, uint32_t idx,
-                      uint64_t *desc)
+/* The slots of a saved state (see NdpQueue) */
+static void dcache_slots(const NdpQueue *q, uint64_t *slot)
 {
-    NdpQueue *q = &d->q[dir][qi];
-    uint32_t i = idx & q->mdp, n;
-    uint64_t addr = q->desc_base + (uint64_t)i * 8;
-    uint8_t b[NDP_DESC_FETCH * 8];
-
-    if (q->dcache_n && ((i - q->dcache_at) & q->mdp) < q->dcache_n) {
-        *desc = q->dcache[(i - q->dcache_at) & q->mdp];
-        return true;
+    for (uint32_t j = 0; j < NDP_DESC_FETCH; j++) {
+        slot[j] = j < q->dcache_keep ? q->dcache[q->dcache_off + j]
+                                     : q->dcache_left[j];
     }
+}
+
+/*
+ * Descriptor i (ring index) not among those fetched ahead: fetched now
+ * with those after it, up to NDP_DESC_FETCH, SDP and the ring's end, in
+ * one read.
+ */
+static G_GNUC_NO_INLINE bool desc_fetch(NdpDma *d, NdpQueue *q, NdpDir dir,
+                                        unsigned qi, uint32_t i,
+                                        uint64_t *desc)
+{
+    uint32_t n;
+    uint64_t addr = q->desc_base + (uint64_t)i * 8;
+    uint64_t b[NDP_DESC_FETCH];
+
     n = MIN((q->sdp - i) & q->mdp, (uint32_t)NDP_DESC_FETCH);
     n = MAX(MIN(n, q->mdp + 1 - i), 1u);
     if (!mem_read(d, addr, b, n * 8)) {
@@ -228,13 +247,32 @@ static bool read_desc(NdpDma *d, NdpDir dir, unsigned qi, uint32_t idx,
         return false;
     }
     xfer(d, dir, qi, NDP_XFER_DESC_READ, addr, n * 8);
+    dcache_leave(q, n);
     for (uint32_t k = 0; k < n; k++) {
-        q->dcache[k] = get_le64(b + 8 * k);
+        q->dcache[k] = GUINT64_FROM_LE(b[k]);
     }
     q->dcache_at = i;
     q->dcache_n = n;
+    q->dcache_off = 0;
+    q->dcache_keep = n;
     *desc = q->dcache[0];
     return true;
+}
+
+/*
+ * Descriptor idx (one of those posted, HDP to SDP) of queue q: from the
+ * ones fetched ahead, or fetched now.
+ */
+static inline bool read_desc(NdpDma *d, NdpQueue *q, NdpDir dir,
+                             unsigned qi, uint32_t idx, uint64_t *desc)
+{
+    uint32_t k = (idx - q->dcache_at) & q->mdp;
+
+    if (k < q->dcache_n) {
+        *desc = q->dcache[q->dcache_off + k];
+        return true;
+    }
+    return desc_fetch(d, q, dir, qi, idx & q->mdp, desc);
 }
 
 static unsigned desc_type(uint64_t desc)
@@ -276,7 +314,7 @@ static bool rx_frame(NdpDma *d, unsigned qi, const uint8_t *data,
             count_discard(q, 1, len);
             return false;
         }
-        if (!read_desc(d, NDP_RX, qi, q->hdp + used, &desc)) {
+        if (!read_desc(d, q, NDP_RX, qi, q->hdp + used, &desc)) {
             count_discard(q, 1, len);
             return false;
         }
@@ -340,13 +378,11 @@ static bool rx_frame(NdpDma *d, unsigned qi, const uint8_t *data,
     return true;
 }
 
-/* A frame the TX queue of global index qi sent, into the switch. */
-static void tx_out(NdpDma *d, unsigned qi, const uint8_t *data, uint32_t len,
-                   uint16_t meta)
+/* A frame the TX queue of global index qi sent, into its port's switch. */
+static void tx_out(NdpDma *d, const NdpGls *s, unsigned qi,
+                   const uint8_t *data, uint32_t len, uint16_t meta)
 {
-    unsigned port = qi / d->queues_per_port;
-
-    if (d->gls[port].mux[0] & 1) {
+    if (s->mux[0] & 1) {
         /* the loopback: TX channel c to RX channel c of the same port */
         rx_frame(d, qi, data, len, meta);
     }
@@ -361,6 +397,7 @@ static void tx_out(NdpDma *d, unsigned qi, const uint8_t *data, uint32_t len,
 static void tx_process(NdpDma *d, unsigned qi, bool draining)
 {
     NdpQueue *q = &d->q[NDP_TX][qi];
+    const NdpGls *s = &d->gls[qi / d->queues_per_port];
 
     while (q->running && q->hdp != (q->sdp & q->mdp)) {
         uint32_t avail = (q->sdp - q->hdp) & q->mdp, used = 0, len = 0;
@@ -380,7 +417,7 @@ static void tx_process(NdpDma *d, unsigned qi, bool draining)
                 bad = true;
                 break;
             }
-            if (!read_desc(d, NDP_TX, qi, q->hdp + used, &desc)) {
+            if (!read_desc(d, q, NDP_TX, qi, q->hdp + used, &desc)) {
                 q->dirty = 1;
                 return;
             }
@@ -428,7 +465,7 @@ static void tx_process(NdpDma *d, unsigned qi, bool draining)
         }
         q->live[CNT_PKTS]++;
         q->live[CNT_BYTES] += len;
-        tx_out(d, qi, d->frame, len, meta);
+        tx_out(d, s, qi, d->frame, len, meta);
     }
 }
 
@@ -744,15 +781,12 @@ static void gen_step_counting(const NdpDma *d, NdpGen *g, uint64_t n,
 }
 
 /*
- * The bytes of generator frame number n, made in DMA cycle t0_cycle +
- * (n - base - 1) x the cycles a frame takes (its 16-bit stamp).
+ * A frame of generator g in d->frame, all but its stamp: the MAC
+ * addresses, the EtherType, zeros.
  */
-static void gen_fill_frame(NdpDma *d, const NdpGen *g, uint64_t n,
-                           uint32_t len, uint64_t t0_cycle)
+static void gen_frame_init(NdpDma *d, const NdpGen *g, uint32_t len)
 {
-    uint8_t *f = d->frame;
-    uint8_t hdr[16];
-    uint64_t cycle = t0_cycle + (n - g->base - 1) * gen_cycles_per_frame(d, g);
+    uint8_t hdr[14];
 
     for (int i = 0; i < 4; i++) {
         hdr[i] = g->mac[0] >> 8 * i;
@@ -764,10 +798,19 @@ static void gen_fill_frame(NdpDma *d, const NdpGen *g, uint64_t n,
     hdr[11] = g->mac[3] >> 8;
     hdr[12] = NDP_GEN_ETHERTYPE >> 8;
     hdr[13] = NDP_GEN_ETHERTYPE & 0xFF;
-    hdr[14] = cycle;
-    hdr[15] = cycle >> 8;
-    memset(f, 0, len);
-    memcpy(f, hdr, MIN(len, (uint32_t)sizeof(hdr)));
+    memset(d->frame, 0, len);
+    memcpy(d->frame, hdr, MIN(len, (uint32_t)sizeof(hdr)));
+}
+
+/* Its stamp, where the frame has room: the DMA cycle it was made in */
+static inline void gen_frame_stamp(NdpDma *d, uint32_t len, uint64_t cycle)
+{
+    if (len > 14) {
+        d->frame[14] = cycle;
+    }
+    if (len > 15) {
+        d->frame[15] = cycle >> 8;
+    }
 }
 
 /*
@@ -813,12 +856,15 @@ static void gen_rx_run(NdpDma *d, unsigned port, uint64_t upto)
     bool full[64] = { false };
     uint64_t t0_cycle = (uint64_t)((unsigned __int128)g->t0 * d->dma_hz /
                                    1000000000u);
+    uint64_t cpf = gen_cycles_per_frame(d, g);
+    unsigned q0 = port * d->queues_per_port;
+    bool framed = false;        /* d->frame holds the frame but its stamp */
 
     while (g->count < upto) {
         uint64_t n = upto - g->count;
         uint64_t k = MIN(n, gen_burst_left(g));
         unsigned ch = gen_out_channel(d, g);
-        unsigned qi = port * d->queues_per_port + ch;
+        unsigned qi = q0 + ch;
 
         if (!to_dma || ch >= d->queues_per_port || full[ch]) {
             if (!to_dma || !gen_reaches_open(d, g, full)) {
@@ -827,9 +873,8 @@ static void gen_rx_run(NdpDma *d, unsigned port, uint64_t upto)
                 gen_step_counting(d, g, n, per_ch);
                 g->count += n;
                 for (unsigned c = 0; to_dma && c < d->queues_per_port; c++) {
-                    count_discard(&d->q[NDP_RX][port * d->queues_per_port +
-                                                c],
-                                  per_ch[c], per_ch[c] * len);
+                    count_discard(&d->q[NDP_RX][q0 + c], per_ch[c],
+                                  per_ch[c] * len);
                 }
                 return;
             }
@@ -838,8 +883,19 @@ static void gen_rx_run(NdpDma *d, unsigned port, uint64_t upto)
             }
             /* else: no such queue, the frames leave the DMA unseen */
         } else {
-            for (uint64_t i = 0; i < k; i++) {
-                gen_fill_frame(d, g, g->count + i + 1, len, t0_cycle);
+            /*
+             * Frame number m (count + 1 on) is made in DMA cycle
+             * t0_cycle + (m - base - 1) x cpf; nothing else of it changes
+             * within a run (rx_frame only reads d->frame).
+             */
+            uint64_t cycle = t0_cycle + (g->count - g->base) * cpf;
+
+            if (!framed) {
+                gen_frame_init(d, g, len);
+                framed = true;
+            }
+            for (uint64_t i = 0; i < k; i++, cycle += cpf) {
+                gen_frame_stamp(d, len, cycle);
                 if (!rx_frame(d, qi, d->frame, len, NDP_GEN_META)) {
                     full[ch] = true;
                     count_discard(&d->q[NDP_RX][qi], k - i - 1,
@@ -1267,7 +1323,11 @@ void *ndp_dma_save(const NdpDma *d, size_t *len)
     ptm_put64(b, (uint64_t)d->gen_now);
     for (unsigned dir = 0; dir < 2; dir++) {
         for (unsigned i = 0; i < d->nq; i++) {
-            QUEUE_FIELDS(PUT, &d->q[dir][i])
+            NdpQueue q = d->q[dir][i];
+
+            /* the fetched descriptors in the state's slots */
+            dcache_slots(&d->q[dir][i], q.dcache);
+            QUEUE_FIELDS(PUT, &q)
         }
     }
     for (unsigned p = 0; p < d->ports; p++) {
@@ -1310,6 +1370,9 @@ char *ndp_dma_load(NdpDma *d, const void *buf, size_t len)
     for (unsigned dir = 0; dir < 2; dir++) {
         for (unsigned i = 0; i < n->nq; i++) {
             QUEUE_FIELDS(GET, &n->q[dir][i])
+            /* the slots as they were: the cache from offset 0 */
+            n->q[dir][i].dcache_off = 0;
+            n->q[dir][i].dcache_keep = NDP_DESC_FETCH;
         }
     }
     for (unsigned p = 0; p < n->ports; p++) {
