@@ -152,35 +152,10 @@ typedef struct Events {
     guint head;
     guint cur;
     uint64_t base;              /* the total before the first kept one */
-    uint64_t steps;             /* steps ever logged */
 } Events;
 
 enum { NLANES = 2 + PTM_MAX_BUSES };
 
-/*
- * The last transfer the log placed, for the next to repeat. In a train of
- * equal transfers (one moment, port, direction, size, settings and offset
- * in the blocks it splits at), each one frame a bus and one step an
- * amount, each one's frames and steps soon come one shift later than the
- * one's before (the same shift of time on both clocks): then the next is
- * placed so too, extending the runs they joined, without working it out
- * again.
- */
-typedef struct Echo {
-    bool valid;                 /* describes the last transfer logged */
-    bool steady;                /* which repeated the one before it */
-    bool write;
-    unsigned port;
-    uint32_t bytes;
-    uint64_t t_ns, offset;      /* offset: split_offset() of the address */
-    PtmSettings set;
-    uint64_t start[NLANES];     /* its frame on each lane, UINT64_MAX: none */
-    uint64_t step[EV_N];        /* its step of each amount, or none */
-    uint64_t shift[NLANES];     /* once steady: each lane's shift */
-    uint64_t ev_shift;          /* and the PCIe clock's */
-    uint64_t rq_ready;          /* a read: its request ready (before a tag) */
-    uint64_t ret;               /* and its tag's return */
-} Echo;
 
 
 /* A ratio of two rates, reduced; qshift: log2 of q if a power of 2, or -1 */
@@ -213,11 +188,6 @@ struct PtmDmaTraffic {
     uint64_t bg_slot;           /* its number, from 1 */
     PtmSettings settings;       /* the card's, splitting them */
     bool frame_by_frame;        /* tests: no runs of a transfer at once */
-    Echo echo[2];               /* the last transfer's, and a spare */
-    unsigned echo_i;            /* which is the last's */
-    /* what log_transfer's last read piece found */
-    uint64_t last_rq_ready;
-    bool last_tag_wait;
 };
 
 static unsigned lane_regions(const PtmDmaTraffic *t, unsigned l)
@@ -476,7 +446,6 @@ static inline void event_add(Events *ev, uint64_t cycle, uint64_t amount)
     uint64_t cum = (last ? last->cum : ev->base) + amount;
     Event *e;
 
-    ev->steps++;
     if (last && last->amt == amount && last->n < UINT32_MAX &&
         cycle > ev_last(last) &&
         (last->n == 1 ? cycle - last->cycle <= UINT32_MAX
@@ -559,7 +528,6 @@ static void log_transfer(PtmDmaTraffic *t, uint64_t t_ns, unsigned port,
     uint64_t end = addr + bytes, up_end, rq_ready;
     uint64_t lat = t->lat;
 
-    t->echo[t->echo_i].valid = false;
     if (port >= t->geo.dma_ports || bytes == 0 || end < addr) {
         return;
     }
@@ -593,12 +561,9 @@ static void log_transfer(PtmDmaTraffic *t, uint64_t t_ns, unsigned port,
         /* a read request waits for a tag */
         k = t->ret_base + t->ret->len;
         limit = tag_limit(t, set);
-        t->last_rq_ready = rq_ready;
-        t->last_tag_wait = false;
         if (k >= limit && k - limit >= t->ret_base) {
             uint64_t i = k - limit - t->ret_base;
 
-            t->last_tag_wait = g_array_index(t->ret, uint64_t, i) > rq_ready;
             rq_ready = MAX(rq_ready, g_array_index(t->ret, uint64_t, i));
         }
         rq_ready = lane_put(t, LANE_RQ, rq_ready, PTM_DMA_RQ_HDR, false,
@@ -699,250 +664,12 @@ void ptm_dma_traffic_set_settings(PtmDmaTraffic *t, uint64_t now_ns,
     t->settings = *set;
 }
 
-/*
- * Where a transfer splits depends on its address only within a block of
- * MPS (a write) or MRRS (a read) bytes: the blocks are aligned, and a
- * read's completions split at the RCB, which divides MRRS.
- */
-static inline uint64_t split_offset(bool write, uint64_t addr,
-                                    const PtmSettings *set)
-{
-    return addr & ((128u << MIN(write ? set->mps : set->mrrs, 5)) - 1);
-}
-
-static bool echo_same(const Echo *e, uint64_t t_ns, unsigned port,
-                      bool write, uint64_t addr, uint32_t bytes,
-                      const PtmSettings *set)
-{
-    return e->t_ns == t_ns && e->port == port && e->write == write &&
-           e->bytes == bytes &&
-           e->offset == split_offset(write, addr, set) &&
-           e->set.mps == set->mps && e->set.mrrs == set->mrrs &&
-           e->set.ext_tag == set->ext_tag &&
-           e->set.tag_10bit == set->tag_10bit &&
-           e->set.rcb_128 == set->rcb_128;
-}
-
-/*
- * A transfer equal to the last, which was steady: placed one shift after
- * it, if every run it joined still ends with it and goes on at that shift,
- * and (a read) the tag it needs is back by then. false: nothing done.
- */
-static bool echo_repeat(PtmDmaTraffic *t, uint64_t t_ns, unsigned port,
-                        bool write, uint64_t addr, uint32_t bytes,
-                        const PtmSettings *set)
-{
-    Echo *e = &t->echo[t->echo_i];
-    uint64_t d = e->ev_shift;
-
-    if (!e->valid || !e->steady ||
-        !echo_same(e, t_ns, port, write, addr, bytes, set)) {
-        return false;
-    }
-    if (!write) {
-        uint64_t k = t->ret_base + t->ret->len, limit = tag_limit(t, set);
-
-        if (k >= limit && k - limit >= t->ret_base &&
-            g_array_index(t->ret, uint64_t, k - limit - t->ret_base) >
-            e->rq_ready + d) {
-            return false;
-        }
-    }
-    for (unsigned l = 0; l < t->nlanes; l++) {
-        Lane *ln = &t->lane[l];
-        const Frame *f;
-
-        if (e->start[l] == UINT64_MAX) {
-            continue;
-        }
-        if (ln->f->len <= ln->head) {
-            return false;
-        }
-        f = &g_array_index(ln->f, Frame, ln->f->len - 1);
-        if (f->n < 2 || f->n == UINT32_MAX || f->period != e->shift[l] ||
-            frame_start(f, f->n - 1) != e->start[l]) {
-            return false;
-        }
-    }
-    for (unsigned k = 0; k < EV_N; k++) {
-        Events *ev = &t->ev[k];
-        const Event *x;
-
-        if (e->step[k] == UINT64_MAX) {
-            continue;
-        }
-        if (ev->e->len <= ev->head) {
-            return false;
-        }
-        x = &g_array_index(ev->e, Event, ev->e->len - 1);
-        if (x->n < 2 || x->n == UINT32_MAX || x->period != d ||
-            ev_last(x) != e->step[k]) {
-            return false;
-        }
-    }
-    /* every check passed: extend */
-    for (unsigned l = 0; l < t->nlanes; l++) {
-        Lane *ln = &t->lane[l];
-
-        if (e->start[l] != UINT64_MAX) {
-            g_array_index(ln->f, Frame, ln->f->len - 1).n++;
-            ln->free_at += e->shift[l];
-            ln->total++;
-            e->start[l] += e->shift[l];
-        }
-    }
-    for (unsigned k = 0; k < EV_N; k++) {
-        Events *ev = &t->ev[k];
-
-        if (e->step[k] != UINT64_MAX) {
-            Event *x = &g_array_index(ev->e, Event, ev->e->len - 1);
-
-            x->n++;
-            x->cum += x->amt;
-            ev->steps++;
-            e->step[k] += d;
-        }
-    }
-    if (!write) {
-        e->rq_ready += d;
-        e->ret += d;
-        vec_append(t->ret, e->ret);
-    }
-    return true;
-}
-
-/*
- * After a transfer was worked out: what it did, and whether it repeated
- * the one before by a shift that the next may repeat.
- */
-static void echo_record(PtmDmaTraffic *t, const Echo *prev, Echo *e,
-                        const uint64_t *total, const uint64_t *steps,
-                        uint64_t up_free, uint64_t t_ns, unsigned port,
-                        bool write, uint64_t addr, uint32_t bytes,
-                        const PtmSettings *set)
-{
-    unsigned up = LANE_DMA + 2 * port;
-    uint64_t d_dma = 0, d_pcie = 0;
-    bool single = true;
-
-    e->valid = true;
-    e->steady = false;
-    e->t_ns = t_ns;
-    e->port = port;
-    e->write = write;
-    e->bytes = bytes;
-    e->offset = split_offset(write, addr, set);
-    e->set = *set;
-    for (unsigned l = 0; l < t->nlanes; l++) {
-        Lane *ln = &t->lane[l];
-        uint64_t n = ln->total - total[l];
-
-        e->start[l] = UINT64_MAX;
-        if (n > 1 || (n && ln->f->len <= ln->head)) {
-            single = false;
-        } else if (n) {
-            e->start[l] = ln->free_at -
-                          g_array_index(ln->f, Frame, ln->f->len - 1).cycles;
-        }
-    }
-    for (unsigned k = 0; k < EV_N; k++) {
-        Events *ev = &t->ev[k];
-        uint64_t n = ev->steps - steps[k];
-
-        e->step[k] = UINT64_MAX;
-        if (n > 1 || (n && ev->e->len <= ev->head)) {
-            single = false;
-        } else if (n) {
-            e->step[k] = ev_last(&g_array_index(ev->e, Event,
-                                                ev->e->len - 1));
-        }
-    }
-    if (!write) {
-        e->rq_ready = t->last_rq_ready;
-        e->ret = t->ret->len ? g_array_index(t->ret, uint64_t,
-                                             t->ret->len - 1) : 0;
-    }
-    /*
-     * Steady: the one before was equal, this one's UP frame queued behind
-     * it (not placed by the moment), no tag waited for, and every frame
-     * and step one shift later, that shift exact on both clocks (so that
-     * every conversion between them moves by it too).
-     */
-    if (!single || !prev->valid || t->frame_by_frame ||
-        !echo_same(prev, t_ns, port, write, addr, bytes, set) ||
-        e->start[up] == UINT64_MAX || e->start[up] != up_free ||
-        (!write && t->last_tag_wait)) {
-        return;
-    }
-    for (unsigned l = 0; l < t->nlanes; l++) {
-        if ((e->start[l] == UINT64_MAX) != (prev->start[l] == UINT64_MAX)) {
-            return;
-        }
-        if (e->start[l] != UINT64_MAX) {
-            uint64_t d = e->start[l] - prev->start[l];
-
-            if (e->start[l] <= prev->start[l] ||
-                (l < LANE_DMA ? (d_pcie && d != d_pcie)
-                              : (d_dma && d != d_dma))) {
-                return;
-            }
-            *(l < LANE_DMA ? &d_pcie : &d_dma) = d;
-            e->shift[l] = d;
-        }
-    }
-    for (unsigned k = 0; k < EV_N; k++) {
-        if ((e->step[k] == UINT64_MAX) != (prev->step[k] == UINT64_MAX)) {
-            return;
-        }
-        if (e->step[k] != UINT64_MAX) {
-            uint64_t d = e->step[k] - prev->step[k];
-
-            if (e->step[k] <= prev->step[k] || (d_pcie && d != d_pcie)) {
-                return;
-            }
-            d_pcie = d;
-        }
-    }
-    /* d_dma x pcie/dma exactly, in whole cycles of both */
-    if (!d_dma || d_dma % t->pcie_dma.q ||
-        (d_pcie && d_pcie != d_dma / t->pcie_dma.q * t->pcie_dma.p)) {
-        return;
-    }
-    e->ev_shift = d_dma / t->pcie_dma.q * t->pcie_dma.p;
-    e->steady = true;
-}
-
 void ptm_dma_traffic_add(PtmDmaTraffic *t, uint64_t t_ns, unsigned port,
                          bool write, uint64_t addr, uint32_t bytes,
                          const PtmSettings *set)
 {
-    uint64_t total[NLANES], steps[EV_N], up_free;
-    unsigned before;
-    bool was_valid;
-
     bg_play(t, t_ns);
-    if (echo_repeat(t, t_ns, port, write, addr, bytes, set)) {
-        return;
-    }
-    before = t->echo_i;
-    was_valid = t->echo[before].valid;
-    for (unsigned l = 0; l < t->nlanes; l++) {
-        total[l] = t->lane[l].total;
-    }
-    for (unsigned k = 0; k < EV_N; k++) {
-        steps[k] = t->ev[k].steps;
-    }
-    up_free = port < t->geo.dma_ports ? t->lane[LANE_DMA + 2 * port].free_at
-                                      : 0;
     log_transfer(t, t_ns, port, write, addr, bytes, set);
-    if (port < t->geo.dma_ports && bytes) {
-        /* the last's record as it was before log_transfer marked it gone */
-        t->echo[before].valid = was_valid;
-        echo_record(t, &t->echo[before], &t->echo[!before], total, steps,
-                    up_free, t_ns, port, write, addr, bytes, set);
-        t->echo[before].valid = false;
-        t->echo_i = !before;
-    }
 }
 
 void ptm_dma_traffic_set_now(PtmDmaTraffic *t, uint64_t now_ns)
@@ -1729,7 +1456,6 @@ void ptm_dma_traffic_reset(PtmDmaTraffic *t, uint64_t now_ns)
     }
     (t->ret)->len = 0;
     t->ret_base = 0;
-    t->echo[t->echo_i].valid = false;
     t->busy_until_ns = 0;
     /* slots not yet played went with the reset */
     while (t->bg && t->bg_next_ns < now_ns) {
@@ -1944,7 +1670,6 @@ char *ptm_dma_traffic_load(PtmDmaTraffic *t, const void *buf, size_t len)
     }
     t->ret_base = n->ret_base;
     t->busy_until_ns = n->busy_until_ns;
-    t->echo[t->echo_i].valid = false;
     t->now_ns = n->now_ns;
     t->bg_next_ns = n->bg_next_ns;
     t->bg_slot = n->bg_slot;

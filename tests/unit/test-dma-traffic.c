@@ -445,11 +445,10 @@ static void same_cycles(PtmDmaTraffic *a, PtmDmaTraffic *b,
 
 /*
  * The equal completions of a read and the equal requests of a write are
- * put on the buses in runs at once, and a transfer that repeats a steady
- * one by extending its runs: the same frames at the same cycles as one by
- * one, for random trains of transfers (some of equal ones, 5-bit tags
- * among the settings) at DMA clocks whose ratio to the PCIe clock is 2,
- * 8/5, 1 and 1/2 (400 MHz PCIe).
+ * put on the buses in runs at once: the same frames at the same cycles as
+ * one by one, for random trains of transfers (some of equal ones, 5-bit
+ * tags among the settings) at DMA clocks whose ratio to the PCIe clock is
+ * 2, 8/5, 1 and 1/2 (400 MHz PCIe).
  */
 static void test_runs_at_once(void)
 {
