@@ -16,7 +16,7 @@
 # The guest boots once per run; a first run that only boots and reads the
 # counters ("boot") is subtracted from each, so "model %" is the share of
 # the traffic's own part of the run, "all %" that of the whole run with
-# its boot. Runs are sized to about 10 s of traffic, so that the boot's
+# its boot. Runs are sized to 20 to 30 s of traffic, so that the boot's
 # own variation moves "model %" little.
 # Needs a prepared ndk-sw checkout (see README.md) and perf (Debian's
 # linux-perf).
@@ -52,11 +52,11 @@ boot_all=0 boot_model=0
 for run in boot "${runs[@]}"; do
     case $run in
         boot)     cmd="nfb-dma -i 0" ;;
-        gen64)    cmd="ndp-tool generate -i 0 -s 64 -p 25000000" ;;
-        gen1500)  cmd="ndp-tool generate -i 0 -s 1500 -p 10000000" ;;
-        read64)   cmd="nfb-bus -p $gls 8 1; nfb-bus -p $gls/mfb_gen2dma 4 40; nfb-bus -p $gls/mfb_gen2dma 0 1; ndp-tool read -i 0 -p 25000000" ;;
-        read1500) cmd="nfb-bus -p $gls 8 1; nfb-bus -p $gls/mfb_gen2dma 4 5dc; nfb-bus -p $gls/mfb_gen2dma 0 1; ndp-tool read -i 0 -p 12000000" ;;
-        loop64)   cmd="nfb-bus -p $gls 0 1; ndp-tool loopback-hw -i 0 -s 64 -p 6000000" ;;
+        gen64)    cmd="ndp-tool generate -i 0 -s 64 -p 60000000" ;;
+        gen1500)  cmd="ndp-tool generate -i 0 -s 1500 -p 25000000" ;;
+        read64)   cmd="nfb-bus -p $gls 8 1; nfb-bus -p $gls/mfb_gen2dma 4 40; nfb-bus -p $gls/mfb_gen2dma 0 1; ndp-tool read -i 0 -p 60000000" ;;
+        read1500) cmd="nfb-bus -p $gls 8 1; nfb-bus -p $gls/mfb_gen2dma 4 5dc; nfb-bus -p $gls/mfb_gen2dma 0 1; ndp-tool read -i 0 -p 30000000" ;;
+        loop64)   cmd="nfb-bus -p $gls 0 1; ndp-tool loopback-hw -i 0 -s 64 -p 15000000" ;;
         *) echo "ndp-guest-bench: unknown run $run" >&2; exit 2 ;;
     esac
     rm -f "$work/perf.data"
