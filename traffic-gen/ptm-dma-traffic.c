@@ -789,16 +789,17 @@ static bool event_by(const void *arr, guint i, uint64_t c)
     return ev_last(&g_array_index((Vec *)arr, Event, i)) <= c;
 }
 
-/* Free tags and storage-FIFO words while `tags` and `words` are held */
-static inline void free_amounts(const PtmDmaTraffic *t, uint64_t tags,
-                                uint64_t words, uint16_t *tag_free,
-                                uint16_t *stfifo_free)
+/* Free tags and FIFO words of amounts x (tags out, words held) */
+static inline uint16_t free_tags(const PtmDmaTraffic *t, uint64_t x)
 {
     uint64_t cap = MIN(t->geo.tag_capacity, 0x7FFu);
 
-    *tag_free = cap - MIN(tags, cap);
-    *stfifo_free = t->geo.stfifo_capacity -
-                   MIN(words, (uint64_t)t->geo.stfifo_capacity);
+    return cap - MIN(x, cap);
+}
+
+static inline uint16_t free_words(const PtmDmaTraffic *t, uint64_t x)
+{
+    return t->geo.stfifo_capacity - MIN(x, (uint64_t)t->geo.stfifo_capacity);
 }
 
 /*
@@ -876,7 +877,8 @@ static uint64_t dma_fill(void *opaque, const PtmProbeInfo *probe,
                    events_at(&t->ev[EV_RET], c, &next);
             words = events_at(&t->ev[EV_RES], c, &next) -
                     events_at(&t->ev[EV_FREE], c, &next);
-            free_amounts(t, tags, words, &s->tag_free, &s->stfifo_free);
+            s->tag_free = free_tags(t, tags);
+            s->stfifo_free = free_words(t, words);
             run = MIN(run, next - c);
         }
         s->cycles = run;
@@ -987,17 +989,25 @@ static inline void walk_pass(PtmDmaTraffic *t, Walk *w, unsigned k,
     }
 }
 
-/* Free tags and FIFO words of amounts x (tags out, words held) */
-static inline uint16_t free_tags(const PtmDmaTraffic *t, uint64_t x)
-{
-    uint64_t cap = MIN(t->geo.tag_capacity, 0x7FFu);
 
-    return cap - MIN(x, cap);
-}
-
-static inline uint16_t free_words(const PtmDmaTraffic *t, uint64_t x)
+/*
+ * `run` cycles at amounts x (tags out, FIFO words held): into the bands of
+ * the two histograms, and the window's least and last free values
+ */
+static inline void stretch(const PtmDmaTraffic *t, const PtmProbeShape *probe,
+                           const uint64_t x[2], uint64_t run,
+                           uint64_t band[2][PTM_HIST_BANDS],
+                           PtmCountState *st)
 {
-    return t->geo.stfifo_capacity - MIN(x, (uint64_t)t->geo.stfifo_capacity);
+    uint16_t tag = free_tags(t, x[0]), fifo = free_words(t, x[1]);
+
+    band[0][ptm_band(tag, probe->tag_capacity)] += run;
+    band[1][ptm_band(fifo, probe->stfifo_capacity)] += run;
+    st->tag_min = MIN(st->tag_min, tag);
+    st->stfifo_min = MIN(st->stfifo_min, fifo);
+    st->tag_last = tag;
+    st->stfifo_last = fifo;
+    st->link_last = 1;
 }
 
 /* Cycles [c, e) at the walk's amounts into the histograms */
@@ -1021,19 +1031,12 @@ static void walk_span(PtmDmaTraffic *t, const PtmProbeShape *probe, Walk *w,
         uint64_t next = MIN(MIN(w->next[0], w->next[1]),
                             MIN(w->next[2], w->next[3]));
         uint64_t run = MIN(next, e) - c;
-        uint16_t tag = free_tags(t, x[0]), fifo = free_words(t, x[1]);
 
-        h->band[0][ptm_band(tag, probe->tag_capacity)] += run;
-        h->band[1][ptm_band(fifo, probe->stfifo_capacity)] += run;
+        stretch(t, probe, x, run, h->band, st);
         for (unsigned i = 0; i < 2; i++) {
             h->lo[i] = MIN(h->lo[i], x[i]);
             h->hi[i] = MAX(h->hi[i], x[i]);
         }
-        st->tag_min = MIN(st->tag_min, tag);
-        st->stfifo_min = MIN(st->stfifo_min, fifo);
-        st->tag_last = tag;
-        st->stfifo_last = fifo;
-        st->link_last = 1;
         c += run;
         for (unsigned k = 0; k < EV_N; k++) {
             walk_pass(t, w, k, c);
@@ -1202,8 +1205,7 @@ static void count_side(PtmDmaTraffic *t, const PtmProbeShape *probe,
                                   &w.next[k]);
     }
     for (uint64_t c = start; c < end;) {
-        uint64_t x0, x1, next, run;
-        uint16_t tag, fifo;
+        uint64_t x[2], next, run;
 
         if (!wait) {
             uint64_t to = walk_periods(t, probe, &w, c, end, acc, base, st);
@@ -1216,19 +1218,11 @@ static void count_side(PtmDmaTraffic *t, const PtmProbeShape *probe,
         }
         wait--;
         /* up to the next step */
-        x0 = w.amount[EV_TAKE] - w.amount[EV_RET];
-        x1 = w.amount[EV_RES] - w.amount[EV_FREE];
+        x[0] = w.amount[EV_TAKE] - w.amount[EV_RET];
+        x[1] = w.amount[EV_RES] - w.amount[EV_FREE];
         next = MIN(MIN(w.next[0], w.next[1]), MIN(w.next[2], w.next[3]));
         run = MIN(next, end) - c;
-        tag = free_tags(t, x0);
-        fifo = free_words(t, x1);
-        band[0][ptm_band(tag, probe->tag_capacity)] += run;
-        band[1][ptm_band(fifo, probe->stfifo_capacity)] += run;
-        st->tag_min = MIN(st->tag_min, tag);
-        st->stfifo_min = MIN(st->stfifo_min, fifo);
-        st->tag_last = tag;
-        st->stfifo_last = fifo;
-        st->link_last = 1;
+        stretch(t, probe, x, run, band, st);
         c += run;
         for (unsigned k = 0; k < EV_N; k++) {
             if (w.next[k] <= c) {
