@@ -22,12 +22,22 @@ static int64_t dma_now(void)
     return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
 }
 
+/*
+ * Bus-master accesses through the function's address space (so bus master
+ * enable and an IOMMU apply), ordered as the engine needs rather than with
+ * a full barrier each as pci_dma_read/write do: one full barrier when the
+ * engine starts to run (ndk_dma_begin), after which its reads see what the
+ * vCPUs wrote before; and a write barrier before each write, so that a
+ * frame's data is visible before its header and both before the update
+ * buffer that announces them, as the driver reads them.
+ */
 static int ndk_dma_mem_read(void *opaque, uint64_t addr, void *buf,
                             size_t len)
 {
     NdkDma *d = opaque;
 
-    return pci_dma_read(d->pdev, addr, buf, len) == MEMTX_OK ? 0 : -1;
+    return dma_memory_read_relaxed(pci_get_address_space(d->pdev), addr, buf,
+                                   len) == MEMTX_OK ? 0 : -1;
 }
 
 static int ndk_dma_mem_write(void *opaque, uint64_t addr, const void *buf,
@@ -35,7 +45,17 @@ static int ndk_dma_mem_write(void *opaque, uint64_t addr, const void *buf,
 {
     NdkDma *d = opaque;
 
-    return pci_dma_write(d->pdev, addr, buf, len) == MEMTX_OK ? 0 : -1;
+    smp_wmb();
+    return dma_memory_write_relaxed(pci_get_address_space(d->pdev), addr, buf,
+                                    len) == MEMTX_OK ? 0 : -1;
+}
+
+/* The engine starts to run at virtual time now: see ndk_dma_mem_read */
+static int64_t ndk_dma_begin(NdkDma *d)
+{
+    smp_mb();
+    d->access_ns = dma_now();
+    return d->access_ns;
 }
 
 static void ndk_dma_xfer(void *opaque, NdpDir dir, unsigned queue,
@@ -69,8 +89,7 @@ static int64_t ndk_dma_enter(NdkDma *d)
         d->owner->enter(d->owner_opaque);
     }
     /* after the owner settled: nothing it counted is later than this */
-    d->access_ns = dma_now();
-    return d->access_ns;
+    return ndk_dma_begin(d);
 }
 
 static void ndk_dma_mmio(NdkDma *d, bool write, unsigned size)
@@ -264,8 +283,7 @@ void ndk_dma_reset(NdkDma *d)
     timer_del(d->timer);
     ndp_dma_reset(d->core);
     /* virtual time goes on: the generators count from here */
-    d->access_ns = dma_now();
-    ndp_dma_run(d->core, d->access_ns);
+    ndp_dma_run(d->core, ndk_dma_begin(d));
 }
 
 static int ndk_dma_pre_save(void *opaque)
@@ -274,8 +292,7 @@ static int ndk_dma_pre_save(void *opaque)
     size_t len;
 
     /* frames made up to now are in the rings on both ends */
-    d->access_ns = dma_now();
-    ndp_dma_run(d->core, d->access_ns);
+    ndp_dma_run(d->core, ndk_dma_begin(d));
     g_free(d->state);
     d->state = ndp_dma_save(d->core, &len);
     d->state_len = len;
@@ -302,8 +319,7 @@ static int ndk_dma_post_load(void *opaque, int version_id)
         error_report("ndk-pcie-telemetry: %s", err);
         return -EINVAL;
     }
-    d->access_ns = dma_now();
-    ndk_dma_schedule(d, d->access_ns);
+    ndk_dma_schedule(d, ndk_dma_begin(d));
     return 0;
 }
 
