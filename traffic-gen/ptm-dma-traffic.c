@@ -1071,9 +1071,14 @@ static uint64_t band_stays(const PtmDmaTraffic *t, const PtmProbeShape *probe,
     if (hist_band(t, probe, i, hi) != b) {
         return 0;
     }
-    if (d < 0 && (uint64_t)-d * jmax > lo) {
-        bad = lo / -d + 1;      /* amounts never go below 0 */
-        jmax = bad - 1;
+    if (d < 0) {
+        /* amounts never go below 0 (negated unsigned: d may be INT64_MIN) */
+        uint64_t down = -(uint64_t)d;
+
+        if (lo / down < jmax) {
+            jmax = lo / down;
+            bad = jmax + 1;
+        }
     }
     /* the band is monotonic in the amount: search the last j that keeps it */
     while (bad - ok > 1) {
