@@ -19,7 +19,7 @@ REPO=$(cd "$(dirname "$0")/../.." && pwd)
 CACHE=${NDK_TELEMETRY_CACHE:-$HOME/.cache/ndk-pcie-telemetry}
 BUILD=${FUZZ_BUILD:-$REPO/build-san}
 TIME=1800 RUNS=10000000 JOBS=$(nproc)
-ALL=(fuzz-core-diff fuzz-state fuzz-dma fuzz-dwc fuzz-vcd fuzz-trace fuzz-scenario fuzz-devtree
+ALL=(fuzz-core-diff fuzz-state fuzz-dma fuzz-dma-log fuzz-dwc fuzz-vcd fuzz-trace fuzz-scenario fuzz-devtree
      fuzz-json fuzz-options fuzz-http)
 targets=()
 while [ $# -gt 0 ]; do
