@@ -82,7 +82,7 @@ static void both_at(Card *a, Card *b, uint64_t t)
 /* A state from the input into a card of its own: refused, or counted */
 static void foreign_state(const PtmConfig *cfg, Input *in)
 {
-    size_t len = MIN((size_t)take(in, 2) % 512, in->left);
+    size_t want = take(in, 2) % 512, len = MIN(want, in->left);
     Card c;
     char *err;
 
