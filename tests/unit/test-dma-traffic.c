@@ -419,28 +419,50 @@ static void test_train_spans(void)
     rig_fini(&r);
 }
 
-/* Every cycle of a probe from two logs alike, [0, end) */
+/*
+ * Every cycle of a probe from two logs alike, [0, end): their fills'
+ * segments walked side by side, compared where they overlap.
+ */
 static void same_cycles(PtmDmaTraffic *a, PtmDmaTraffic *b,
                         const PtmProbeInfo *info, uint64_t end)
 {
     const PtmSourceOps *ops = ptm_dma_traffic_ops();
-    PtmChunk *ca = ptm_chunk_new(), *cb = ptm_chunk_new();
-    size_t cmp = offsetof(PtmSegment, bus) + info->buses * sizeof(PtmBusCycle);
+    PtmDmaTraffic *log[2] = { a, b };
+    PtmChunk *ch[2] = { ptm_chunk_new(), ptm_chunk_new() };
+    unsigned at[2] = { 0, 0 };
+    uint64_t left[2] = { 0, 0 };        /* cycles left in segment at[] */
+    size_t from = offsetof(PtmSegment, brake);
+    size_t cmp = offsetof(PtmSegment, bus) +
+                 info->buses * sizeof(PtmBusCycle) - from;
 
-    for (uint64_t c = 0; c < end; c++) {
-        ca->seg = ca->scratch;
-        cb->seg = cb->scratch;
-        g_assert_cmpuint(ops->fill(a, info, c, 1, ca), ==, 1);
-        g_assert_cmpuint(ops->fill(b, info, c, 1, cb), ==, 1);
-        if (memcmp(&ca->seg[0], &cb->seg[0], cmp)) {
+    for (uint64_t c = 0; c < end;) {
+        uint64_t step;
+
+        for (unsigned k = 0; k < 2; k++) {
+            if (!left[k] && ++at[k] >= ch[k]->nseg) {
+                ch[k]->seg = ch[k]->scratch;
+                g_assert_cmpuint(ops->fill(log[k], info, c, end - c, ch[k]),
+                                 >, 0);
+                at[k] = 0;
+            }
+            if (!left[k]) {
+                left[k] = ch[k]->seg[at[k]].cycles;
+            }
+        }
+        if (memcmp((char *)&ch[0]->seg[at[0]] + from,
+                   (char *)&ch[1]->seg[at[1]] + from, cmp)) {
             g_test_message("%s probe, cycle %" G_GUINT64_FORMAT,
                            info->domain == PTM_DOMAIN_PCIE ? "PCIe" : "DMA",
                            c);
             g_assert_not_reached();
         }
+        step = MIN(left[0], left[1]);
+        left[0] -= step;
+        left[1] -= step;
+        c += step;
     }
-    ptm_chunk_free(ca);
-    ptm_chunk_free(cb);
+    ptm_chunk_free(ch[0]);
+    ptm_chunk_free(ch[1]);
 }
 
 /*
