@@ -32,15 +32,6 @@ typedef struct NdpQueue {
     uint32_t dcache_at, dcache_n, dcache_off;
     uint64_t dcache[NDP_DESC_FETCH];
     /*
-     * The 16 slots a saved state holds: the cache from dcache_at on, and
-     * after it what an engine that kept the cache at slot 0 (shifting it
-     * down as HDP moved on) still has there. Slot j is
-     * dcache[dcache_off + j] below dcache_keep, dcache_left[j] from there
-     * (dcache_n <= dcache_keep <= NDP_DESC_FETCH - dcache_off).
-     */
-    uint32_t dcache_keep;
-    uint64_t dcache_left[NDP_DESC_FETCH];
-    /*
      * RX headers not yet written: hpend_n of them from ring index
      * hpend_at, for frames of hpend_bytes. Always empty between two calls
      * into the engine (so not part of its state).
@@ -190,18 +181,6 @@ static void count_discard(NdpQueue *q, uint64_t frames, uint64_t bytes)
     q->live[CNT_DISC_BYTES] += bytes;
 }
 
-/*
- * Slots from `from` on of a saved state stop following the offset: they
- * keep what they hold now (see NdpQueue).
- */
-static void dcache_leave(NdpQueue *q, uint32_t from)
-{
-    for (uint32_t j = from; j < q->dcache_keep; j++) {
-        q->dcache_left[j] = q->dcache[q->dcache_off + j];
-    }
-    q->dcache_keep = MIN(q->dcache_keep, from);
-}
-
 /* HDP moved on: descriptors behind it are gone from the fetched ones */
 static inline void dcache_trim(NdpQueue *q)
 {
@@ -210,19 +189,20 @@ static inline void dcache_trim(NdpQueue *q)
     if (k >= q->dcache_n) {
         q->dcache_n = 0;
     } else if (k) {
-        dcache_leave(q, q->dcache_n - k);
         q->dcache_off += k;
         q->dcache_n -= k;
         q->dcache_at = q->hdp;
     }
 }
 
-/* The slots of a saved state (see NdpQueue) */
+/*
+ * The 16 slots of a saved state: the fetched descriptors from dcache_at
+ * on, 0 after them (a load reads them from slot 0, offset 0)
+ */
 static void dcache_slots(const NdpQueue *q, uint64_t *slot)
 {
     for (uint32_t j = 0; j < NDP_DESC_FETCH; j++) {
-        slot[j] = j < q->dcache_keep ? q->dcache[q->dcache_off + j]
-                                     : q->dcache_left[j];
+        slot[j] = j < q->dcache_n ? q->dcache[q->dcache_off + j] : 0;
     }
 }
 
@@ -247,14 +227,12 @@ static G_GNUC_NO_INLINE bool desc_fetch(NdpDma *d, NdpQueue *q, NdpDir dir,
         return false;
     }
     xfer(d, dir, qi, NDP_XFER_DESC_READ, addr, n * 8);
-    dcache_leave(q, n);
     for (uint32_t k = 0; k < n; k++) {
         q->dcache[k] = GUINT64_FROM_LE(b[k]);
     }
     q->dcache_at = i;
     q->dcache_n = n;
     q->dcache_off = 0;
-    q->dcache_keep = n;
     *desc = q->dcache[0];
     return true;
 }
@@ -1370,9 +1348,8 @@ char *ndp_dma_load(NdpDma *d, const void *buf, size_t len)
     for (unsigned dir = 0; dir < 2; dir++) {
         for (unsigned i = 0; i < n->nq; i++) {
             QUEUE_FIELDS(GET, &n->q[dir][i])
-            /* the slots as they were: the cache from offset 0 */
+            /* the fetched descriptors from slot 0 */
             n->q[dir][i].dcache_off = 0;
-            n->q[dir][i].dcache_keep = NDP_DESC_FETCH;
         }
     }
     for (unsigned p = 0; p < n->ports; p++) {

@@ -156,8 +156,6 @@ typedef struct Events {
 
 enum { NLANES = 2 + PTM_MAX_BUSES };
 
-
-
 /* A ratio of two rates, reduced; qshift: log2 of q if a power of 2, or -1 */
 typedef struct Ratio {
     uint64_t p, q;
@@ -348,11 +346,11 @@ static inline void frame_end(const Frame *f, unsigned *r, unsigned *pos)
 
 /*
  * `count` equal frames of `cycles` cycles on a lane, frame i from cycle
- * start + i x period (period >= cycles, unused for one frame): joined to
- * the lane's last run where they continue it.
+ * start + i x period (cycles <= period <= UINT32_MAX, unused for one
+ * frame): joined to the lane's last run where they continue it.
  */
 static void lane_run(PtmDmaTraffic *t, unsigned l, uint64_t start,
-                     uint32_t cycles, uint64_t period, uint32_t bytes,
+                     uint32_t cycles, uint32_t period, uint32_t bytes,
                      bool mvb, uint32_t count)
 {
     Lane *ln = &t->lane[l];
@@ -375,14 +373,6 @@ static void lane_run(PtmDmaTraffic *t, unsigned l, uint64_t start,
             last->n += count;
             return;
         }
-    }
-    if (period > UINT32_MAX) {
-        /* a pace too slow for a run: one entry a frame */
-        for (uint32_t i = 0; i < count; i++) {
-            lane_run(t, l, start + i * period, cycles, cycles, bytes, mvb, 1);
-        }
-        ln->total -= count;
-        return;
     }
     {
         /* in place: a copy from the stack stalls on its byte fields */
@@ -420,7 +410,7 @@ static inline uint64_t lane_put(PtmDmaTraffic *t, unsigned l, uint64_t ready,
  * Returns where the last ends.
  */
 static uint64_t lane_put_paced(PtmDmaTraffic *t, unsigned l, uint64_t ready,
-                               uint64_t pace, uint32_t bytes, bool mvb,
+                               uint32_t pace, uint32_t bytes, bool mvb,
                                uint32_t n)
 {
     Lane *ln = &t->lane[l];
@@ -505,7 +495,7 @@ static bool completions(PtmDmaTraffic *t, unsigned down, uint64_t ready,
     }
     if (step <= c_dn * r->q) {
         pace = 0;               /* DOWN is the slower: they queue there */
-    } else if (step % r->q == 0) {
+    } else if (step % r->q == 0 && step / r->q <= UINT32_MAX) {
         pace = step / r->q;     /* RC's pace in DMA cycles, exactly */
     } else {
         return false;
@@ -961,6 +951,13 @@ typedef struct Walk {
     uint32_t done[EV_N];        /* its steps already taken */
 } Walk;
 
+/* The walk's tags out and FIFO words held */
+static inline void walk_amounts(const Walk *w, uint64_t x[2])
+{
+    x[0] = w->amount[EV_TAKE] - w->amount[EV_RET];
+    x[1] = w->amount[EV_RES] - w->amount[EV_FREE];
+}
+
 /* Take every step of kind k at or before cycle c, a run at a time */
 static inline void walk_pass(PtmDmaTraffic *t, Walk *w, unsigned k,
                              uint64_t c)
@@ -988,7 +985,6 @@ static inline void walk_pass(PtmDmaTraffic *t, Walk *w, unsigned k,
         }
     }
 }
-
 
 /*
  * `run` cycles at amounts x (tags out, FIFO words held): into the bands of
@@ -1024,14 +1020,11 @@ static void walk_span(PtmDmaTraffic *t, const PtmProbeShape *probe, Walk *w,
                       uint64_t c, uint64_t e, Hist *h, PtmCountState *st)
 {
     while (c < e) {
-        uint64_t x[2] = {
-            w->amount[EV_TAKE] - w->amount[EV_RET],
-            w->amount[EV_RES] - w->amount[EV_FREE],
-        };
-        uint64_t next = MIN(MIN(w->next[0], w->next[1]),
+        uint64_t x[2], next = MIN(MIN(w->next[0], w->next[1]),
                             MIN(w->next[2], w->next[3]));
         uint64_t run = MIN(next, e) - c;
 
+        walk_amounts(w, x);
         stretch(t, probe, x, run, h->band, st);
         for (unsigned i = 0; i < 2; i++) {
             h->lo[i] = MIN(h->lo[i], x[i]);
@@ -1106,26 +1099,23 @@ static uint64_t walk_periods(PtmDmaTraffic *t, const PtmProbeShape *probe,
                              Walk *w, uint64_t c, uint64_t end, uint64_t *acc,
                              unsigned base, PtmCountState *st)
 {
-    uint64_t p = 0, m = UINT64_MAX, j, x0[2], x1[2];
+    uint64_t p, m = UINT64_MAX, j, x0[2], x1[2];
     int64_t d[2];
     Hist h = { .lo = { UINT64_MAX, UINT64_MAX } };
+    unsigned k0 = 0;
 
     /* the pace: that of the run of the earliest next step */
-    {
-        unsigned k0 = 0;
-
-        for (unsigned k = 1; k < EV_N; k++) {
-            if (w->next[k] < w->next[k0]) {
-                k0 = k;
-            }
+    for (unsigned k = 1; k < EV_N; k++) {
+        if (w->next[k] < w->next[k0]) {
+            k0 = k;
         }
-        if (w->next[k0] == UINT64_MAX) {
-            return c;
-        }
-        p = g_array_index(t->ev[k0].e, Event, w->ix[k0]).period;
-        if (w->next[k0] - c > p) {
-            return c;           /* nothing steps in the first period */
-        }
+    }
+    if (w->next[k0] == UINT64_MAX) {
+        return c;
+    }
+    p = g_array_index(t->ev[k0].e, Event, w->ix[k0]).period;
+    if (w->next[k0] - c > p) {
+        return c;               /* nothing steps in the first period */
     }
     for (unsigned k = 0; k < EV_N; k++) {
         const Event *e;
@@ -1149,11 +1139,9 @@ static uint64_t walk_periods(PtmDmaTraffic *t, const PtmProbeShape *probe,
     if (m < 4) {
         return c;
     }
-    x0[0] = w->amount[EV_TAKE] - w->amount[EV_RET];
-    x0[1] = w->amount[EV_RES] - w->amount[EV_FREE];
+    walk_amounts(w, x0);
     walk_span(t, probe, w, c, c + p, &h, st);
-    x1[0] = w->amount[EV_TAKE] - w->amount[EV_RET];
-    x1[1] = w->amount[EV_RES] - w->amount[EV_FREE];
+    walk_amounts(w, x1);
     j = m - 1;
     for (unsigned i = 0; i < 2; i++) {
         d[i] = (int64_t)(x1[i] - x0[i]);
@@ -1177,9 +1165,9 @@ static uint64_t walk_periods(PtmDmaTraffic *t, const PtmProbeShape *probe,
         for (unsigned k = 0; k < EV_N; k++) {
             walk_pass(t, w, k, c - 1);
         }
-        st->tag_last = free_tags(t, w->amount[EV_TAKE] - w->amount[EV_RET]);
-        st->stfifo_last = free_words(t, w->amount[EV_RES] -
-                                        w->amount[EV_FREE]);
+        walk_amounts(w, x1);
+        st->tag_last = free_tags(t, x1[0]);
+        st->stfifo_last = free_words(t, x1[1]);
         for (unsigned k = 0; k < EV_N; k++) {
             walk_pass(t, w, k, c);
         }
@@ -1223,8 +1211,7 @@ static void count_side(PtmDmaTraffic *t, const PtmProbeShape *probe,
         }
         wait--;
         /* up to the next step */
-        x[0] = w.amount[EV_TAKE] - w.amount[EV_RET];
-        x[1] = w.amount[EV_RES] - w.amount[EV_FREE];
+        walk_amounts(&w, x);
         next = MIN(MIN(w.next[0], w.next[1]), MIN(w.next[2], w.next[3]));
         run = MIN(next, end) - c;
         stretch(t, probe, x, run, band, st);
