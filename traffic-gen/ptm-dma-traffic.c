@@ -164,6 +164,22 @@ typedef struct Ratio {
 
 enum { LANE_RQ, LANE_RC, LANE_DMA };   /* then UP p = 2 + 2p, DOWN 3 + 2p */
 
+/*
+ * Equal transfers of one access, held until something else comes and then
+ * logged together: the same time, port, direction and size, split alike
+ * (the same first piece and, for a read, the same offset in the RCB, so
+ * that every piece and completion is the same; the first's address
+ * stands for them all).
+ */
+typedef struct Train {
+    uint64_t t_ns, addr;
+    uint32_t bytes, n;
+    uint32_t first, phase;
+    unsigned port;
+    bool write;
+    PtmSettings set;
+} Train;
+
 struct PtmDmaTraffic {
     PtmGeometry geo;
     unsigned nlanes;
@@ -186,6 +202,7 @@ struct PtmDmaTraffic {
     uint64_t bg_slot;           /* its number, from 1 */
     PtmSettings settings;       /* the card's, splitting them */
     bool frame_by_frame;        /* tests: no runs of a transfer at once */
+    Train train;                /* transfers not yet logged */
 };
 
 static unsigned lane_regions(const PtmDmaTraffic *t, unsigned l)
@@ -402,29 +419,51 @@ static inline uint64_t lane_put(PtmDmaTraffic *t, unsigned l, uint64_t ready,
     return ln->free_at;
 }
 
+/* A part of a train of equal frames: n of them, one every period from start */
+typedef struct Piece {
+    uint64_t start;
+    uint32_t period;
+    uint32_t n;
+} Piece;
+
 /*
- * n equal frames, frame i ready at cycle ready + i x pace: each starts
- * when it is ready and the lane is free, so the first ones go back to
- * back while the lane has a backlog (start_i = s + i x cycles) and the
- * rest at the pace once it is gone (ready + i x pace): at most two runs.
- * Returns where the last ends.
+ * n equal frames of `cycles` cycles, frame i ready at cycle ready + i x
+ * pace, on a lane free from cycle free_at: each starts when it is ready
+ * and the lane is free, so the first ones go back to back while the lane
+ * has a backlog (start_i = s + i x cycles) and the rest at the pace once
+ * it is gone (ready + i x pace): at most two pieces, into out. Returns
+ * their number.
  */
+static inline unsigned paced_pieces(uint64_t free_at, uint64_t ready,
+                                    uint32_t pace, uint32_t cycles,
+                                    uint32_t n, Piece out[2])
+{
+    uint64_t s = MAX(ready, free_at), tight = n;
+
+    if (pace > cycles) {
+        /* start_i = max(ready + i x pace, s + i x cycles) */
+        tight = MIN((uint64_t)n, (s - ready) / (pace - cycles) + 1);
+    }
+    out[0] = (Piece) { s, cycles, tight };
+    if (tight < n) {
+        out[1] = (Piece) { ready + tight * pace, pace, n - tight };
+        return 2;
+    }
+    return 1;
+}
+
+/* The frames of paced_pieces() put on lane l: where the last ends */
 static uint64_t lane_put_paced(PtmDmaTraffic *t, unsigned l, uint64_t ready,
                                uint32_t pace, uint32_t bytes, bool mvb,
                                uint32_t n)
 {
     Lane *ln = &t->lane[l];
     uint32_t cycles = lane_cycles(ln, bytes);
-    uint64_t s = MAX(ready, ln->free_at), tight = n;
+    Piece p[2];
+    unsigned np = paced_pieces(ln->free_at, ready, pace, cycles, n, p);
 
-    if (pace > cycles) {
-        /* start_i = max(ready + i x pace, s + i x cycles) */
-        tight = MIN((uint64_t)n, (s - ready) / (pace - cycles) + 1);
-    }
-    lane_run(t, l, s, cycles, cycles, bytes, mvb, tight);
-    if (tight < n) {
-        lane_run(t, l, ready + tight * pace, cycles, pace, bytes, mvb,
-                 n - tight);
+    for (unsigned i = 0; i < np; i++) {
+        lane_run(t, l, p[i].start, cycles, p[i].period, bytes, mvb, p[i].n);
     }
     return ln->free_at;
 }
@@ -453,6 +492,40 @@ static inline void event_add(Events *ev, uint64_t cycle, uint64_t amount)
     e->amt = amount;
     e->period = 1;
     e->n = 1;
+}
+
+/*
+ * n steps of amt, at c0 + i x period (period >= 1): what n event_add()s
+ * make, without a call a step.
+ */
+static void event_add_run(Events *ev, uint64_t c0, uint32_t period,
+                          uint32_t n, uint64_t amt)
+{
+    Event *last;
+
+    event_add(ev, c0, amt);
+    last = &g_array_index(ev->e, Event, ev->e->len - 1);
+    if (n > 1 && last->n > 1 && last->period != period) {
+        /* c0 continued a run of another pace: the next step starts one */
+        c0 += period;
+        n--;
+        event_add(ev, c0, amt);
+        last = &g_array_index(ev->e, Event, ev->e->len - 1);
+    }
+    if (n == 1) {
+        return;
+    }
+    if (period == 0 || (uint64_t)last->n + n - 1 > UINT32_MAX) {
+        for (uint32_t i = 1; i < n; i++) {
+            event_add(ev, c0 + (uint64_t)i * period, amt);
+        }
+        return;
+    }
+    if (last->n == 1) {
+        last->period = period;
+    }
+    last->n += n - 1;
+    last->cum += (uint64_t)(n - 1) * amt;
 }
 
 /* The tags the function may use: the card's, within its tag field */
@@ -588,6 +661,182 @@ static void log_transfer(PtmDmaTraffic *t, uint64_t t_ns, unsigned port,
     }
 }
 
+/* ---- trains: equal transfers of one access at once ---------------- */
+
+static inline bool same_settings(const PtmSettings *a, const PtmSettings *b)
+{
+    return a->mps == b->mps && a->mrrs == b->mrrs && a->ext_tag == b->ext_tag &&
+           a->tag_10bit == b->tag_10bit && a->rcb_128 == b->rcb_128;
+}
+
+/* What splits a transfer: its first piece and a read's offset in the RCB */
+static inline void split_key(const PtmSettings *set, bool write,
+                             uint64_t addr, uint32_t bytes, uint32_t *first,
+                             uint32_t *phase)
+{
+    uint64_t mps = 128u << MIN(set->mps, 5), mrrs = 128u << MIN(set->mrrs, 5);
+    uint64_t rcb = set->rcb_128 ? 128 : 64;
+
+    *first = piece(addr, addr + bytes, write ? mps : mrrs);
+    *phase = write ? 0 : addr & (rcb - 1);
+}
+
+/* x steps of a clock at `period` apart in the clock of r: exact, or 0 */
+static inline uint64_t pace_in(const Ratio *r, uint64_t period)
+{
+    uint64_t x = period * r->p;
+
+    return x % r->q ? 0 : x / r->q;
+}
+
+/*
+ * m transfers of a train (m <= the tags for reads), each one request and,
+ * for a read, one completion: placed a few runs a bus, the frames
+ * log_transfer() gives them one by one. Every transfer's frames leave UP
+ * back to back (they share the DMA cycle), so each later bus sees them
+ * ready at a steady pace and puts them in at most two pieces (backlog,
+ * then the pace); a piece stays one pace on the next bus where the
+ * clocks' ratio maps its period to whole cycles. false, with nothing
+ * placed, where that does not hold, or where a read's tag could have to
+ * wait for one still out.
+ */
+static bool train_at_once(PtmDmaTraffic *t, const Train *tr, uint32_t m)
+{
+    const PtmSettings *set = &tr->set;
+    unsigned up = LANE_DMA + 2 * tr->port, down = up + 1;
+    Lane *lu = &t->lane[up], *lq = &t->lane[LANE_RQ];
+    Lane *lc = &t->lane[LANE_RC], *ld = &t->lane[down];
+    uint32_t bytes = tr->bytes, c_up = lane_cycles(lu, tr->write ? bytes : 0);
+    uint64_t mps = 128u << MIN(set->mps, 5), rcb = set->rcb_128 ? 128 : 64;
+    uint64_t pace = pace_in(&t->pcie_dma, c_up), s_up, r0, limit, k0, fr;
+    uint32_t c_rq, c_rc, c_dn, words;
+    Piece rq[2], rc[4], dn[8];
+    unsigned nrq, nrc = 0, ndn = 0;
+
+    if (tr->first != bytes || pace == 0 || pace > UINT32_MAX) {
+        return false;
+    }
+    if (tr->t_ns != t->up_t_ns) {
+        t->up_t_ns = tr->t_ns;
+        t->up_cycle = muldiv(tr->t_ns, t->dma_ns.p, t->dma_ns.q, false);
+    }
+    s_up = MAX(t->up_cycle + 1, lu->free_at);
+    r0 = ratio_of(&t->pcie_dma, s_up + c_up, true);
+    if (tr->write) {
+        lane_run(t, up, s_up, c_up, c_up, bytes, true, m);
+        lane_put_paced(t, LANE_RQ, r0, pace, PTM_DMA_RQ_HDR + bytes, false, m);
+        return true;
+    }
+    /* one completion: the read ends before the RCB or MPS would cut it */
+    if ((tr->phase ? MIN(rcb - tr->phase, bytes) : MIN(mps, bytes)) != bytes) {
+        return false;
+    }
+    /* the tags the train's requests wait for are back by its first */
+    limit = tag_limit(t, set);
+    k0 = t->ret_base + t->ret->len;
+    if (m > limit) {
+        return false;
+    }
+    for (uint64_t k = k0 + m; k-- > k0 && k >= limit && k - limit >= t->ret_base;) {
+        if (g_array_index(t->ret, uint64_t, k - limit - t->ret_base) > r0) {
+            return false;
+        }
+    }
+    c_rq = lane_cycles(lq, PTM_DMA_RQ_HDR);
+    c_rc = lane_cycles(lc, PTM_DMA_RC_HDR + bytes);
+    c_dn = lane_cycles(ld, bytes);
+    words = lane_cycles(lc, bytes);
+    nrq = paced_pieces(lq->free_at, r0, pace, c_rq, m, rq);
+    fr = lc->free_at;
+    for (unsigned i = 0; i < nrq; i++) {
+        unsigned k = paced_pieces(fr, rq[i].start + t->lat, rq[i].period,
+                                  c_rc, rq[i].n, &rc[nrc]);
+
+        nrc += k;
+        fr = rc[nrc - 1].start + (uint64_t)(rc[nrc - 1].n - 1) *
+             rc[nrc - 1].period + c_rc;
+    }
+    fr = ld->free_at;
+    for (unsigned i = 0; i < nrc; i++) {
+        uint64_t p = rc[i].n > 1 ? pace_in(&t->dma_pcie, rc[i].period) : 0;
+        unsigned k;
+
+        if ((rc[i].n > 1 && p == 0) || p > UINT32_MAX) {
+            return false;
+        }
+        k = paced_pieces(fr, ratio_of(&t->dma_pcie, rc[i].start + c_rc, true),
+                         p, c_dn, rc[i].n, &dn[ndn]);
+        ndn += k;
+        fr = dn[ndn - 1].start + (uint64_t)(dn[ndn - 1].n - 1) *
+             dn[ndn - 1].period + c_dn;
+    }
+    for (unsigned i = 0; i < ndn; i++) {
+        uint64_t p = pace_in(&t->pcie_dma, dn[i].period);
+
+        if (dn[i].n > 1 && (p == 0 || p > UINT32_MAX)) {
+            return false;
+        }
+    }
+    /* placed: UP, then each bus and the steps it makes */
+    lane_run(t, up, s_up, c_up, c_up, 0, true, m);
+    for (unsigned i = 0; i < nrq; i++) {
+        lane_run(t, LANE_RQ, rq[i].start, c_rq, rq[i].period, PTM_DMA_RQ_HDR,
+                 false, rq[i].n);
+        event_add_run(&t->ev[EV_TAKE], rq[i].start, rq[i].period, rq[i].n, 1);
+        event_add_run(&t->ev[EV_RES], rq[i].start, rq[i].period, rq[i].n,
+                      words);
+    }
+    for (unsigned i = 0; i < nrc; i++) {
+        uint64_t end = rc[i].start + c_rc;
+
+        lane_run(t, LANE_RC, rc[i].start, c_rc, rc[i].period,
+                 PTM_DMA_RC_HDR + bytes, false, rc[i].n);
+        event_add_run(&t->ev[EV_RET], end, rc[i].period, rc[i].n, 1);
+        for (uint32_t j = 0; j < rc[i].n; j++) {
+            vec_append(t->ret, end + (uint64_t)j * rc[i].period);
+        }
+    }
+    for (unsigned i = 0; i < ndn; i++) {
+        lane_run(t, down, dn[i].start, c_dn, dn[i].period, bytes, true,
+                 dn[i].n);
+        event_add_run(&t->ev[EV_FREE],
+                      ratio_of(&t->pcie_dma, dn[i].start + c_dn, true),
+                      dn[i].n > 1 ? pace_in(&t->pcie_dma, dn[i].period) : 1,
+                      dn[i].n, words);
+    }
+    return true;
+}
+
+/* Log the held train: in parts a tag limit long, at once where they can */
+static void train_log(PtmDmaTraffic *t)
+{
+    Train tr;
+    uint32_t n = t->train.n;
+
+    if (n <= 1) {
+        t->train.n = 0;
+        if (n) {
+            log_transfer(t, t->train.t_ns, t->train.port, t->train.write,
+                         t->train.addr, t->train.bytes, &t->train.set);
+        }
+        return;
+    }
+    tr = t->train;
+    t->train.n = 0;
+    while (n) {
+        uint64_t lim = tr.write ? n : tag_limit(t, &tr.set);
+        uint32_t m = lim ? MIN(n, lim) : n;
+
+        if (m < 2 || !train_at_once(t, &tr, m)) {
+            for (uint32_t i = 0; i < m; i++) {
+                log_transfer(t, tr.t_ns, tr.port, tr.write, tr.addr, tr.bytes,
+                             &tr.set);
+            }
+        }
+        n -= m;
+    }
+}
+
 /* ---- background transfers ----------------------------------------- */
 
 static const PtmTransfersParams *bg_params_at(const PtmDmaTraffic *t,
@@ -639,6 +888,7 @@ static void bg_play_before(PtmDmaTraffic *t, uint64_t hz, uint64_t end)
 
 void ptm_dma_traffic_set_background(PtmDmaTraffic *t, const PtmGen *gen)
 {
+    train_log(t);
     t->bg = gen;
     t->bg_slot = 1;
     t->bg_next_ns = gen ? bg_params_at(t, 0)->interval_ns : 0;
@@ -647,6 +897,7 @@ void ptm_dma_traffic_set_background(PtmDmaTraffic *t, const PtmGen *gen)
 void ptm_dma_traffic_set_settings(PtmDmaTraffic *t, uint64_t now_ns,
                                   const PtmSettings *set)
 {
+    train_log(t);
     /* slots before the change are split by the settings they saw */
     if (now_ns) {
         bg_play(t, now_ns - 1);
@@ -658,17 +909,40 @@ void ptm_dma_traffic_add(PtmDmaTraffic *t, uint64_t t_ns, unsigned port,
                          bool write, uint64_t addr, uint32_t bytes,
                          const PtmSettings *set)
 {
+    Train *tr = &t->train;
+    uint32_t first, phase;
+
+    if (t->frame_by_frame || port >= t->geo.dma_ports || bytes == 0 ||
+        addr + bytes < addr) {
+        train_log(t);
+        bg_play(t, t_ns);
+        log_transfer(t, t_ns, port, write, addr, bytes, set);
+        return;
+    }
+    split_key(set, write, addr, bytes, &first, &phase);
+    if (tr->n && tr->n < UINT32_MAX && tr->t_ns == t_ns && tr->port == port &&
+        tr->write == write && tr->bytes == bytes && tr->first == first &&
+        tr->phase == phase && same_settings(&tr->set, set)) {
+        tr->n++;
+        return;
+    }
+    train_log(t);
     bg_play(t, t_ns);
-    log_transfer(t, t_ns, port, write, addr, bytes, set);
+    *tr = (Train) {
+        .t_ns = t_ns, .addr = addr, .bytes = bytes, .n = 1, .first = first,
+        .phase = phase, .port = port, .write = write, .set = *set,
+    };
 }
 
 void ptm_dma_traffic_set_now(PtmDmaTraffic *t, uint64_t now_ns)
 {
+    train_log(t);
     t->now_ns = MAX(t->now_ns, now_ns);
 }
 
-void ptm_dma_traffic_frames(const PtmDmaTraffic *t, uint64_t out[4])
+void ptm_dma_traffic_frames(PtmDmaTraffic *t, uint64_t out[4])
 {
+    train_log(t);
     for (unsigned l = 0; l < 4; l++) {
         out[l] = l < t->nlanes ? t->lane[l].total : 0;
     }
@@ -841,6 +1115,7 @@ static uint64_t dma_fill(void *opaque, const PtmProbeInfo *probe,
     uint64_t c = start, end = start + max;
     unsigned nseg = 0;
 
+    train_log(t);
     if (probe->endpoint != 0) {
         return 0;               /* the DMA uses endpoint 0 only: idle */
     }
@@ -1244,6 +1519,7 @@ static bool dma_count(void *opaque, const PtmProbeShape *probe,
     PtmChunk *ch = t->scratch;
     bool pcie = probe->info.domain == PTM_DOMAIN_PCIE;
 
+    train_log(t);
     if (start == end) {
         return true;
     }
@@ -1331,6 +1607,7 @@ static PtmCost dma_cost(void *opaque)
 {
     PtmDmaTraffic *t = opaque;
 
+    train_log(t);
     if (t->bg) {
         return PTM_COST_WINDOW; /* slots keep coming */
     }
@@ -1387,6 +1664,7 @@ void ptm_dma_traffic_prune(PtmDmaTraffic *t, uint64_t t_ns)
     uint64_t pc = muldiv(t_ns, t->pcie_ns.p, t->pcie_ns.q, false);
     guint n;
 
+    train_log(t);
     for (unsigned l = 0; l < t->nlanes; l++) {
         Lane *ln = &t->lane[l];
         Ratio r = l < LANE_DMA ? t->pcie_ns : t->dma_ns;
@@ -1410,8 +1688,9 @@ void ptm_dma_traffic_prune(PtmDmaTraffic *t, uint64_t t_ns)
     }
 }
 
-bool ptm_dma_traffic_holds(const PtmDmaTraffic *t)
+bool ptm_dma_traffic_holds(PtmDmaTraffic *t)
 {
+    train_log(t);
     if (t->bg) {
         return true;
     }
@@ -1430,6 +1709,7 @@ bool ptm_dma_traffic_holds(const PtmDmaTraffic *t)
 
 void ptm_dma_traffic_reset(PtmDmaTraffic *t, uint64_t now_ns)
 {
+    train_log(t);
     for (unsigned l = 0; l < t->nlanes; l++) {
         (t->lane[l].f)->len = 0;
         t->lane[l].head = t->lane[l].cur = 0;
@@ -1459,10 +1739,11 @@ void ptm_dma_traffic_reset(PtmDmaTraffic *t, uint64_t now_ns)
 #define DMA_TRAFFIC_MAGIC 0x444D5432u
 #define DMA_TRAFFIC_MAGIC_V1 0x444D4154u
 
-void *ptm_dma_traffic_save(const PtmDmaTraffic *t, size_t *len)
+void *ptm_dma_traffic_save(PtmDmaTraffic *t, size_t *len)
 {
     GByteArray *b = g_byte_array_new();
 
+    train_log(t);
     ptm_put64(b, DMA_TRAFFIC_MAGIC);
     ptm_put64(b, t->nlanes);
     ptm_put64(b, t->busy_until_ns);
@@ -1520,6 +1801,7 @@ char *ptm_dma_traffic_load(PtmDmaTraffic *t, const void *buf, size_t len)
     uint64_t v = 0, cnt = 0;
     bool ok = true, v1;
 
+    train_log(t);
 #define GET(x) do { (x) = ptm_get64(&rd); ok = ok && !rd.bad; } while (0)
     GET(v);
     v1 = v == DMA_TRAFFIC_MAGIC_V1;

@@ -84,7 +84,7 @@ void ptm_dma_traffic_set_now(PtmDmaTraffic *t, uint64_t now_ns);
  * can forget what it counted, even while each transfer ends before the
  * access that made it returns (virtual time runs on under TCG).
  */
-bool ptm_dma_traffic_holds(const PtmDmaTraffic *t);
+bool ptm_dma_traffic_holds(PtmDmaTraffic *t);
 
 /* Forget activity that ended before t_ns (the core counted it). */
 void ptm_dma_traffic_prune(PtmDmaTraffic *t, uint64_t t_ns);
@@ -96,10 +96,10 @@ void ptm_dma_traffic_prune(PtmDmaTraffic *t, uint64_t t_ns);
 void ptm_dma_traffic_reset(PtmDmaTraffic *t, uint64_t now_ns);
 
 /* Frames logged so far on RQ, RC, UP and DOWN of port 0 (for tests) */
-void ptm_dma_traffic_frames(const PtmDmaTraffic *t, uint64_t out[4]);
+void ptm_dma_traffic_frames(PtmDmaTraffic *t, uint64_t out[4]);
 
 /* Migration: the log as bytes (g_malloc'd); load refuses with a reason. */
-void *ptm_dma_traffic_save(const PtmDmaTraffic *t, size_t *len);
+void *ptm_dma_traffic_save(PtmDmaTraffic *t, size_t *len);
 char *ptm_dma_traffic_load(PtmDmaTraffic *t, const void *buf, size_t len);
 
 #endif
