@@ -1451,6 +1451,51 @@ static uint64_t walk_periods(PtmDmaTraffic *t, const PtmProbeShape *probe,
 }
 
 /*
+ * From cycle c up to `to`, where of each pair (tags taken and returned,
+ * FIFO words reserved and freed) one kind at most steps, each amount moves
+ * one way, so its extremes are those of the first and the last cycle:
+ * where these fall in one band of each histogram, [c, to) is added at
+ * once (a train's requests go out before its first completion is back).
+ * Returns the cycle reached, c if none; *skip: a cycle before which no
+ * look is worth it again.
+ */
+static uint64_t walk_one_way(PtmDmaTraffic *t, const PtmProbeShape *probe,
+                             Walk *w, uint64_t c, uint64_t end,
+                             uint64_t band[2][PTM_HIST_BANDS],
+                             PtmCountState *st, uint64_t *skip)
+{
+    uint64_t to = MIN(end, MIN(MAX(w->next[EV_TAKE], w->next[EV_RET]),
+                               MAX(w->next[EV_RES], w->next[EV_FREE])));
+    uint64_t first = MIN(MIN(w->next[0], w->next[1]),
+                         MIN(w->next[2], w->next[3]));
+    uint64_t x0[2], x1[2];
+    Walk v;
+
+    if (to <= first || to <= *skip) {
+        return c;               /* flat (one stretch does), or looked at */
+    }
+    walk_amounts(w, x0);
+    v = *w;
+    for (unsigned k = 0; k < EV_N; k++) {
+        walk_pass(t, &v, k, to - 1);
+    }
+    walk_amounts(&v, x1);
+    for (unsigned i = 0; i < 2; i++) {
+        if (hist_band(t, probe, i, x0[i]) != hist_band(t, probe, i, x1[i])) {
+            *skip = to;
+            return c;
+        }
+    }
+    stretch(t, probe, x0, 0, band, st);         /* its least free values */
+    stretch(t, probe, x1, to - c, band, st);
+    *w = v;
+    for (unsigned k = 0; k < EV_N; k++) {
+        walk_pass(t, w, k, to);
+    }
+    return to;
+}
+
+/*
  * The probe's own channels: cycles, and on the PCIe probe the histograms,
  * walking the steps of the four amounts together from where each stands
  * at `start`, a steady pace of them a period at a time.
@@ -1472,12 +1517,16 @@ static void count_side(PtmDmaTraffic *t, const PtmProbeShape *probe,
         w.amount[k] = events_find(&t->ev[k], start, &w.ix[k], &w.done[k],
                                   &w.next[k]);
     }
-    for (uint64_t c = start; c < end;) {
+    for (uint64_t c = start, skip = 0; c < end;) {
         uint64_t x[2], next, run;
+        uint64_t to = walk_one_way(t, probe, &w, c, end, band, st, &skip);
 
+        if (to != c) {
+            c = to;
+            continue;
+        }
         if (!wait) {
-            uint64_t to = walk_periods(t, probe, &w, c, end, acc, base, st);
-
+            to = walk_periods(t, probe, &w, c, end, acc, base, st);
             if (to != c) {
                 c = to;
                 continue;
