@@ -1505,7 +1505,7 @@ static void count_side(PtmDmaTraffic *t, const PtmProbeShape *probe,
                        uint64_t *acc)
 {
     unsigned base = 1 + probe->info.buses * (6 + probe->info.regions);
-    unsigned wait = 0;
+    unsigned wait = 0, backoff = 1;
     uint64_t band[2][PTM_HIST_BANDS] = { { 0 } };
     Walk w;
 
@@ -1528,10 +1528,13 @@ static void count_side(PtmDmaTraffic *t, const PtmProbeShape *probe,
         if (!wait) {
             to = walk_periods(t, probe, &w, c, end, acc, base, st);
             if (to != c) {
+                backoff = 1;
                 c = to;
                 continue;
             }
-            wait = 8;           /* not steady here: look again 8 steps on */
+            /* not steady here: look again a step on, then 2, 4, 8 */
+            wait = backoff;
+            backoff = MIN(backoff * 2, 8u);
         }
         wait--;
         /* up to the next step */

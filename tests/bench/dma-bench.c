@@ -1,19 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Benchmark (not a test): host CPU time the DMA engine and the telemetry
- * block spend per frame, without QEMU. A TX queue sends bursts of 64
+ * block spend per frame, without QEMU. A TX queue sends bursts of
  * frames through the loopback into an RX queue, as ndp-tool loopback-hw
  * does, the driver's work (descriptors, refills) done here; the engine's
  * transfers go into the log the block counts, and the block is brought
  * up to time after every burst. Virtual time advances by the frames'
  * time at a rate given in Mpps.
  *
- *   dma-bench [FRAMES] [SIZE] [MPPS] [loop|tx]  (defaults 200000 64 1 loop)
+ *   dma-bench [FRAMES] [SIZE] [MPPS] [loop|tx] [BURST]
+ *             (defaults 200000 64 1 loop 64)
  *
  * `tx` sends the bursts out of the TX queue only, as ndp-tool generate
  * does (the loopback off), with the settings a Linux guest negotiates
  * (MPS 128, MRRS 4096, 8-bit tags), and the block caught up every 10 ms
  * of virtual time in whole drain periods, as the card's timer does.
+ *
+ * BURST (1 to 1000) is the frames a doorbell gives: ndp-tool generate in a
+ * TCG guest gives about 340 at a time, so that a burst's first completions
+ * come back while its requests still go out.
  *
  * Prints ns of CPU per frame for the engine alone, with the log, and
  * with the block counting.
@@ -31,7 +36,6 @@
 #define MEM_BASE    0x100000000ull
 #define MEM_SIZE    (16u << 20)
 #define RING        1024u
-#define BURST       64u
 
 typedef struct Host {
     uint8_t *mem;
@@ -92,7 +96,7 @@ static void put_desc(Host *h, uint64_t ring, uint32_t idx, uint64_t v)
 
 /* mode 0: engine only, 1: with the log, 2: with the block counting */
 static double run(unsigned mode, uint64_t frames, uint32_t size, double mpps,
-                  bool tx_only)
+                  bool tx_only, unsigned burst)
 {
     Host h = { .set = { .mps = 1, .mrrs = 2, .ext_tag = true } };
     int64_t caught_up = 0;
@@ -134,9 +138,9 @@ static double run(unsigned mode, uint64_t frames, uint32_t size, double mpps,
     put_desc(&h, tx_desc, tx_sdp++, tx_buf >> 30);
     memset(h.mem + (tx_buf - MEM_BASE), 0x5A, RING * 4096);
     t0 = cpu_s();
-    for (uint64_t done = 0; done < frames; done += BURST) {
+    for (uint64_t done = 0; done < frames; done += burst) {
         /* the driver: RX buffers and TX frames for one burst */
-        for (unsigned i = 0; i < BURST; i++) {
+        for (unsigned i = 0; i < burst; i++) {
             uint64_t k = (done + i) % (RING - 2);
 
             put_desc(&h, rx_desc, rx_sdp++,
@@ -152,7 +156,7 @@ static double run(unsigned mode, uint64_t frames, uint32_t size, double mpps,
            (RING - 1), 4, h.now);
         wr(d, NDP_RX, NDP_REG_SDP, rx_sdp % RING, 4, h.now);
         wr(d, NDP_TX, NDP_REG_SDP, tx_sdp % RING, 4, h.now);
-        h.now += (int64_t)(BURST * 1000 / mpps);
+        h.now += (int64_t)(burst * 1000 / mpps);
         if (mode == 2 && tx_only) {
             ptm_dma_traffic_set_now(h.log, h.now);
             if (h.now - caught_up >= 10000000) {
@@ -197,19 +201,21 @@ int main(int argc, char **argv)
     uint32_t size = argc > 2 ? strtoul(argv[2], NULL, 0) : 64;
     double mpps = argc > 3 ? strtod(argv[3], NULL) : 1.0;
     bool tx_only = argc > 4 && !strcmp(argv[4], "tx");
+    unsigned burst = argc > 5 ? strtoul(argv[5], NULL, 0) : 64;
     static const char *const what[] = {
         "engine alone", "engine and transfer log", "engine, log and block",
     };
 
-    if (size < 1 || size > 4096 || mpps <= 0 ||
+    if (size < 1 || size > 4096 || mpps <= 0 || burst < 1 || burst > 1000 ||
         (argc > 4 && !tx_only && strcmp(argv[4], "loop"))) {
         fprintf(stderr, "usage: dma-bench [FRAMES] [SIZE 1..4096] [MPPS] "
-                "[loop|tx]\n");
+                "[loop|tx] [BURST 1..1000]\n");
         return 2;
     }
-    printf("%llu frames of %u bytes %s, %.3g Mpps of virtual time\n",
-           (unsigned long long)frames, size,
-           tx_only ? "out of the TX queue" : "through the loopback", mpps);
+    printf("%llu frames of %u bytes %s, %.3g Mpps of virtual time, "
+           "bursts of %u\n", (unsigned long long)frames, size,
+           tx_only ? "out of the TX queue" : "through the loopback", mpps,
+           burst);
     for (unsigned m = 0; m < 3; m++) {
         /* DMA_BENCH_ONLY=2: the last figure alone, for a profiler */
         if (getenv("DMA_BENCH_ONLY") &&
@@ -217,7 +223,7 @@ int main(int argc, char **argv)
             continue;
         }
         printf("  %-26s %8.1f ns CPU per frame\n", what[m],
-               run(m, frames, size, mpps, tx_only));
+               run(m, frames, size, mpps, tx_only, burst));
     }
     return 0;
 }
