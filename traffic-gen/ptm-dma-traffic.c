@@ -169,7 +169,8 @@ enum { LANE_RQ, LANE_RC, LANE_DMA };   /* then UP p = 2 + 2p, DOWN 3 + 2p */
  * logged together: the same time, port, direction and size, split alike
  * (the same first piece and, for a read, the same offset in the RCB, so
  * that every piece and completion is the same; the first's address
- * stands for them all).
+ * stands for them all). Only transfers of one request (and, for a read,
+ * one completion) are held: the others gain nothing from it.
  */
 typedef struct Train {
     uint64_t t_ns, addr;
@@ -669,8 +670,12 @@ static inline bool same_settings(const PtmSettings *a, const PtmSettings *b)
            a->tag_10bit == b->tag_10bit && a->rcb_128 == b->rcb_128;
 }
 
-/* What splits a transfer: its first piece and a read's offset in the RCB */
-static inline void split_key(const PtmSettings *set, bool write,
+/*
+ * What splits a transfer: its first piece and a read's offset in the RCB.
+ * Returns whether it is one request and, for a read, one completion (what
+ * train_at_once() places).
+ */
+static inline bool split_key(const PtmSettings *set, bool write,
                              uint64_t addr, uint32_t bytes, uint32_t *first,
                              uint32_t *phase)
 {
@@ -679,6 +684,9 @@ static inline void split_key(const PtmSettings *set, bool write,
 
     *first = piece(addr, addr + bytes, write ? mps : mrrs);
     *phase = write ? 0 : addr & (rcb - 1);
+    return *first == bytes &&
+           (write || (*phase ? MIN(rcb - *phase, bytes)
+                             : MIN(mps, bytes)) == bytes);
 }
 
 /* x steps of a clock at `period` apart in the clock of r: exact, or 0 */
@@ -913,13 +921,14 @@ void ptm_dma_traffic_add(PtmDmaTraffic *t, uint64_t t_ns, unsigned port,
     uint32_t first, phase;
 
     if (t->frame_by_frame || port >= t->geo.dma_ports || bytes == 0 ||
-        addr + bytes < addr) {
+        addr + bytes < addr ||
+        !split_key(set, write, addr, bytes, &first, &phase)) {
+        /* one by one: what train_at_once() does not place is not held */
         train_log(t);
         bg_play(t, t_ns);
         log_transfer(t, t_ns, port, write, addr, bytes, set);
         return;
     }
-    split_key(set, write, addr, bytes, &first, &phase);
     if (tr->n && tr->n < UINT32_MAX && tr->t_ns == t_ns && tr->port == port &&
         tr->write == write && tr->bytes == bytes && tr->first == first &&
         tr->phase == phase && same_settings(&tr->set, set)) {
@@ -1456,13 +1465,17 @@ static uint64_t walk_periods(PtmDmaTraffic *t, const PtmProbeShape *probe,
  * one way, so its extremes are those of the first and the last cycle:
  * where these fall in one band of each histogram, [c, to) is added at
  * once (a train's requests go out before its first completion is back).
- * Returns the cycle reached, c if none; *skip: a cycle before which no
- * look is worth it again.
+ * Returns the cycle reached, c if none.
  */
+typedef struct OneWay {
+    uint64_t skip;              /* no look for stretches ending by this */
+    unsigned fails, pause;      /* band crossings in a row; looks to skip */
+} OneWay;
+
 static uint64_t walk_one_way(PtmDmaTraffic *t, const PtmProbeShape *probe,
                              Walk *w, uint64_t c, uint64_t end,
                              uint64_t band[2][PTM_HIST_BANDS],
-                             PtmCountState *st, uint64_t *skip)
+                             PtmCountState *st, OneWay *ow)
 {
     uint64_t to = MIN(end, MIN(MAX(w->next[EV_TAKE], w->next[EV_RET]),
                                MAX(w->next[EV_RES], w->next[EV_FREE])));
@@ -1471,8 +1484,12 @@ static uint64_t walk_one_way(PtmDmaTraffic *t, const PtmProbeShape *probe,
     uint64_t x0[2], x1[2];
     Walk v;
 
-    if (to <= first || to <= *skip) {
+    if (to <= first || to <= ow->skip) {
         return c;               /* flat (one stretch does), or looked at */
+    }
+    if (ow->pause) {
+        ow->pause--;
+        return c;
     }
     walk_amounts(w, x0);
     v = *w;
@@ -1482,7 +1499,10 @@ static uint64_t walk_one_way(PtmDmaTraffic *t, const PtmProbeShape *probe,
     walk_amounts(&v, x1);
     for (unsigned i = 0; i < 2; i++) {
         if (hist_band(t, probe, i, x0[i]) != hist_band(t, probe, i, x1[i])) {
-            *skip = to;
+            /* amounts that cross bands often: look less often */
+            ow->skip = to;
+            ow->fails = MIN(ow->fails + 1, 6u);
+            ow->pause = (1u << ow->fails) - 1;
             return c;
         }
     }
@@ -1492,6 +1512,7 @@ static uint64_t walk_one_way(PtmDmaTraffic *t, const PtmProbeShape *probe,
     for (unsigned k = 0; k < EV_N; k++) {
         walk_pass(t, w, k, to);
     }
+    ow->fails = 0;
     return to;
 }
 
@@ -1507,6 +1528,7 @@ static void count_side(PtmDmaTraffic *t, const PtmProbeShape *probe,
     unsigned base = 1 + probe->info.buses * (6 + probe->info.regions);
     unsigned wait = 0, backoff = 1;
     uint64_t band[2][PTM_HIST_BANDS] = { { 0 } };
+    OneWay ow = { 0 };
     Walk w;
 
     acc[0] += end - start;
@@ -1517,9 +1539,9 @@ static void count_side(PtmDmaTraffic *t, const PtmProbeShape *probe,
         w.amount[k] = events_find(&t->ev[k], start, &w.ix[k], &w.done[k],
                                   &w.next[k]);
     }
-    for (uint64_t c = start, skip = 0; c < end;) {
+    for (uint64_t c = start; c < end;) {
         uint64_t x[2], next, run;
-        uint64_t to = walk_one_way(t, probe, &w, c, end, band, st, &skip);
+        uint64_t to = walk_one_way(t, probe, &w, c, end, band, st, &ow);
 
         if (to != c) {
             c = to;
