@@ -1481,7 +1481,7 @@ static uint64_t walk_one_way(PtmDmaTraffic *t, const PtmProbeShape *probe,
                                MAX(w->next[EV_RES], w->next[EV_FREE])));
     uint64_t first = MIN(MIN(w->next[0], w->next[1]),
                          MIN(w->next[2], w->next[3]));
-    uint64_t x0[2], x1[2];
+    uint64_t x0[2], x1[2], steps = 0;
     Walk v;
 
     if (to <= first || to <= ow->skip) {
@@ -1489,6 +1489,18 @@ static uint64_t walk_one_way(PtmDmaTraffic *t, const PtmProbeShape *probe,
     }
     if (ow->pause) {
         ow->pause--;
+        return c;
+    }
+    /* worth a look where it saves a few steps (those of the runs at hand) */
+    for (unsigned k = 0; k < EV_N && steps < 4; k++) {
+        if (w->next[k] < to) {
+            const Event *e = &g_array_index(t->ev[k].e, Event, w->ix[k]);
+
+            steps += MIN((uint64_t)(e->n - w->done[k]),
+                         (to - 1 - w->next[k]) / e->period + 1);
+        }
+    }
+    if (steps < 4) {
         return c;
     }
     walk_amounts(w, x0);
