@@ -1472,6 +1472,14 @@ typedef struct OneWay {
     unsigned fails, pause;      /* band crossings in a row; looks to skip */
 } OneWay;
 
+/* No stretch up to `to`: where that keeps happening, look less often */
+static inline void ow_fail(OneWay *ow, uint64_t to)
+{
+    ow->skip = to;
+    ow->fails = MIN(ow->fails + 1, 6u);
+    ow->pause = (1u << ow->fails) - 1;
+}
+
 static uint64_t walk_one_way(PtmDmaTraffic *t, const PtmProbeShape *probe,
                              Walk *w, uint64_t c, uint64_t end,
                              uint64_t band[2][PTM_HIST_BANDS],
@@ -1501,6 +1509,7 @@ static uint64_t walk_one_way(PtmDmaTraffic *t, const PtmProbeShape *probe,
         }
     }
     if (steps < 4) {
+        ow_fail(ow, to);
         return c;
     }
     walk_amounts(w, x0);
@@ -1511,10 +1520,7 @@ static uint64_t walk_one_way(PtmDmaTraffic *t, const PtmProbeShape *probe,
     walk_amounts(&v, x1);
     for (unsigned i = 0; i < 2; i++) {
         if (hist_band(t, probe, i, x0[i]) != hist_band(t, probe, i, x1[i])) {
-            /* amounts that cross bands often: look less often */
-            ow->skip = to;
-            ow->fails = MIN(ow->fails + 1, 6u);
-            ow->pause = (1u << ow->fails) - 1;
+            ow_fail(ow, to);
             return c;
         }
     }
