@@ -1460,81 +1460,6 @@ static uint64_t walk_periods(PtmDmaTraffic *t, const PtmProbeShape *probe,
 }
 
 /*
- * From cycle c up to `to`, where of each pair (tags taken and returned,
- * FIFO words reserved and freed) one kind at most steps, each amount moves
- * one way, so its extremes are those of the first and the last cycle:
- * where these fall in one band of each histogram, [c, to) is added at
- * once (a train's requests go out before its first completion is back).
- * Returns the cycle reached, c if none.
- */
-typedef struct OneWay {
-    uint64_t skip;              /* no look for stretches ending by this */
-    unsigned fails, pause;      /* band crossings in a row; looks to skip */
-} OneWay;
-
-/* No stretch up to `to`: where that keeps happening, look less often */
-static inline void ow_fail(OneWay *ow, uint64_t to)
-{
-    ow->skip = to;
-    ow->fails = MIN(ow->fails + 1, 6u);
-    ow->pause = (1u << ow->fails) - 1;
-}
-
-static uint64_t walk_one_way(PtmDmaTraffic *t, const PtmProbeShape *probe,
-                             Walk *w, uint64_t c, uint64_t end,
-                             uint64_t band[2][PTM_HIST_BANDS],
-                             PtmCountState *st, OneWay *ow)
-{
-    uint64_t to = MIN(end, MIN(MAX(w->next[EV_TAKE], w->next[EV_RET]),
-                               MAX(w->next[EV_RES], w->next[EV_FREE])));
-    uint64_t first = MIN(MIN(w->next[0], w->next[1]),
-                         MIN(w->next[2], w->next[3]));
-    uint64_t x0[2], x1[2], steps = 0;
-    Walk v;
-
-    if (to <= first || to <= ow->skip) {
-        return c;               /* flat (one stretch does), or looked at */
-    }
-    if (ow->pause) {
-        ow->pause--;
-        return c;
-    }
-    /* worth a look where it saves a few steps (those of the runs at hand) */
-    for (unsigned k = 0; k < EV_N && steps < 4; k++) {
-        if (w->next[k] < to) {
-            const Event *e = &g_array_index(t->ev[k].e, Event, w->ix[k]);
-
-            steps += MIN((uint64_t)(e->n - w->done[k]),
-                         (to - 1 - w->next[k]) / e->period + 1);
-        }
-    }
-    if (steps < 4) {
-        ow_fail(ow, to);
-        return c;
-    }
-    walk_amounts(w, x0);
-    v = *w;
-    for (unsigned k = 0; k < EV_N; k++) {
-        walk_pass(t, &v, k, to - 1);
-    }
-    walk_amounts(&v, x1);
-    for (unsigned i = 0; i < 2; i++) {
-        if (hist_band(t, probe, i, x0[i]) != hist_band(t, probe, i, x1[i])) {
-            ow_fail(ow, to);
-            return c;
-        }
-    }
-    stretch(t, probe, x0, 0, band, st);         /* its least free values */
-    stretch(t, probe, x1, to - c, band, st);
-    *w = v;
-    for (unsigned k = 0; k < EV_N; k++) {
-        walk_pass(t, w, k, to);
-    }
-    ow->fails = 0;
-    return to;
-}
-
-/*
  * The probe's own channels: cycles, and on the PCIe probe the histograms,
  * walking the steps of the four amounts together from where each stands
  * at `start`, a steady pace of them a period at a time.
@@ -1546,7 +1471,6 @@ static void count_side(PtmDmaTraffic *t, const PtmProbeShape *probe,
     unsigned base = 1 + probe->info.buses * (6 + probe->info.regions);
     unsigned wait = 0, backoff = 1;
     uint64_t band[2][PTM_HIST_BANDS] = { { 0 } };
-    OneWay ow = { 0 };
     Walk w;
 
     acc[0] += end - start;
@@ -1559,14 +1483,10 @@ static void count_side(PtmDmaTraffic *t, const PtmProbeShape *probe,
     }
     for (uint64_t c = start; c < end;) {
         uint64_t x[2], next, run;
-        uint64_t to = walk_one_way(t, probe, &w, c, end, band, st, &ow);
 
-        if (to != c) {
-            c = to;
-            continue;
-        }
         if (!wait) {
-            to = walk_periods(t, probe, &w, c, end, acc, base, st);
+            uint64_t to = walk_periods(t, probe, &w, c, end, acc, base, st);
+
             if (to != c) {
                 backoff = 1;
                 c = to;

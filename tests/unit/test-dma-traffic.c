@@ -560,9 +560,9 @@ static void test_runs_at_once(void)
 /*
  * Bursts as the engine makes them (a descriptor fetch, a train of equal
  * frames, an update write, all at the doorbell's time), held as trains and
- * counted a stretch at a time, against the per-cycle reference fed one
- * transfer at a time: every counter equal. Few tags and FIFO words, so
- * that the histograms move through their bands within a train.
+ * counted from the log, against the per-cycle reference fed one transfer
+ * at a time: every counter equal. Few tags and FIFO words, so that the
+ * histograms move through their bands within a train.
  */
 static void test_trains_counted(void)
 {
