@@ -745,7 +745,10 @@ static bool train_at_once(PtmDmaTraffic *t, const Train *tr, uint32_t m)
     if (m > limit) {
         return false;
     }
-    for (uint64_t k = k0 + m; k-- > k0 && k >= limit && k - limit >= t->ret_base;) {
+    for (uint64_t k = k0 + m; k-- > k0;) {
+        if (k < limit || k - limit < t->ret_base) {
+            break;              /* none out that far back */
+        }
         if (g_array_index(t->ret, uint64_t, k - limit - t->ret_base) > r0) {
             return false;
         }
