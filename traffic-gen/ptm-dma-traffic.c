@@ -699,7 +699,8 @@ static inline uint64_t pace_in(const Ratio *r, uint64_t period)
 
 /*
  * m transfers of a train (m <= the tags for reads), each one request and,
- * for a read, one completion: placed a few runs a bus, the frames
+ * for a read, one completion (split_key() holds no others): placed a few
+ * runs a bus, the frames
  * log_transfer() gives them one by one. Every transfer's frames leave UP
  * back to back (they share the DMA cycle), so each later bus sees them
  * ready at a steady pace and puts them in at most two pieces (backlog,
@@ -715,13 +716,12 @@ static bool train_at_once(PtmDmaTraffic *t, const Train *tr, uint32_t m)
     Lane *lu = &t->lane[up], *lq = &t->lane[LANE_RQ];
     Lane *lc = &t->lane[LANE_RC], *ld = &t->lane[down];
     uint32_t bytes = tr->bytes, c_up = lane_cycles(lu, tr->write ? bytes : 0);
-    uint64_t mps = 128u << MIN(set->mps, 5), rcb = set->rcb_128 ? 128 : 64;
     uint64_t pace = pace_in(&t->pcie_dma, c_up), s_up, r0, limit, k0, fr;
-    uint32_t c_rq, c_rc, c_dn, words;
+    uint32_t c_rq, c_rc, c_dn, words, free_pace[8];
     Piece rq[2], rc[4], dn[8];
     unsigned nrq, nrc = 0, ndn = 0;
 
-    if (tr->first != bytes || pace == 0 || pace > UINT32_MAX) {
+    if (pace == 0 || pace > UINT32_MAX) {
         return false;
     }
     if (tr->t_ns != t->up_t_ns) {
@@ -734,10 +734,6 @@ static bool train_at_once(PtmDmaTraffic *t, const Train *tr, uint32_t m)
         lane_run(t, up, s_up, c_up, c_up, bytes, true, m);
         lane_put_paced(t, LANE_RQ, r0, pace, PTM_DMA_RQ_HDR + bytes, false, m);
         return true;
-    }
-    /* one completion: the read ends before the RCB or MPS would cut it */
-    if ((tr->phase ? MIN(rcb - tr->phase, bytes) : MIN(mps, bytes)) != bytes) {
-        return false;
     }
     /* the tags the train's requests wait for are back by its first */
     limit = tag_limit(t, set);
@@ -782,11 +778,12 @@ static bool train_at_once(PtmDmaTraffic *t, const Train *tr, uint32_t m)
              dn[ndn - 1].period + c_dn;
     }
     for (unsigned i = 0; i < ndn; i++) {
-        uint64_t p = pace_in(&t->pcie_dma, dn[i].period);
+        uint64_t p = dn[i].n > 1 ? pace_in(&t->pcie_dma, dn[i].period) : 1;
 
-        if (dn[i].n > 1 && (p == 0 || p > UINT32_MAX)) {
+        if (p == 0 || p > UINT32_MAX) {
             return false;
         }
+        free_pace[i] = p;
     }
     /* placed: UP, then each bus and the steps it makes */
     lane_run(t, up, s_up, c_up, c_up, 0, true, m);
@@ -812,8 +809,7 @@ static bool train_at_once(PtmDmaTraffic *t, const Train *tr, uint32_t m)
                  dn[i].n);
         event_add_run(&t->ev[EV_FREE],
                       ratio_of(&t->pcie_dma, dn[i].start + c_dn, true),
-                      dn[i].n > 1 ? pace_in(&t->pcie_dma, dn[i].period) : 1,
-                      dn[i].n, words);
+                      free_pace[i], dn[i].n, words);
     }
     return true;
 }
@@ -821,27 +817,18 @@ static bool train_at_once(PtmDmaTraffic *t, const Train *tr, uint32_t m)
 /* Log the held train: in parts a tag limit long, at once where they can */
 static void train_log(PtmDmaTraffic *t)
 {
-    Train tr;
-    uint32_t n = t->train.n;
+    const Train *tr = &t->train;    /* logging it leaves it as it is */
+    uint32_t n = tr->n;
 
-    if (n <= 1) {
-        t->train.n = 0;
-        if (n) {
-            log_transfer(t, t->train.t_ns, t->train.port, t->train.write,
-                         t->train.addr, t->train.bytes, &t->train.set);
-        }
-        return;
-    }
-    tr = t->train;
     t->train.n = 0;
     while (n) {
-        uint64_t lim = tr.write ? n : tag_limit(t, &tr.set);
+        uint64_t lim = tr->write ? n : tag_limit(t, &tr->set);
         uint32_t m = lim ? MIN(n, lim) : n;
 
-        if (m < 2 || !train_at_once(t, &tr, m)) {
+        if (m < 2 || !train_at_once(t, tr, m)) {
             for (uint32_t i = 0; i < m; i++) {
-                log_transfer(t, tr.t_ns, tr.port, tr.write, tr.addr, tr.bytes,
-                             &tr.set);
+                log_transfer(t, tr->t_ns, tr->port, tr->write, tr->addr,
+                             tr->bytes, &tr->set);
             }
         }
         n -= m;
