@@ -1449,6 +1449,324 @@ static uint64_t walk_periods(PtmDmaTraffic *t, const PtmProbeShape *probe,
     return c;
 }
 
+/* ---- a span in one band: only the peaks to find -------------------- */
+
+/* The most steps one pair of runs is worth before walking it is cheaper */
+#define PEAK_CANDIDATES 32
+/* The shortest span in one band counted at once; shorter ones are walked */
+#define ONE_BAND_MIN 64
+
+/*
+ * a - b at a's steps rises or falls by the difference of the two paces,
+ * with a sawtooth of less than one step of b on top, so the peak is among
+ * the last or the first few steps (where a or b steps faster), or within
+ * one period of the sawtooth (equal paces).
+ */
+bool ptm_stairs_peak(const PtmStairs *a, const PtmStairs *b, uint64_t i0,
+                     uint64_t i1, unsigned most, uint64_t *peak)
+{
+    uint64_t p = a->period, q = b->period, lo = i0, hi = i1, k, top = 0;
+    int64_t slope;
+
+    if (a->amt >= 1u << 24 || b->amt >= 1u << 24 || p >= 1ull << 32 ||
+        q >= 1ull << 32) {
+        return false;           /* keeps the products below in 64 bits */
+    }
+    slope = (int64_t)(a->amt * q) - (int64_t)(b->amt * p);
+    if (slope > 0) {
+        k = b->amt * (q - 1) / (uint64_t)slope;
+        lo = i1 - MIN(k, i1 - i0);
+    } else if (slope < 0) {
+        k = b->amt * (q - 1) / (uint64_t)-slope;
+        hi = i0 + MIN(k, i1 - i0);
+    } else {
+        hi = i0 + MIN(q / ptm_gcd64(p, q) - 1, i1 - i0);
+    }
+    if (hi - lo >= most) {
+        return false;
+    }
+    for (uint64_t i = lo; i <= hi; i++) {
+        uint64_t at = a->cycle + i * p;
+        uint64_t x = a->before + (i + 1) * a->amt;
+        uint64_t y = b->before + ((at - b->cycle) / q + 1) * b->amt;
+
+        top = MAX(top, x - y);
+    }
+    *peak = MAX(*peak, top);
+    return true;
+}
+
+/* The same of two runs of the log */
+static bool run_pair_peak(const Event *ea, const Event *eb, uint64_t i0,
+                          uint64_t i1, uint64_t *peak)
+{
+    PtmStairs a = { ea->cycle, ea->period, ev_before(ea), ea->amt };
+    PtmStairs b = { eb->cycle, eb->period, ev_before(eb), eb->amt };
+
+    return ptm_stairs_peak(&a, &b, i0, i1, PEAK_CANDIDATES, peak);
+}
+
+/*
+ * Into *peak the largest a - b (kinds ka and kb) at a's steps in (c, z],
+ * the only cycles where it can rise; ia and ib are the runs of each with
+ * the next step after c. False where a pair of runs needs too many
+ * candidates.
+ */
+static bool steps_peak(const PtmDmaTraffic *t, unsigned ka, guint ia,
+                       unsigned kb, guint ib, uint64_t c, uint64_t z,
+                       uint64_t *peak)
+{
+    const Events *evb = &t->ev[kb];
+    Vec *va = t->ev[ka].e, *vb = evb->e;
+
+    for (; ia < va->len; ia++) {
+        const Event *ea = &g_array_index(va, Event, ia);
+        uint64_t i0, i1;
+
+        if (ea->cycle > z) {
+            break;
+        }
+        i0 = ea->cycle > c ? 0 : (c - ea->cycle) / ea->period + 1;
+        i1 = MIN((uint64_t)ea->n - 1, (z - ea->cycle) / ea->period);
+        while (i0 <= i1) {
+            uint64_t at = ea->cycle + i0 * ea->period, j;
+            const Event *eb;
+
+            while (ib < vb->len &&
+                   ev_last(&g_array_index(vb, Event, ib)) < at) {
+                ib++;
+            }
+            if (ib == vb->len) {
+                /* b stays at its total: a's last step is the peak */
+                uint64_t b = ib > evb->head
+                             ? g_array_index(vb, Event, ib - 1).cum
+                             : evb->base;
+
+                *peak = MAX(*peak, ev_before(ea) + (i1 + 1) * ea->amt - b);
+                break;
+            }
+            eb = &g_array_index(vb, Event, ib);
+            if (at < eb->cycle) {
+                /* b stays until eb: the last of a's steps before it */
+                j = MIN(i1, (eb->cycle - 1 - ea->cycle) / ea->period);
+                *peak = MAX(*peak, ev_before(ea) + (j + 1) * ea->amt -
+                                   ev_before(eb));
+            } else {
+                j = MIN(i1, (ev_last(eb) - ea->cycle) / ea->period);
+                if (!run_pair_peak(ea, eb, i0, j, peak)) {
+                    return false;
+                }
+            }
+            i0 = j + 1;
+        }
+    }
+    return true;
+}
+
+/*
+ * The first run of kind k from run i on that `passed` does not pass by v
+ * (len if none): a gallop, then a binary search, not moving the cursor.
+ */
+static guint ev_gallop(const PtmDmaTraffic *t, unsigned k, guint i,
+                       bool (*passed)(const void *arr, guint i, uint64_t v),
+                       uint64_t v)
+{
+    Vec *e = t->ev[k].e;
+    guint lo = i, hi = e->len, step = 1;
+
+    if (lo == hi || !passed(e, lo, v)) {
+        return lo;
+    }
+    /* lo passed: double the step until one does not */
+    while (step < hi - lo && passed(e, lo + step, v)) {
+        lo += step;
+        step *= 2;
+    }
+    hi = MIN(hi, lo + step);    /* step < hi - lo: that one did not */
+    lo++;
+    while (lo < hi) {
+        guint mid = lo + (hi - lo) / 2;
+
+        if (passed(e, mid, v)) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+/* The run's total never goes above v */
+static bool event_upto(const void *arr, guint i, uint64_t v)
+{
+    return g_array_index((Vec *)arr, Event, i).cum <= v;
+}
+
+/* The cycle kind k's total first goes above v, from run i on (or never) */
+static uint64_t ev_above(const PtmDmaTraffic *t, unsigned k, guint i,
+                         uint64_t v)
+{
+    const Event *e;
+
+    i = ev_gallop(t, k, i, event_upto, v);
+    if (i == t->ev[k].e->len) {
+        return UINT64_MAX;
+    }
+    e = &g_array_index(t->ev[k].e, Event, i);
+    if (ev_before(e) > v) {
+        return e->cycle;
+    }
+    return e->cycle + (v - ev_before(e)) / e->amt * e->period;
+}
+
+/* The walk z at cycle c, from where w stands (at or before c) */
+static void walk_at(const PtmDmaTraffic *t, const Walk *w, uint64_t c,
+                    Walk *z)
+{
+    for (unsigned k = 0; k < EV_N; k++) {
+        const Events *ev = &t->ev[k];
+        guint i = ev_gallop(t, k, w->ix[k], event_by, c);
+
+        z->ix[k] = i;
+        z->done[k] = 0;
+        if (i == ev->e->len) {
+            z->next[k] = UINT64_MAX;
+            z->amount[k] = i > ev->head
+                           ? g_array_index(ev->e, Event, i - 1).cum
+                           : ev->base;
+        } else {
+            const Event *e = &g_array_index(ev->e, Event, i);
+
+            if (e->cycle > c) {
+                z->next[k] = e->cycle;
+                z->amount[k] = ev_before(e);
+            } else {
+                uint64_t n = (c - e->cycle) / e->period + 1;
+
+                z->done[k] = n;
+                z->next[k] = e->cycle + n * e->period;
+                z->amount[k] = ev_before(e) + n * e->amt;
+            }
+        }
+    }
+}
+
+/* The largest amount of histogram i in the band of amount x (none: max) */
+static uint64_t band_top(const PtmDmaTraffic *t, const PtmProbeShape *probe,
+                         unsigned i, uint64_t x)
+{
+    unsigned b = hist_band(t, probe, i, x);
+    uint64_t lo = x, hi = i ? t->geo.stfifo_capacity
+                            : MIN(t->geo.tag_capacity, 0x7FFu);
+
+    if (b == hist_band(t, probe, i, hi)) {
+        return UINT64_MAX;      /* the band of no free ones goes on */
+    }
+    while (hi - lo > 1) {       /* the band falls as the amount grows */
+        uint64_t mid = lo + (hi - lo) / 2;
+
+        if (hist_band(t, probe, i, mid) == b) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+/* The least amount of histogram i in the band of amount x */
+static uint64_t band_bottom(const PtmDmaTraffic *t,
+                            const PtmProbeShape *probe, unsigned i,
+                            uint64_t x)
+{
+    unsigned b = hist_band(t, probe, i, x);
+    uint64_t lo = 0, hi = x;
+
+    if (b == hist_band(t, probe, i, 0)) {
+        return 0;
+    }
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+
+        if (hist_band(t, probe, i, mid) == b) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    return hi;
+}
+
+/*
+ * The cycles from c on, up to `end`, that the amounts cannot take out of
+ * the bands they are in at c: up to where what is taken from c on could
+ * exceed the band's top (what was returned by c counted) or what is
+ * returned could go below its bottom.
+ */
+static uint64_t band_holds_to(const PtmDmaTraffic *t,
+                              const PtmProbeShape *probe, const Walk *w,
+                              uint64_t c, uint64_t end)
+{
+    static const unsigned up[2] = { EV_TAKE, EV_RES };
+    static const unsigned down[2] = { EV_RET, EV_FREE };
+    uint64_t x[2], e = end;
+
+    walk_amounts(w, x);
+    for (unsigned i = 0; i < 2 && e > c; i++) {
+        uint64_t top = band_top(t, probe, i, x[i]);
+        uint64_t bottom = band_bottom(t, probe, i, x[i]);
+
+        if (top != UINT64_MAX) {
+            e = MIN(e, ev_above(t, up[i], w->ix[up[i]],
+                                w->amount[down[i]] + top));
+        }
+        if (bottom) {
+            e = MIN(e, ev_above(t, down[i], w->ix[down[i]],
+                                w->amount[up[i]] - bottom));
+        }
+    }
+    return e;
+}
+
+/*
+ * Cycles [c, e) at once, e from band_holds_to(): every cycle into the
+ * bands of c, and only the peaks to find for the least free values. w
+ * stands at c and is moved to e. False, w unmoved, where a peak is not
+ * found at once.
+ */
+static bool span_one_band(PtmDmaTraffic *t, const PtmProbeShape *probe,
+                          Walk *w, uint64_t c, uint64_t e,
+                          uint64_t band[2][PTM_HIST_BANDS], PtmCountState *st)
+{
+    static const unsigned up[2] = { EV_TAKE, EV_RES };
+    static const unsigned down[2] = { EV_RET, EV_FREE };
+    Walk z;
+    uint64_t x[2], peak[2];
+
+    walk_amounts(w, x);
+    for (unsigned i = 0; i < 2; i++) {
+        peak[i] = x[i];
+        if (!steps_peak(t, up[i], w->ix[up[i]], down[i], w->ix[down[i]],
+                        c, e - 1, &peak[i])) {
+            return false;
+        }
+    }
+    band[0][hist_band(t, probe, 0, x[0])] += e - c;
+    band[1][hist_band(t, probe, 1, x[1])] += e - c;
+    st->tag_min = MIN(st->tag_min, free_tags(t, peak[0]));
+    st->stfifo_min = MIN(st->stfifo_min, free_words(t, peak[1]));
+    walk_at(t, w, e - 1, &z);
+    walk_amounts(&z, x);
+    st->tag_last = free_tags(t, x[0]);
+    st->stfifo_last = free_words(t, x[1]);
+    st->link_last = 1;
+    *w = z;
+    for (unsigned k = 0; k < EV_N; k++) {
+        walk_pass(t, w, k, e);
+    }
+    return true;
+}
+
 /*
  * The probe's own channels: cycles, and on the PCIe probe the histograms,
  * walking the steps of the four amounts together from where each stands
@@ -1461,6 +1779,7 @@ static void count_side(PtmDmaTraffic *t, const PtmProbeShape *probe,
     unsigned base = 1 + probe->info.buses * (6 + probe->info.regions);
     unsigned wait = 0, backoff = 1;
     uint64_t band[2][PTM_HIST_BANDS] = { { 0 } };
+    uint64_t walk_to = start;
     Walk w;
 
     acc[0] += end - start;
@@ -1474,6 +1793,17 @@ static void count_side(PtmDmaTraffic *t, const PtmProbeShape *probe,
     for (uint64_t c = start; c < end;) {
         uint64_t x[2], next, run;
 
+        if (c >= walk_to) {
+            uint64_t e = band_holds_to(t, probe, &w, c, end);
+
+            if (e - c >= ONE_BAND_MIN &&
+                span_one_band(t, probe, &w, c, e, band, st)) {
+                c = e;
+                continue;
+            }
+            /* bands change soon: walk a while before looking again */
+            walk_to = c + ONE_BAND_MIN;
+        }
         if (!wait) {
             uint64_t to = walk_periods(t, probe, &w, c, end, acc, base, st);
 

@@ -102,4 +102,22 @@ void ptm_dma_traffic_frames(PtmDmaTraffic *t, uint64_t out[4]);
 void *ptm_dma_traffic_save(PtmDmaTraffic *t, size_t *len);
 char *ptm_dma_traffic_load(PtmDmaTraffic *t, const void *buf, size_t len);
 
+/*
+ * One staircase of the log: steps of `amt` at cycle + i x period
+ * (i = 0, 1, ...), the total `before` before the first.
+ */
+typedef struct PtmStairs {
+    uint64_t cycle, period, before, amt;
+} PtmStairs;
+
+/*
+ * The largest a - b at a's steps i0..i1 (i0 <= i1), every one of them at
+ * or after b's first step (b's steps unbounded after), the totals after
+ * each cycle's steps: at most *peak; false, *peak unchanged, where that
+ * would take more than `most` candidate steps. Amounts below 2^24. The
+ * counting's closed form, exported for its unit test.
+ */
+bool ptm_stairs_peak(const PtmStairs *a, const PtmStairs *b, uint64_t i0,
+                     uint64_t i1, unsigned most, uint64_t *peak);
+
 #endif

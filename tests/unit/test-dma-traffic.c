@@ -628,6 +628,160 @@ static void test_trains_counted(void)
     g_rand_free(rnd);
 }
 
+/*
+ * The closed form of a staircase's peak over another's against every
+ * step tried, with paces either way and equal ones.
+ */
+static void test_stairs_peak(void)
+{
+    GRand *rnd = g_rand_new_with_seed(11);
+    unsigned found = 0, declined = 0, inner = 0;
+
+    for (unsigned n = 0; n < 200000; n++) {
+        PtmStairs a, b;
+        uint64_t i0 = g_rand_int_range(rnd, 0, 50);
+        uint64_t i1 = i0 + g_rand_int_range(rnd, 0, 200);
+        uint64_t want = 0, got = 0, at_end;
+
+        b.period = g_rand_int_range(rnd, 1, 40);
+        b.amt = g_rand_int_range(rnd, 1, 20);
+        b.cycle = g_rand_int_range(rnd, 0, 1000);
+        b.before = g_rand_int_range(rnd, 0, 1000);
+        a.period = g_rand_int_range(rnd, 1, 40);
+        a.amt = g_rand_int_range(rnd, 1, 20);
+        /* a's step i0 at or after b's first */
+        a.cycle = b.cycle + g_rand_int_range(rnd, 0, 200);
+        a.before = 1000000000;
+        for (uint64_t i = i0; i <= i1; i++) {
+            uint64_t at = a.cycle + i * a.period;
+            uint64_t x = a.before + (i + 1) * a.amt;
+            uint64_t y = b.before + ((at - b.cycle) / b.period + 1) * b.amt;
+
+            want = MAX(want, x - y);
+        }
+        if (!ptm_stairs_peak(&a, &b, i0, i1, 64, &got)) {
+            declined++;
+            g_assert_cmpuint(got, ==, 0);
+            continue;
+        }
+        g_assert_cmpuint(got, ==, want);
+        found++;
+        /* the peak of the ends alone is not always the peak */
+        at_end = 0;
+        for (uint64_t i = i0; i <= i1; i += MAX(i1 - i0, 1)) {
+            uint64_t at = a.cycle + i * a.period;
+            uint64_t x = a.before + (i + 1) * a.amt;
+            uint64_t y = b.before + ((at - b.cycle) / b.period + 1) * b.amt;
+
+            at_end = MAX(at_end, x - y);
+        }
+        inner += at_end != want;
+    }
+    g_test_message("%u found, %u declined, %u inside", found, declined, inner);
+    g_assert_cmpuint(found, >, 150000);
+    g_assert_cmpuint(inner, >, 10000);
+    /* an existing peak above stays */
+    {
+        PtmStairs a = { 0, 2, 100, 1 }, b = { 0, 1, 0, 1 };
+        uint64_t got = 1000;
+
+        g_assert_true(ptm_stairs_peak(&a, &b, 0, 10, 64, &got));
+        g_assert_cmpuint(got, ==, 1000);
+    }
+    g_rand_free(rnd);
+}
+
+/*
+ * The lowest free tags and FIFO words (PCIE_TAGS and PCIE_STFIFO, reset
+ * after each reading) and every counter against the per-cycle reference,
+ * on cards of the default capacities (where a burst mostly stays in one
+ * band of each histogram, and only its peaks are looked for) and of
+ * smaller ones, with bursts of many sizes, settings and paces.
+ */
+static void lowest_counted(uint32_t tags, uint32_t words, uint32_t seed)
+{
+    Rig r[2];
+    const PtmLayout *lay;
+    GRand *rnd = g_rand_new_with_seed(seed);
+    static const uint32_t sizes[] = { 4, 64, 100, 128, 256, 512, 1500, 4096 };
+    uint64_t t = 1000;
+    GHashTable *seen = g_hash_table_new(NULL, NULL);
+
+    for (unsigned k = 0; k < 2; k++) {
+        PtmGeometry geo;
+
+        ptm_config_default(&r[k].cfg);
+        r[k].cfg.tag_capacity = tags;
+        r[k].cfg.stfifo_capacity = words;
+        r[k].core = ptm_core_new(&r[k].cfg);
+        ptm_core_set_reference(r[k].core, k == 1);
+        ptm_core_geometry(r[k].core, &geo);
+        r[k].log = ptm_dma_traffic_new(&geo);
+        ptm_dma_traffic_set_frame_by_frame(r[k].log, k == 1);
+        ptm_core_set_source(r[k].core, ptm_dma_traffic_ops(), r[k].log);
+        ptm_core_power_on(r[k].core, 0);
+    }
+    for (unsigned burst = 0; burst < 300; burst++) {
+        unsigned n = g_rand_int_range(rnd, 1, 400);
+        bool write = g_rand_int_range(rnd, 0, 4) == 0;
+        uint32_t bytes = sizes[g_rand_int_range(rnd, 0, G_N_ELEMENTS(sizes))];
+        PtmSettings set = {
+            .mps = g_rand_int_range(rnd, 0, 3),
+            .mrrs = g_rand_int_range(rnd, 0, 6),
+            .ext_tag = g_rand_boolean(rnd),
+            .rcb_128 = g_rand_boolean(rnd),
+        };
+
+        for (unsigned k = 0; k < 2; k++) {
+            for (unsigned i = 0; i < n; i++) {
+                if (i % 16 == 0) {
+                    /* a descriptor fetch every 16, as the engine makes */
+                    ptm_dma_traffic_add(r[k].log, t, 0, false,
+                                        0x1000000 + i * 8, 128, &set);
+                }
+                ptm_dma_traffic_add(r[k].log, t, 0, write,
+                                    0x2000000 + (uint64_t)i * 8192, bytes,
+                                    &set);
+            }
+            ptm_dma_traffic_add(r[k].log, t, 0, true, 0x3000000, 64, &set);
+        }
+        /* readings through the burst, a drain period or so apart */
+        for (uint64_t end = t + g_rand_int_range(rnd, 100, 40000); t < end;) {
+            t = MIN(end, t + g_rand_int_range(rnd, 5000, 15000));
+            for (unsigned reg = 0x80; reg <= 0xC0; reg += 0x40) {
+                uint32_t v = ptm_core_read(r[0].core, t, reg, 4);
+
+                g_assert_cmphex(v, ==, ptm_core_read(r[1].core, t, reg, 4));
+                g_hash_table_add(seen, GUINT_TO_POINTER(v >> 16 | reg << 16));
+            }
+            for (unsigned k = 0; k < 2; k++) {
+                ptm_core_write(r[k].core, t, 0x20, 8, 4);
+            }
+        }
+    }
+    for (unsigned k = 0; k < 2; k++) {
+        ptm_core_advance(r[k].core, t + 1000000);
+    }
+    lay = ptm_core_layout(r[0].core);
+    for (unsigned e = 0; e < lay->entries; e++) {
+        g_assert_cmpuint(live(&r[0], e), ==, live(&r[1], e));
+    }
+    /* the lowest values read were many, not one idle value */
+    g_assert_cmpuint(g_hash_table_size(seen), >=, 10);
+    for (unsigned k = 0; k < 2; k++) {
+        rig_fini(&r[k]);
+    }
+    g_hash_table_destroy(seen);
+    g_rand_free(rnd);
+}
+
+static void test_lowest_counted(void)
+{
+    lowest_counted(256, 1024, 7);
+    lowest_counted(2047, 4096, 8);
+    lowest_counted(64, 96, 9);
+}
+
 /* Nothing in flight: the source counts any span at once. */
 static void test_lazy(void)
 {
@@ -922,6 +1076,8 @@ int main(int argc, char **argv)
     g_test_add_func("/dma-traffic/train-spans", test_train_spans);
     g_test_add_func("/dma-traffic/runs-at-once", test_runs_at_once);
     g_test_add_func("/dma-traffic/trains-counted", test_trains_counted);
+    g_test_add_func("/dma-traffic/stairs-peak", test_stairs_peak);
+    g_test_add_func("/dma-traffic/lowest-counted", test_lowest_counted);
     g_test_add_func("/dma-traffic/lazy", test_lazy);
     g_test_add_func("/dma-traffic/prune-and-migrate", test_prune_and_migrate);
     g_test_add_func("/dma-traffic/load-v1", test_load_v1);
