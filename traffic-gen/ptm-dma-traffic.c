@@ -1496,32 +1496,32 @@ bool ptm_stairs_peak(const PtmStairs *a, const PtmStairs *b, uint64_t i0,
     return true;
 }
 
-/* The same of two runs of the log */
-static bool run_pair_peak(const Event *ea, const Event *eb, uint64_t i0,
-                          uint64_t i1, uint64_t *peak)
+/* The same of two runs of the log, a's totals raised by lift */
+static bool run_pair_peak(const Event *ea, const Event *eb, uint64_t lift,
+                          uint64_t i0, uint64_t i1, uint64_t *peak)
 {
-    PtmStairs a = { ea->cycle, ea->period, ev_before(ea), ea->amt };
+    PtmStairs a = { ea->cycle, ea->period, ev_before(ea) + lift, ea->amt };
     PtmStairs b = { eb->cycle, eb->period, ev_before(eb), eb->amt };
 
     return ptm_stairs_peak(&a, &b, i0, i1, PEAK_CANDIDATES, peak);
 }
 
 /*
- * Into *peak the largest a - b (kinds ka and kb) at a's steps in (c, z],
- * the only cycles where it can rise; ia and ib are the runs of each with
- * the next step after c. False where a pair of runs needs too many
- * candidates.
+ * Into *peak the largest a + lift - b (kinds ka and kb) at a's steps in
+ * (c, z], the only cycles where it can rise; ia and ib are the runs of
+ * each with the next step after c. False where a pair of runs needs too
+ * many candidates.
  */
 static bool steps_peak(const PtmDmaTraffic *t, unsigned ka, guint ia,
-                       unsigned kb, guint ib, uint64_t c, uint64_t z,
-                       uint64_t *peak)
+                       unsigned kb, guint ib, uint64_t lift, uint64_t c,
+                       uint64_t z, uint64_t *peak)
 {
     const Events *evb = &t->ev[kb];
     Vec *va = t->ev[ka].e, *vb = evb->e;
 
     for (; ia < va->len; ia++) {
         const Event *ea = &g_array_index(va, Event, ia);
-        uint64_t i0, i1;
+        uint64_t i0, i1, a0 = ev_before(ea) + lift;
 
         if (ea->cycle > z) {
             break;
@@ -1542,18 +1542,17 @@ static bool steps_peak(const PtmDmaTraffic *t, unsigned ka, guint ia,
                              ? g_array_index(vb, Event, ib - 1).cum
                              : evb->base;
 
-                *peak = MAX(*peak, ev_before(ea) + (i1 + 1) * ea->amt - b);
+                *peak = MAX(*peak, a0 + (i1 + 1) * ea->amt - b);
                 break;
             }
             eb = &g_array_index(vb, Event, ib);
             if (at < eb->cycle) {
                 /* b stays until eb: the last of a's steps before it */
                 j = MIN(i1, (eb->cycle - 1 - ea->cycle) / ea->period);
-                *peak = MAX(*peak, ev_before(ea) + (j + 1) * ea->amt -
-                                   ev_before(eb));
+                *peak = MAX(*peak, a0 + (j + 1) * ea->amt - ev_before(eb));
             } else {
                 j = MIN(i1, (ev_last(eb) - ea->cycle) / ea->period);
-                if (!run_pair_peak(ea, eb, i0, j, peak)) {
+                if (!run_pair_peak(ea, eb, lift, i0, j, peak)) {
                     return false;
                 }
             }
@@ -1697,6 +1696,10 @@ static uint64_t band_bottom(const PtmDmaTraffic *t,
     return hi;
 }
 
+/* The kinds that add to the tags out and FIFO words held, and that take */
+static const unsigned up_kind[2] = { EV_TAKE, EV_RES };
+static const unsigned down_kind[2] = { EV_RET, EV_FREE };
+
 /*
  * The cycles from c on, up to `end`, that the amounts cannot take out of
  * the bands they are in at c: up to where what is taken from c on could
@@ -1707,8 +1710,6 @@ static uint64_t band_holds_to(const PtmDmaTraffic *t,
                               const PtmProbeShape *probe, const Walk *w,
                               uint64_t c, uint64_t end)
 {
-    static const unsigned up[2] = { EV_TAKE, EV_RES };
-    static const unsigned down[2] = { EV_RET, EV_FREE };
     uint64_t x[2], e = end;
 
     walk_amounts(w, x);
@@ -1717,40 +1718,104 @@ static uint64_t band_holds_to(const PtmDmaTraffic *t,
         uint64_t bottom = band_bottom(t, probe, i, x[i]);
 
         if (top != UINT64_MAX) {
-            e = MIN(e, ev_above(t, up[i], w->ix[up[i]],
-                                w->amount[down[i]] + top));
+            e = MIN(e, ev_above(t, up_kind[i], w->ix[up_kind[i]],
+                                w->amount[down_kind[i]] + top));
         }
         if (bottom) {
-            e = MIN(e, ev_above(t, down[i], w->ix[down[i]],
-                                w->amount[up[i]] - bottom));
+            e = MIN(e, ev_above(t, down_kind[i], w->ix[down_kind[i]],
+                                w->amount[up_kind[i]] - bottom));
         }
     }
     return e;
 }
 
 /*
- * Cycles [c, e) at once, e from band_holds_to(): every cycle into the
- * bands of c, and only the peaks to find for the least free values. w
- * stands at c and is moved to e. False, w unmoved, where a peak is not
- * found at once.
+ * The most of amount i (tags out, words held) over cycles [c, e), found
+ * at the steps that add to it, and with `least` also the least, at the
+ * steps that take from it (as the most of lift less the amount). False
+ * where a pair of runs needs too many candidates.
+ */
+static bool span_extremes(const PtmDmaTraffic *t, const Walk *w, unsigned i,
+                          uint64_t c, uint64_t e, uint64_t *least,
+                          uint64_t *most)
+{
+    unsigned u = up_kind[i], d = down_kind[i];
+    uint64_t x[2], lift = 1ull << 40, m;
+
+    walk_amounts(w, x);
+    *most = x[i];
+    if (!steps_peak(t, u, w->ix[u], d, w->ix[d], 0, c, e - 1, most)) {
+        return false;
+    }
+    if (!least) {
+        return true;
+    }
+    if (x[i] >= lift) {
+        return false;
+    }
+    m = lift - x[i];
+    if (!steps_peak(t, d, w->ix[d], u, w->ix[u], lift, c, e - 1, &m)) {
+        return false;
+    }
+    *least = lift - m;
+    return true;
+}
+
+/*
+ * Where the amounts stay in their bands from c on, found exactly: up to
+ * c + chunk, else half as far, down to ONE_BAND_MIN cycles (c if not
+ * even that far), with the most of each into peak.
+ */
+static uint64_t band_stays_to(const PtmDmaTraffic *t,
+                              const PtmProbeShape *probe, const Walk *w,
+                              uint64_t c, uint64_t end, uint64_t chunk,
+                              uint64_t peak[2])
+{
+    uint64_t x[2];
+
+    walk_amounts(w, x);
+    for (uint64_t len = MIN(chunk, end - c); len >= ONE_BAND_MIN; len /= 2) {
+        unsigned i;
+
+        for (i = 0; i < 2; i++) {
+            uint64_t least, b = hist_band(t, probe, i, x[i]);
+
+            if (!span_extremes(t, w, i, c, c + len, &least, &peak[i]) ||
+                hist_band(t, probe, i, least) != b ||
+                hist_band(t, probe, i, peak[i]) != b) {
+                break;
+            }
+        }
+        if (i == 2) {
+            return c + len;
+        }
+    }
+    return c;
+}
+
+/*
+ * Cycles [c, e), where the amounts stay in the bands they are in at c:
+ * every cycle into those bands, and the most of each (peak, or NULL to
+ * find them) for the least free values. w stands at c and is moved to e.
+ * False, w unmoved, where a peak is not found at once.
  */
 static bool span_one_band(PtmDmaTraffic *t, const PtmProbeShape *probe,
                           Walk *w, uint64_t c, uint64_t e,
+                          const uint64_t *peak,
                           uint64_t band[2][PTM_HIST_BANDS], PtmCountState *st)
 {
-    static const unsigned up[2] = { EV_TAKE, EV_RES };
-    static const unsigned down[2] = { EV_RET, EV_FREE };
     Walk z;
-    uint64_t x[2], peak[2];
+    uint64_t x[2], most[2];
 
-    walk_amounts(w, x);
-    for (unsigned i = 0; i < 2; i++) {
-        peak[i] = x[i];
-        if (!steps_peak(t, up[i], w->ix[up[i]], down[i], w->ix[down[i]],
-                        c, e - 1, &peak[i])) {
+    for (unsigned i = 0; i < 2 && !peak; i++) {
+        if (!span_extremes(t, w, i, c, e, NULL, &most[i])) {
             return false;
         }
     }
+    if (!peak) {
+        peak = most;
+    }
+    walk_amounts(w, x);
     band[0][hist_band(t, probe, 0, x[0])] += e - c;
     band[1][hist_band(t, probe, 1, x[1])] += e - c;
     st->tag_min = MIN(st->tag_min, free_tags(t, peak[0]));
@@ -1779,7 +1844,7 @@ static void count_side(PtmDmaTraffic *t, const PtmProbeShape *probe,
     unsigned base = 1 + probe->info.buses * (6 + probe->info.regions);
     unsigned wait = 0, backoff = 1;
     uint64_t band[2][PTM_HIST_BANDS] = { { 0 } };
-    uint64_t walk_to = start;
+    uint64_t walk_to = start, chunk = 4 * ONE_BAND_MIN;
     Walk w;
 
     acc[0] += end - start;
@@ -1794,10 +1859,18 @@ static void count_side(PtmDmaTraffic *t, const PtmProbeShape *probe,
         uint64_t x[2], next, run;
 
         if (c >= walk_to) {
-            uint64_t e = band_holds_to(t, probe, &w, c, end);
+            uint64_t peak[2], e = band_holds_to(t, probe, &w, c, end);
+            bool found = false;
 
+            if (e - c < ONE_BAND_MIN) {
+                /* the bounds are too wide: the amounts' own extremes */
+                e = band_stays_to(t, probe, &w, c, end, chunk, peak);
+                found = true;
+                chunk = e > c ? 2 * (e - c) : 4 * ONE_BAND_MIN;
+            }
             if (e - c >= ONE_BAND_MIN &&
-                span_one_band(t, probe, &w, c, e, band, st)) {
+                span_one_band(t, probe, &w, c, e, found ? peak : NULL, band,
+                              st)) {
                 c = e;
                 continue;
             }
