@@ -949,6 +949,24 @@ void ptm_dma_traffic_frames(PtmDmaTraffic *t, uint64_t out[4])
 
 /* ---- describing cycles -------------------------------------------- */
 
+/* The first index of [lo, hi) not `passed` by c (hi if none): a bisection */
+static inline __attribute__((always_inline))
+guint first_not_passed(guint lo, guint hi,
+                       bool (*passed)(const void *arr, guint i, uint64_t c),
+                       const void *arr, uint64_t c)
+{
+    while (lo < hi) {
+        guint mid = lo + (hi - lo) / 2;
+
+        if (passed(arr, mid, c)) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
 /*
  * The first index of [head, len) whose element is not yet `passed` by
  * cycle c (len if none), in an array sorted so that passed ones come
@@ -971,17 +989,8 @@ guint seek(guint head, guint len, guint *cur,
         }
         lo = i;
     }
-    while (lo < hi) {
-        guint mid = lo + (hi - lo) / 2;
-
-        if (passed(arr, mid, c)) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    *cur = lo;
-    return lo;
+    *cur = first_not_passed(lo, hi, passed, arr, c);
+    return *cur;
 }
 
 static bool frame_ends_by(const void *arr, guint i, uint64_t c)
@@ -1581,18 +1590,8 @@ static guint ev_gallop(const PtmDmaTraffic *t, unsigned k, guint i,
         lo += step;
         step *= 2;
     }
-    hi = MIN(hi, lo + step);    /* step < hi - lo: that one did not */
-    lo++;
-    while (lo < hi) {
-        guint mid = lo + (hi - lo) / 2;
-
-        if (passed(e, mid, v)) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo;
+    /* step < hi - lo: that one did not */
+    return first_not_passed(lo + 1, MIN(hi, lo + step), passed, e, v);
 }
 
 /* The run's total never goes above v */
@@ -1650,50 +1649,44 @@ static void walk_at(const PtmDmaTraffic *t, const Walk *w, uint64_t c,
     }
 }
 
-/* The largest amount of histogram i in the band of amount x (none: max) */
-static uint64_t band_top(const PtmDmaTraffic *t, const PtmProbeShape *probe,
-                         unsigned i, uint64_t x)
+/*
+ * The first amount in (lo, hi] of histogram i that is in band b if lo is
+ * not, or out of it if lo is in it (there is one at hi): the band falls
+ * as the amount grows.
+ */
+static uint64_t band_turn(const PtmDmaTraffic *t, const PtmProbeShape *probe,
+                          unsigned i, unsigned b, uint64_t lo, uint64_t hi)
 {
-    unsigned b = hist_band(t, probe, i, x);
-    uint64_t lo = x, hi = i ? t->geo.stfifo_capacity
-                            : MIN(t->geo.tag_capacity, 0x7FFu);
+    bool in = hist_band(t, probe, i, lo) == b;
 
-    if (b == hist_band(t, probe, i, hi)) {
-        return UINT64_MAX;      /* the band of no free ones goes on */
-    }
-    while (hi - lo > 1) {       /* the band falls as the amount grows */
-        uint64_t mid = lo + (hi - lo) / 2;
-
-        if (hist_band(t, probe, i, mid) == b) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo;
-}
-
-/* The least amount of histogram i in the band of amount x */
-static uint64_t band_bottom(const PtmDmaTraffic *t,
-                            const PtmProbeShape *probe, unsigned i,
-                            uint64_t x)
-{
-    unsigned b = hist_band(t, probe, i, x);
-    uint64_t lo = 0, hi = x;
-
-    if (b == hist_band(t, probe, i, 0)) {
-        return 0;
-    }
     while (hi - lo > 1) {
         uint64_t mid = lo + (hi - lo) / 2;
 
-        if (hist_band(t, probe, i, mid) == b) {
-            hi = mid;
-        } else {
+        if ((hist_band(t, probe, i, mid) == b) == in) {
             lo = mid;
+        } else {
+            hi = mid;
         }
     }
     return hi;
+}
+
+/*
+ * The least and the largest amount of histogram i in the band of amount
+ * x (the largest UINT64_MAX where the band of none free goes on)
+ */
+static void band_range(const PtmDmaTraffic *t, const PtmProbeShape *probe,
+                       unsigned i, uint64_t x, uint64_t *bottom,
+                       uint64_t *top)
+{
+    unsigned b = hist_band(t, probe, i, x);
+    uint64_t cap = i ? t->geo.stfifo_capacity
+                     : MIN(t->geo.tag_capacity, 0x7FFu);
+
+    *bottom = b == hist_band(t, probe, i, 0) ? 0
+              : band_turn(t, probe, i, b, 0, x);
+    *top = b == hist_band(t, probe, i, cap) ? UINT64_MAX
+           : band_turn(t, probe, i, b, x, cap) - 1;
 }
 
 /* The kinds that add to the tags out and FIFO words held, and that take */
@@ -1714,9 +1707,9 @@ static uint64_t band_holds_to(const PtmDmaTraffic *t,
 
     walk_amounts(w, x);
     for (unsigned i = 0; i < 2 && e > c; i++) {
-        uint64_t top = band_top(t, probe, i, x[i]);
-        uint64_t bottom = band_bottom(t, probe, i, x[i]);
+        uint64_t top, bottom;
 
+        band_range(t, probe, i, x[i], &bottom, &top);
         if (top != UINT64_MAX) {
             e = MIN(e, ev_above(t, up_kind[i], w->ix[up_kind[i]],
                                 w->amount[down_kind[i]] + top));

@@ -558,6 +558,28 @@ static void test_runs_at_once(void)
 }
 
 /*
+ * Two cards of tags and FIFO words: r[0] counts the log as the device
+ * does, r[1] places every frame one by one and counts every cycle
+ */
+static void rig_pair(Rig r[2], uint32_t tags, uint32_t words)
+{
+    for (unsigned k = 0; k < 2; k++) {
+        PtmGeometry geo;
+
+        ptm_config_default(&r[k].cfg);
+        r[k].cfg.tag_capacity = tags;
+        r[k].cfg.stfifo_capacity = words;
+        r[k].core = ptm_core_new(&r[k].cfg);
+        ptm_core_set_reference(r[k].core, k == 1);
+        ptm_core_geometry(r[k].core, &geo);
+        r[k].log = ptm_dma_traffic_new(&geo);
+        ptm_dma_traffic_set_frame_by_frame(r[k].log, k == 1);
+        ptm_core_set_source(r[k].core, ptm_dma_traffic_ops(), r[k].log);
+        ptm_core_power_on(r[k].core, 0);
+    }
+}
+
+/*
  * Bursts as the engine makes them (a descriptor fetch, a train of equal
  * frames, an update write, all at the doorbell's time), held as trains and
  * counted from the log, against the per-cycle reference fed one transfer
@@ -573,20 +595,7 @@ static void test_trains_counted(void)
     uint64_t t = 1000, tag_bands = 0, fifo_bands = 0;
     unsigned hist;
 
-    for (unsigned k = 0; k < 2; k++) {
-        PtmGeometry geo;
-
-        ptm_config_default(&r[k].cfg);
-        r[k].cfg.tag_capacity = 64;
-        r[k].cfg.stfifo_capacity = 96;
-        r[k].core = ptm_core_new(&r[k].cfg);
-        ptm_core_set_reference(r[k].core, k == 1);
-        ptm_core_geometry(r[k].core, &geo);
-        r[k].log = ptm_dma_traffic_new(&geo);
-        ptm_dma_traffic_set_frame_by_frame(r[k].log, k == 1);
-        ptm_core_set_source(r[k].core, ptm_dma_traffic_ops(), r[k].log);
-        ptm_core_power_on(r[k].core, 0);
-    }
+    rig_pair(r, 64, 96);
     for (unsigned burst = 0; burst < 200; burst++) {
         unsigned n = g_rand_int_range(rnd, 1, 80);
         bool write = burst % 5 == 4;
@@ -707,20 +716,7 @@ static void lowest_counted(uint32_t tags, uint32_t words, uint32_t seed)
     uint64_t t = 1000;
     GHashTable *seen = g_hash_table_new(NULL, NULL);
 
-    for (unsigned k = 0; k < 2; k++) {
-        PtmGeometry geo;
-
-        ptm_config_default(&r[k].cfg);
-        r[k].cfg.tag_capacity = tags;
-        r[k].cfg.stfifo_capacity = words;
-        r[k].core = ptm_core_new(&r[k].cfg);
-        ptm_core_set_reference(r[k].core, k == 1);
-        ptm_core_geometry(r[k].core, &geo);
-        r[k].log = ptm_dma_traffic_new(&geo);
-        ptm_dma_traffic_set_frame_by_frame(r[k].log, k == 1);
-        ptm_core_set_source(r[k].core, ptm_dma_traffic_ops(), r[k].log);
-        ptm_core_power_on(r[k].core, 0);
-    }
+    rig_pair(r, tags, words);
     for (unsigned burst = 0; burst < 300; burst++) {
         unsigned n = g_rand_int_range(rnd, 1, 400);
         bool write = g_rand_int_range(rnd, 0, 4) == 0;
