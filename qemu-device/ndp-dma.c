@@ -113,8 +113,6 @@ static void halt(NdpQueue *q, uint32_t err)
     q->error = err;
 }
 
-static void halt(NdpQueue *q, uint32_t err);
-
 /*
  * The RX headers of a run of frames, in one write. Where it fails the
  * queue halts and those frames count as discarded, not passed.
