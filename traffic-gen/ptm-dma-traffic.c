@@ -1075,18 +1075,16 @@ static inline uint16_t free_words(const PtmDmaTraffic *t, uint64_t x)
 }
 
 /*
- * Where an amount stands at cycle c: the run with the next step after c
- * (*ix, len if none), the steps of it taken by c (*done), and the next
- * step's cycle (UINT64_MAX if none). Returns the amount.
+ * Where an amount stands at cycle c, lo the run with the next step after
+ * c (len if none): the steps of it taken by c (*done) and the next step's
+ * cycle (UINT64_MAX if none). Returns the amount.
  */
-static uint64_t events_find(Events *ev, uint64_t c, guint *ix, uint32_t *done,
-                            uint64_t *next)
+static uint64_t events_stand(const Events *ev, guint lo, uint64_t c,
+                             uint32_t *done, uint64_t *next)
 {
-    guint lo = seek(ev->head, ev->e->len, &ev->cur, event_by, ev->e, c);
     const Event *e;
     uint64_t k;
 
-    *ix = lo;
     *done = 0;
     if (lo == ev->e->len) {
         *next = UINT64_MAX;
@@ -1102,6 +1100,14 @@ static uint64_t events_find(Events *ev, uint64_t c, guint *ix, uint32_t *done,
     *done = k;
     *next = e->cycle + k * e->period;
     return ev_before(e) + k * e->amt;
+}
+
+/* The same, the run (*ix) found from the cursor of the last look-up */
+static uint64_t events_find(Events *ev, uint64_t c, guint *ix, uint32_t *done,
+                            uint64_t *next)
+{
+    *ix = seek(ev->head, ev->e->len, &ev->cur, event_by, ev->e, c);
+    return events_stand(ev, *ix, c, done, next);
 }
 
 /* An amount at cycle c, and the next cycle it changes at */
@@ -1622,30 +1628,9 @@ static void walk_at(const PtmDmaTraffic *t, const Walk *w, uint64_t c,
                     Walk *z)
 {
     for (unsigned k = 0; k < EV_N; k++) {
-        const Events *ev = &t->ev[k];
-        guint i = ev_gallop(t, k, w->ix[k], event_by, c);
-
-        z->ix[k] = i;
-        z->done[k] = 0;
-        if (i == ev->e->len) {
-            z->next[k] = UINT64_MAX;
-            z->amount[k] = i > ev->head
-                           ? g_array_index(ev->e, Event, i - 1).cum
-                           : ev->base;
-        } else {
-            const Event *e = &g_array_index(ev->e, Event, i);
-
-            if (e->cycle > c) {
-                z->next[k] = e->cycle;
-                z->amount[k] = ev_before(e);
-            } else {
-                uint64_t n = (c - e->cycle) / e->period + 1;
-
-                z->done[k] = n;
-                z->next[k] = e->cycle + n * e->period;
-                z->amount[k] = ev_before(e) + n * e->amt;
-            }
-        }
+        z->ix[k] = ev_gallop(t, k, w->ix[k], event_by, c);
+        z->amount[k] = events_stand(&t->ev[k], z->ix[k], c, &z->done[k],
+                                    &z->next[k]);
     }
 }
 
