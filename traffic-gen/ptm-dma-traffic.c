@@ -1785,12 +1785,12 @@ static bool span_one_band(PtmDmaTraffic *t, const PtmProbeShape *probe,
     Walk z;
     uint64_t x[2], most[2];
 
-    for (unsigned i = 0; i < 2 && !peak; i++) {
-        if (!span_extremes(t, w, i, c, e, NULL, &most[i])) {
-            return false;
-        }
-    }
     if (!peak) {
+        for (unsigned i = 0; i < 2; i++) {
+            if (!span_extremes(t, w, i, c, e, NULL, &most[i])) {
+                return false;
+            }
+        }
         peak = most;
     }
     walk_amounts(w, x);
