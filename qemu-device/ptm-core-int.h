@@ -90,15 +90,18 @@ typedef struct PtmStatusWord {
 /*
  * The windows of one period of a periodic source (PtmSourceOps.period),
  * for jumps over a timing that loses deltas: val holds the deltas of
- * windows wbase .. wbase + rows - 1, cum[j] the sums of the kept ones of
- * the rows before j (rows + 1 entries). A window w >= wbase is the same as
- * row (w - wbase) mod rows while the source's span and id hold.
+ * windows wbase .. wbase + distinct - 1, window w >= wbase being the same
+ * as row (w - wbase) mod distinct while the source's span and id hold;
+ * cum[j] the sums of the kept deltas of the rows before j (rows + 1
+ * entries, rows a multiple of distinct and of the kept pattern's windows).
  */
 typedef struct PtmPeriodTable {
     bool valid;
     uint64_t id, from, until, period;
     uint64_t origin, wbase;
-    unsigned rows, keep_gen;
+    uint64_t rows, distinct;
+    bool quick;             /* distinct from the state's repeat (see ptm-eval.c) */
+    unsigned keep_gen;
     uint32_t *val;
     uint64_t *cum;
 } PtmPeriodTable;

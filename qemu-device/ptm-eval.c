@@ -414,84 +414,206 @@ static void lossy_windows(PtmCore *core, PtmProbe *p, uint64_t wa,
     }
 }
 
-/* Entries of a period table at most (rows x channels). */
-#define PTM_TABLE_MAX (1u << 16)
+/*
+ * Entries of a period table at most (rows x channels of the sums, and of
+ * the distinct rows' values): 8 MiB of sums.
+ */
+#define PTM_TABLE_MAX (1u << 20)
 
-/* Row sums of the kept deltas, once every row is counted. */
-static void table_finish(PtmProbe *p)
+/* The residue of window w in the pattern of kept deltas. */
+static unsigned keep_residue(const PtmProbe *p, uint64_t w)
 {
-    PtmPeriodTable *t = &p->ptab;
-    unsigned n = p->sh.channels, nw = p->keep_nw;
+    uint64_t nw = p->keep_nw;
 
-    memset(t->cum, 0, n * sizeof(t->cum[0]));
-    for (unsigned j = 0; j < t->rows; j++) {
-        uint64_t r = (t->wbase + j - p->keep_w0) % nw;
-
-        for (unsigned q = 0; q < n; q++) {
-            unsigned c = p->wr_chan[q];
-            uint64_t v = p->keep[r * n + q] ? t->val[j * n + c] : 0;
-
-            t->cum[(j + 1) * n + c] = t->cum[j * n + c] + v;
-        }
-    }
-    t->valid = true;
+    return w >= p->keep_w0 ? (w - p->keep_w0) % nw
+                           : (nw - (p->keep_w0 - w) % nw) % nw;
 }
 
 /*
- * Can a table of the source's period give the windows [wa, wb)? Checks
- * the table against the source (forgetting one that no longer holds) and
- * sets its span and rows for one to build. Counting runs from a window's
- * first edge to the next window's last; from one period after the span's
- * start on, the frame-open state repeats too (every bus maps it through a
- * period by a constant, the identity or a negation), with twice the
- * period.
+ * Rows of the table for the pattern of kept deltas: every window residue
+ * against every position of the source's period (doubled: the frame-open
+ * state); 0 if more than the table may hold.
  */
-static bool table_covers(const PtmCore *core, PtmProbe *p, uint64_t wa,
-                         uint64_t wb)
+static uint64_t table_rows(const PtmCore *core, const PtmProbe *p,
+                           uint64_t P)
+{
+    uint64_t U = (uint64_t)p->keep_nw * core->cfg.drain_period;
+    uint64_t M = 2 * P / ptm_gcd64(2 * P, U);
+
+    if (M > PTM_TABLE_MAX || M * p->keep_nw * p->sh.channels > PTM_TABLE_MAX) {
+        return 0;
+    }
+    return M * p->keep_nw;
+}
+
+/*
+ * Rows of a table that differ. The windows' traffic repeats every P
+ * cycles and their frame-open state every 2 P from one period into the
+ * span (every bus maps it through a period by a constant, the identity or
+ * a negation), so row j + R is row j with R = 2P / gcd(2P, DRAIN_PERIOD).
+ * Where the counting's state is found to repeat after R' = P / gcd(P,
+ * DRAIN_PERIOD) windows (a quick table), the rows repeat with R'. Both
+ * divide the rows, which span a multiple of 2 P.
+ */
+static uint64_t table_distinct(const PtmCore *core, uint64_t P, bool quick)
+{
+    uint64_t x = quick ? P : 2 * P;
+
+    return x / ptm_gcd64(x, core->cfg.drain_period);
+}
+
+/* Row sums of the kept deltas, from the distinct rows' values. */
+static void table_finish(const PtmCore *core, PtmProbe *p)
 {
     PtmPeriodTable *t = &p->ptab;
-    uint64_t from, until, id, P, U, M, rows;
-    uint64_t a = ptm_window_start(core, p, wa) + p->edges[0];
-    uint64_t b = ptm_window_start(core, p, wb) + p->edges[p->nedges - 1];
+    unsigned n = p->sh.channels, nw = p->keep_nw;
+    unsigned r = keep_residue(p, t->wbase);
 
+    t->cum = g_renew(uint64_t, t->cum, ((size_t)t->rows + 1) * n);
+    memset(t->cum, 0, n * sizeof(t->cum[0]));
+    for (uint64_t j = 0; j < t->rows; j++) {
+        const uint32_t *row = &t->val[j % t->distinct * n];
+        const uint8_t *keep = &p->keep[r * n];
+        uint64_t *sum = &t->cum[j * n];
+
+        for (unsigned q = 0; q < n; q++) {
+            unsigned c = p->wr_chan[q];
+
+            sum[n + c] = sum[c] + (keep[q] ? row[c] : 0);
+        }
+        r = r + 1 == nw ? 0 : r + 1;
+    }
+    t->keep_gen = core->keep_gen;
+    t->valid = true;
+}
+
+/* The first window w (> wbase) with E(w) + edge >= c. */
+static uint64_t window_at_edge(const PtmCore *core, const PtmProbe *p,
+                               uint64_t c, unsigned edge)
+{
+    uint64_t dp = core->cfg.drain_period, x = p->origin + edge - 1;
+
+    return p->wbase + (c <= x + dp ? 1 : (c - x + dp - 1) / dp);
+}
+
+/* The first window w (> wbase) whose first edge E(w) + edges[0] is >= c. */
+static uint64_t window_from(const PtmCore *core, const PtmProbe *p, uint64_t c)
+{
+    return window_at_edge(core, p, c, p->edges[0]);
+}
+
+/*
+ * The windows from wa (> wbase) on, up to wb, whose counting runs up to
+ * E(w) + the last edge no later than cycle c: the end of those, at most wb.
+ */
+static uint64_t window_until(const PtmCore *core, const PtmProbe *p,
+                             uint64_t wa, uint64_t wb, uint64_t c)
+{
+    uint64_t dp = core->cfg.drain_period;
+    uint64_t x = p->origin + p->edges[p->nedges - 1] - 1;
+    uint64_t k;
+
+    if (c < x + (wa + 1 - p->wbase) * dp) {
+        return wa;
+    }
+    k = (c - x) / dp;       /* E(wbase + k) + last edge <= c */
+    return MIN(wb, p->wbase + k);
+}
+
+/*
+ * How far from window wa on (towards wb) a table of the source's period
+ * gives the windows: the end of those (wa if none), after checking the
+ * table against the source (forgetting one that no longer holds, summing
+ * again one whose pattern of kept deltas changed) and setting its span
+ * and size for one to build from wa; *next is the first window where
+ * asking again may find a table (wb if none before it). A source whose
+ * traffic changes from span to span (decision blocks, phases) is given a
+ * table per span. Counting runs from a window's first edge to the next
+ * window's last: a quick table starts with the first window whose
+ * counting starts in the span, another one period into it.
+ */
+static uint64_t table_reach(const PtmCore *core, PtmProbe *p, uint64_t wa,
+                            uint64_t wb, uint64_t *next)
+{
+    PtmPeriodTable *t = &p->ptab;
+    uint64_t from = 0, until = 0, id = 0, P, rows, to, first;
+    uint64_t a = ptm_window_start(core, p, wa) + p->edges[0];
+    bool same;
+
+    *next = wb;
     if (!core->ops || !core->ops->period || wa <= p->wbase) {
-        return false;
+        return wa;
     }
     P = core->ops->period(core->opaque, &p->sh.info, a, &from, &until, &id);
-    if (P == 0 || P > (UINT64_MAX >> 2) || a < from || b > until ||
-        a - from < P) {
-        t->valid = false;
-        return false;
-    }
-    if (t->valid && (t->id != id || t->from != from || t->period != P ||
-                     t->origin != p->origin || wa < t->wbase)) {
-        t->valid = false;
-    }
-    if (t->valid && t->keep_gen != core->keep_gen) {
-        /* another pattern of kept deltas: the same windows, new sums */
-        if (t->rows % p->keep_nw == 0 && t->wbase >= p->keep_w0) {
-            t->keep_gen = core->keep_gen;
-            table_finish(p);
-        } else {
-            t->valid = false;
+    to = P && a >= from ? window_until(core, p, wa, wb, until) : wa;
+    if (to == wa && P && until > a) {
+        /*
+         * The window runs into the next span: a quick table of that one
+         * may start with it, where its counting starts in it.
+         */
+        uint64_t c = ptm_window_start(core, p, wa) +
+                     p->edges[p->nedges - 1];
+
+        if (c >= until) {
+            P = core->ops->period(core->opaque, &p->sh.info, c, &from,
+                                  &until, &id);
+            to = P && c >= from ? window_until(core, p, wa, wb, until) : wa;
         }
     }
-    if (t->valid) {
-        t->until = until;
-        return true;
+    if (P == 0 || P > (UINT64_MAX >> 2) || to == wa) {
+        if (until > a || (P && from > a)) {
+            /*
+             * none here: the source may know one from there on, and a
+             * quick table of it start with the first window counted in it
+             */
+            *next = MIN(wb, MAX(wa + 1, window_at_edge(core, p,
+                                                       P && from > a
+                                                       ? from : until,
+                                                       p->edges[p->nedges -
+                                                                1])));
+        }
+        return wa;
     }
-    U = (uint64_t)p->keep_nw * core->cfg.drain_period;
-    M = 2 * P / ptm_gcd64(2 * P, U);
-    rows = M * p->keep_nw;
-    if (M > PTM_TABLE_MAX || rows * p->sh.channels > PTM_TABLE_MAX) {
-        return false;
+    rows = table_rows(core, p, P);
+    if (!rows ||
+        table_distinct(core, P, false) * p->sh.channels > PTM_TABLE_MAX) {
+        return wa;
     }
-    t->id = id;
-    t->from = from;
+    same = t->id == id && t->from == from && t->period == P &&
+           t->origin == p->origin;
+    if (t->valid && (!same || wa < t->wbase)) {
+        t->valid = false;
+    }
     t->until = until;
-    t->period = P;
+    if (t->valid) {
+        if (t->keep_gen != core->keep_gen) {
+            /* another pattern of kept deltas: the same windows, new sums */
+            t->rows = rows;
+            table_finish(core, p);
+        }
+        return to;
+    }
+    if (!same) {
+        t->id = id;
+        t->from = from;
+        t->period = P;
+        t->origin = p->origin;
+        t->quick = true;
+    }
     t->rows = rows;
-    return true;
+    t->distinct = table_distinct(core, P, t->quick);
+    first = t->quick ? window_at_edge(core, p, from, p->edges[p->nedges - 1])
+                     : window_from(core, p, from + P);
+    if (first > wa) {
+        *next = MIN(first, to);
+        return wa;
+    }
+    if (to - wa < 2 * (t->distinct + 1)) {
+        /* too short a stretch for a table: its windows */
+        *next = to;
+        return wa;
+    }
+    return to;
 }
 
 /* The kept sums of rows [j, j + len) of a table, len <= rows, into acc. */
@@ -510,6 +632,81 @@ static void table_add(const PtmPeriodTable *t, unsigned n, uint64_t j,
         }
         acc[c] += v;
     }
+}
+
+/*
+ * Build the table from window w on: its distinct rows counted one by one
+ * (their kept deltas to the counters as in any jump), the rest their
+ * repeats. A quick table counts one window more and checks that the
+ * counting's state repeats (else the next try is the other kind). Returns
+ * the first window not counted.
+ */
+static uint64_t table_build(PtmCore *core, PtmProbe *p, uint64_t w,
+                            uint64_t tail_w, uint64_t a_end)
+{
+    PtmPeriodTable *t = &p->ptab;
+    unsigned n = p->sh.channels;
+    uint64_t R = t->distinct;
+
+    t->val = g_renew(uint32_t, t->val, (size_t)(R + 1) * n);
+    if (t->quick) {
+        uint32_t open = p->cs.open;
+
+        lossy_windows(core, p, w, w + R, tail_w, a_end, t->val);
+        if (p->cs.open != open) {
+            t->quick = false;
+            return w + R;
+        }
+        lossy_windows(core, p, w + R, w + R + 1, tail_w, a_end,
+                      &t->val[R * n]);
+        /* the rows of windows w + 1 .. w + R repeat */
+        memmove(t->val, &t->val[n], (size_t)R * n * sizeof(t->val[0]));
+        t->wbase = w + 1;
+        table_finish(core, p);
+        return w + R + 1;
+    }
+    lossy_windows(core, p, w, w + R, tail_w, a_end, t->val);
+    t->wbase = w;
+    table_finish(core, p);
+    return w + R;
+}
+
+/*
+ * The windows [w, to) of a lossy jump from the table: the kept deltas
+ * taken in the jump to the counters, those of the windows still in flight
+ * (from tail_w on) to jump_out; then the counting's state (open frames,
+ * lowest values, words) brought to window `to` in one piece.
+ */
+static void table_windows(PtmCore *core, PtmProbe *p, uint64_t w,
+                          uint64_t to, uint64_t tail_w, uint64_t a_end)
+{
+    const PtmPeriodTable *t = &p->ptab;
+    unsigned n = p->sh.channels;
+    uint64_t *live = &core->live[p->base], mask = core->cnt_mask;
+    uint64_t mid = MAX(w, MIN(to, tail_w)), len = mid - w;
+
+    memset(core->wacc_out, 0, n * sizeof(core->wacc_out[0]));
+    table_add(t, n, (w - t->wbase) % t->rows, len % t->rows, len / t->rows,
+              core->wacc_out);
+    for (unsigned c = 0; c < n; c++) {
+        live[c] = (live[c] + core->wacc_out[c]) & mask;
+    }
+    /* the windows of the deltas still in flight: from the table */
+    for (uint64_t v = mid; v < to; v++) {
+        const uint32_t *row = &t->val[(v - t->wbase) % t->distinct * n];
+        unsigned r = keep_residue(p, v);
+
+        for (unsigned q = 0; q < n; q++) {
+            unsigned c = p->wr_chan[q];
+
+            p->jump_out[(v - tail_w) * n + c] = row[c];
+            if (v * n + q < a_end && p->keep[r * n + q]) {
+                live[c] = (live[c] + row[c]) & mask;
+            }
+        }
+    }
+    core->stats.table_windows += to - w;
+    ptm_probe_count_windows(core, p, to, core->wacc_out);
 }
 
 /*
@@ -545,54 +742,24 @@ static void settle_lossy_jump(PtmCore *core, PtmProbe *p, uint64_t nw)
             live[c] = (live[c] + p->pend[c]) & mask;
         }
     }
-    w = w0;
-    if (p->keep_w0 <= w0 && table_covers(core, p, w0, w1)) {
+    /* span by span of the source's period: from tables where they pay */
+    for (w = w0; w < w1;) {
         PtmPeriodTable *t = &p->ptab;
+        uint64_t next = w1, to = table_reach(core, p, w, w1, &next);
 
-        if (!t->valid && w1 - w0 >= 2 * (uint64_t)t->rows) {
-            /* count one period of windows, keeping their deltas */
-            t->val = g_renew(uint32_t, t->val, (size_t)t->rows * n);
-            t->cum = g_renew(uint64_t, t->cum, ((size_t)t->rows + 1) * n);
-            t->wbase = w0;
-            t->origin = p->origin;
-            t->keep_gen = core->keep_gen;
-            lossy_windows(core, p, w0, w0 + t->rows, tail_w, a_end, t->val);
-            table_finish(p);
-            w = w0 + t->rows;
+        if (to > w && !t->valid) {
+            w = table_build(core, p, w, tail_w, a_end);
+            continue;
         }
-        if (t->valid) {
-            uint64_t mid = MAX(w, MIN(w1, tail_w)), len = mid - w;
-
-            memset(core->wacc_out, 0, n * sizeof(core->wacc_out[0]));
-            table_add(t, n, (w - t->wbase) % t->rows, len % t->rows,
-                      len / t->rows, core->wacc_out);
-            for (unsigned c = 0; c < n; c++) {
-                live[c] = (live[c] + core->wacc_out[c]) & mask;
-            }
-            /* the windows of the deltas still in flight: from the table */
-            for (uint64_t v = mid; v < w1; v++) {
-                const uint32_t *row =
-                    &t->val[(v - t->wbase) % t->rows * n];
-                uint64_t r = (v - p->keep_w0) % p->keep_nw;
-
-                for (unsigned q = 0; q < n; q++) {
-                    unsigned c = p->wr_chan[q];
-
-                    p->jump_out[(v - tail_w) * n + c] = row[c];
-                    if (v * n + q < a_end && p->keep[r * n + q]) {
-                        live[c] = (live[c] + row[c]) & mask;
-                    }
-                }
-            }
-            core->stats.table_windows += w1 - w;
-            /* the counting's state (open frames, lowest values, words) */
-            if (w < w1) {
-                ptm_probe_count_windows(core, p, w1, core->wacc_out);
-            }
-            w = w1;
+        if (to > w) {
+            table_windows(core, p, w, to, tail_w, a_end);
+            w = to;
+        } else {
+            next = MAX(next, w + 1);
+            lossy_windows(core, p, w, next, tail_w, a_end, NULL);
+            w = next;
         }
     }
-    lossy_windows(core, p, w, w1, tail_w, a_end, NULL);
     /* the values of the deltas still in flight after the jump */
     for (unsigned j = 0; j < p->count; j++) {
         PtmDelta *d = &p->fifo[(p->head + j) & p->ring_mask];

@@ -423,15 +423,17 @@ static uint64_t gen_period(void *opaque, const PtmProbeInfo *probe,
                            uint64_t *id)
 {
     const PtmGen *g = opaque;
-    uint64_t pcie = g->geo.pcie_hz;
+    uint64_t pcie = g->geo.pcie_hz, span_id = 0, P;
     unsigned i = version_at(g, probe, cycle, until);
 
     if (!g->model->period) {
         return 0;
     }
     *from = (uint64_t)(((u128)g->from[i] * probe->hz + pcie - 1) / pcie);
-    *id = g->serial[i];
-    return g->model->period(g, g->params[i], probe);
+    P = g->model->period(g, g->params[i], probe, cycle, from, until,
+                         &span_id);
+    *id = span_id ? (span_id ^ ptm_mix64(g->serial[i])) | 1 : g->serial[i];
+    return P;
 }
 
 /* The model's name of a span, cut where the next parameter version starts. */

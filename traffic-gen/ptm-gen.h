@@ -80,10 +80,16 @@ typedef struct PtmGenModel {
     PtmCost (*cost)(const PtmGen *gen, const void *params);
     /*
      * optional (NULL: none), as PtmSourceOps.period: a period of the
-     * probe's traffic under these parameters, 0 if none
+     * probe's traffic under these parameters around `cycle`, 0 if none.
+     * [*from, *until) comes in as the span the parameters hold; a model
+     * whose traffic changes within it (decision blocks, phases) narrows it
+     * to the span around `cycle` and names that span's traffic in *id
+     * (which comes in as 0: the parameters' version names it). Where it
+     * knows no period it may set *until to where it may know one again.
      */
     uint64_t (*period)(const PtmGen *gen, const void *params,
-                       const PtmProbeInfo *probe);
+                       const PtmProbeInfo *probe, uint64_t cycle,
+                       uint64_t *from, uint64_t *until, uint64_t *id);
     /*
      * optional (NULL: none), as PtmSourceOps.span_id, for a span under
      * these parameters alone

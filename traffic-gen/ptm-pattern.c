@@ -298,7 +298,9 @@ static uint64_t pattern_period(const PtmPattern *pat,
 }
 
 static uint64_t pattern_model_period(const PtmGen *gen, const void *params,
-                                     const PtmProbeInfo *probe);
+                                     const PtmProbeInfo *probe,
+                                     uint64_t cycle, uint64_t *from,
+                                     uint64_t *until, uint64_t *id);
 
 /* Every lane by its own period: no common multiple of the buses' periods. */
 static bool pattern_count(void *opaque, const PtmProbeShape *sh,
@@ -420,7 +422,9 @@ static bool pattern_model_count(const PtmGen *gen, const void *params,
 }
 
 static uint64_t pattern_model_period(const PtmGen *gen, const void *params,
-                                     const PtmProbeInfo *probe)
+                                     const PtmProbeInfo *probe,
+                                     uint64_t cycle, uint64_t *from,
+                                     uint64_t *until, uint64_t *id)
 {
     PtmPattern pat = { .par = *(const PtmPatternParams *)params,
                        .geo = gen->geo };
@@ -490,7 +494,9 @@ static bool idle_model_count(const PtmGen *gen, const void *params,
 }
 
 static uint64_t idle_model_period(const PtmGen *gen, const void *params,
-                                  const PtmProbeInfo *probe)
+                                  const PtmProbeInfo *probe, uint64_t cycle,
+                                  uint64_t *from, uint64_t *until,
+                                  uint64_t *id)
 {
     PtmPattern pat;
 

@@ -181,8 +181,12 @@ typedef struct BlockPlan {
     PtmSegment segs[PTM_CHUNK_SEGMENTS];
 } BlockPlan;
 
+/*
+ * Two plans per probe: a window that straddles two blocks asks for both,
+ * one after the other.
+ */
 typedef struct RandomCache {
-    BlockPlan plan[2 * PTM_MAX_ENDPOINTS];
+    BlockPlan plan[2 * PTM_MAX_ENDPOINTS][2];
     BusPlan bus[PTM_MAX_BUSES];
 } RandomCache;
 
@@ -296,7 +300,8 @@ static const BlockPlan *plan_at(PtmGen *g, const PtmRandomParams *p,
         g->cache = g_new0(RandomCache, 1);
     }
     c = g->cache;
-    bp = &c->plan[probe->endpoint * 2 + probe->domain];
+    /* (by the block's parity: neighbours never evict each other) */
+    bp = &c->plan[probe->endpoint * 2 + probe->domain][block & 1];
     if (!bp->valid || bp->block != block ||
         memcmp(&bp->params, p, sizeof(*p))) {
         make_plan(g, p, probe, block, c, bp);
@@ -349,6 +354,24 @@ static bool random_count(const PtmGen *gen, const void *params,
         ptm_count_chunk(sh, st, &ch, acc);
     }
     return true;
+}
+
+/*
+ * A block plays its plan's period over and over: the block is the span
+ * of the period (within the parameters' own), named by its number.
+ */
+static uint64_t random_period(const PtmGen *gen, const void *params,
+                              const PtmProbeInfo *probe, uint64_t cycle,
+                              uint64_t *from, uint64_t *until, uint64_t *id)
+{
+    const PtmRandomParams *p = params;
+    uint64_t blen = (uint64_t)gen->geo.drain_period * RANDOM_BLOCK_WINDOWS;
+    uint64_t start = cycle - cycle % blen;
+
+    *from = MAX(*from, start);
+    *until = MIN(*until, start + blen);
+    *id = ptm_hash(p->seed, probe->endpoint, probe->domain, cycle / blen);
+    return period_for(p, &gen->geo, probe);
 }
 
 static void random_cache_free(void *cache)
@@ -407,5 +430,6 @@ const PtmGenModel ptm_model_random = {
     .check = random_check,
     .fill = random_fill,
     .count = random_count,
+    .period = random_period,
     .cache_free = random_cache_free,
 };

@@ -1424,6 +1424,41 @@ static uint64_t replay_reset(const PtmGen *gen, const void *params,
     return trace_reset_at(pr, k, max, held);
 }
 
+/*
+ * A looped trace repeats with its length from its cycle 0 on; one that
+ * idles or holds after its end is constant from there. A trace that
+ * holds the probe in reset gives no period: a span of one has none.
+ */
+static uint64_t replay_period(const PtmGen *gen, const void *params,
+                              const PtmProbeInfo *probe, uint64_t cycle,
+                              uint64_t *from, uint64_t *until, uint64_t *id)
+{
+    const PtmReplayParams *p = params;
+    EndMode mode = end_mode(p->end);
+    Slot *sl = replay_slot(gen, p);
+    const Probe *pr = sl->t ? trace_probe(sl->t, probe->endpoint,
+                                          probe->domain) : NULL;
+    uint64_t origin = replay_origin(gen, params, probe->hz);
+    uint64_t n = pr ? probe_cycles(pr) : 0;
+
+    if (n == 0) {
+        return 1;           /* idle all the way */
+    }
+    if (pr->nrst) {
+        return 0;
+    }
+    *from = MAX(*from, origin);
+    if (mode == END_LOOP) {
+        return n;
+    }
+    if (cycle >= origin + n) {
+        *from = origin + n;
+        return 1;
+    }
+    *until = MIN(*until, origin + n);
+    return 0;
+}
+
 #define OFF(f) offsetof(PtmReplayParams, f)
 static const PtmParamDesc replay_params[] = {
     { "file", PTM_PARAM_STR, OFF(file), 0, 0,
@@ -1454,5 +1489,6 @@ const PtmGenModel ptm_model_replay = {
     .settings = replay_settings,
     .reset = replay_reset,
     .cost = replay_cost,
+    .period = replay_period,
     .cache_free = replay_cache_free,
 };

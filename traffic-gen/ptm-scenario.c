@@ -632,6 +632,57 @@ static void scenario_settings(const PtmGen *gen, const void *params,
     ptm_gen_source_ops.settings(ph->gen, e, cycle - from, set);
 }
 
+/* A phase's name in the ids it passes on: its place in the file. */
+static uint64_t phase_mix(const Scenario *sc, const Phase *ph)
+{
+    return ptm_mix64((uint64_t)(ph - sc->phase) + 1);
+}
+
+/*
+ * The period of the phase's model, its span cut to the phase (a phase
+ * plays its model from its own first cycle on); where the model knows
+ * none, none until the phase ends.
+ */
+static uint64_t scenario_period(const PtmGen *gen, const void *params,
+                                const PtmProbeInfo *probe, uint64_t cycle,
+                                uint64_t *from, uint64_t *until,
+                                uint64_t *id)
+{
+    const PtmScenarioParams *p = params;
+    const Scenario *sc = scenario_for(gen, params);
+    uint64_t pf, pt, f = 0, u = 0, pid = 0, P;
+    const Phase *ph = phase_at(sc, p->loop, cycle, probe->hz, &pf, &pt);
+
+    P = ptm_gen_source_ops.period(ph->gen, probe, cycle - pf, &f, &u, &pid);
+    /* (the model's span in the phase's own cycles, at most to its end) */
+    u = u > pt - pf ? pt : pf + u;
+    if (P == 0) {
+        *until = MIN(*until, u > cycle ? u : pt);
+        return 0;
+    }
+    *from = MAX(*from, pf + f);
+    *until = MIN(*until, u);
+    *id = (pid ^ phase_mix(sc, ph)) | 1;
+    return P;
+}
+
+/* The phase model's name of a span, cut where the phase ends. */
+static uint64_t scenario_span_id(const PtmGen *gen, const void *params,
+                                 const PtmProbeInfo *probe, uint64_t start,
+                                 uint64_t max, uint64_t *len)
+{
+    const PtmScenarioParams *p = params;
+    const Scenario *sc = scenario_for(gen, params);
+    uint64_t pf, pt, id;
+    const Phase *ph = phase_at(sc, p->loop, start, probe->hz, &pf, &pt);
+
+    if (pt - start < max) {
+        max = pt - start;
+    }
+    id = ptm_gen_source_ops.span_id(ph->gen, probe, start - pf, max, len);
+    return id ? (id ^ phase_mix(sc, ph)) | 1 : 0;
+}
+
 /* A phase's reset= key, else what the phase's model says. */
 static uint64_t scenario_reset(const PtmGen *gen, const void *params,
                                const PtmProbeInfo *probe, uint64_t start,
@@ -712,5 +763,7 @@ const PtmGenModel ptm_model_scenario = {
     .settings = scenario_settings,
     .reset = scenario_reset,
     .cost = scenario_cost,
+    .period = scenario_period,
+    .span_id = scenario_span_id,
     .cache_free = cache_free,
 };

@@ -19,6 +19,7 @@
 #include "ptm-ptc.h"
 #include "ptm-random.h"
 #include "ptm-replay.h"
+#include "ptm-scenario.h"
 
 static double cpu_now(void)
 {
@@ -165,6 +166,77 @@ static char *write_trace(unsigned cycles)
     return path;
 }
 
+/* A scenario file of the given text, in a temporary file (g_free it). */
+static char *write_scenario(const char *text)
+{
+    char *path = NULL;
+    int fd = g_file_open_tmp("ptm-bench-XXXXXX.ini", &path, NULL);
+
+    if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text)) {
+        g_error("cannot write the scenario");
+    }
+    close(fd);
+    return path;
+}
+
+/*
+ * Cards that lose deltas all the time (DRAIN_PERIOD 64 and 256) with the
+ * sources that decide per block or play phases and traces: random,
+ * scenarios (the example, and one pattern phase then idle), a looped
+ * dense replay.
+ */
+static void run_overloaded(double vsec)
+{
+    static const unsigned dps[] = { 64, 256 };
+    static const char one_phase[] =
+        "[phase first]\nmodel=pattern\nduration=1ms\nrq-frame-bytes=256\n"
+        "rc-frame-bytes=64\nup-frame-bytes=128\nup-gap=1\n"
+        "down-frame-bytes=512\nbrake=0x15\nbrake-duty=25\ntags-free=20\n"
+        "stfifo-free=300\nup-mvb-items=2\n[phase rest]\nmodel=idle\n"
+        "duration=1ms\n";
+    char *one = write_scenario(one_phase), *trace = NULL;
+    PtmRandomParams rnd;
+    PtmScenarioParams sc = { .loop = true };
+    PtmReplayParams rp;
+    PtmConfig cfg;
+
+    ptm_random_params_default(&rnd);
+    ptm_replay_params_default(&rp);
+    g_strlcpy(rp.end, "loop", sizeof(rp.end));
+    for (unsigned i = 0; i < G_N_ELEMENTS(dps); i++) {
+        char name[80];
+
+        ptm_config_default(&cfg);
+        cfg.drain_period = dps[i];
+        snprintf(name, sizeof(name), "default card, DRAIN_PERIOD %u, random",
+                 dps[i]);
+        run_gen(name, &cfg, &ptm_model_random, &rnd, vsec);
+        snprintf(name, sizeof(name), "default card, DRAIN_PERIOD %u, "
+                 "scenario example", dps[i]);
+        g_strlcpy(sc.file, SCENARIO_EXAMPLE, sizeof(sc.file));
+        run_gen(name, &cfg, &ptm_model_scenario, &sc, vsec);
+        snprintf(name, sizeof(name), "default card, DRAIN_PERIOD %u, "
+                 "scenario one phase", dps[i]);
+        g_strlcpy(sc.file, one, sizeof(sc.file));
+        run_gen(name, &cfg, &ptm_model_scenario, &sc, vsec);
+        snprintf(name, sizeof(name), "default card, DRAIN_PERIOD %u, "
+                 "replay looped", dps[i]);
+        if (!skip(name)) {
+            if (!trace) {
+                trace = write_trace(200000);
+                g_strlcpy(rp.file, trace, sizeof(rp.file));
+            }
+            run_gen(name, &cfg, &ptm_model_replay, &rp, vsec);
+        }
+    }
+    unlink(one);
+    if (trace) {
+        unlink(trace);
+    }
+    g_free(one);
+    g_free(trace);
+}
+
 static void run(const char *name, const PtmConfig *cfg,
                 const PtmPatternParams *par, double vsec)
 {
@@ -257,5 +329,6 @@ int main(int argc, char **argv)
     cfg.drain_period = 512;
     run_gen("2 x 2, 4 RQ regions, ptc, DRAIN_PERIOD 512", &cfg,
             &ptm_model_ptc, &ptc, vsec / 10);
+    run_overloaded(vsec / 10);
     return 0;
 }

@@ -715,6 +715,39 @@ static Twin cross_twin(const Twin *tw, const PtmConfig *cfg)
 
 static char *twin_set_params(Twin *tw, const void *par);
 
+/*
+ * Accesses to an overloaded card until vtime_ns: reads at random moments
+ * between a few and hundreds of periods of the timing apart, now and then
+ * a command and, for a pattern, a live change of its frames.
+ */
+static void lossy_run(Twin *tw, GRand *r, uint64_t vtime_ns, bool pattern)
+{
+    while (tw->t < vtime_ns) {
+        unsigned k = g_rand_int_range(r, 0, 40);
+
+        tw->t += g_rand_int_range(r, 0, 3) ? g_rand_int_range(r, 2000, 1500000)
+                                           : g_rand_int_range(r, 0, 2000);
+        if (k == 0) {
+            twin_write(tw, PTM_REG_COMMAND, g_rand_int_range(r, 1, 16), 4);
+        } else if (k == 1 && pattern) {
+            /* a live change: another period from the next window on */
+            static const unsigned sizes[] = { 256, 300, 64, 512 };
+            PtmPatternParams par =
+                *(const PtmPatternParams *)ptm_gen_params(tw->gen);
+
+            par.bus[PTM_BUS_RQ].frame_bytes =
+                sizes[g_rand_int_range(r, 0, 4)];
+            par.bus[PTM_BUS_UP].gap = g_rand_int_range(r, 0, 3);
+            g_assert_null(twin_set_params(tw, &par));
+        } else if (k < 4) {
+            twin_read_all(tw);
+        } else {
+            twin_random_access(tw, r);
+        }
+    }
+    twin_read_all(tw);
+}
+
 static void test_lossy_jumps(void)
 {
     for (unsigned i = 0; i < G_N_ELEMENTS(lossy_cases); i++) {
@@ -729,31 +762,7 @@ static void test_lossy_jumps(void)
         if (i % 2) {
             ptm_core_set_step_slots(tw.fast, 4);
         }
-        while (tw.t < c->vtime_ns) {
-            unsigned k = g_rand_int_range(r, 0, 40);
-
-            tw.t += g_rand_int_range(r, 0, 3) ? g_rand_int_range(r, 2000, 1500000)
-                                               : g_rand_int_range(r, 0, 2000);
-            if (k == 0) {
-                twin_write(&tw, PTM_REG_COMMAND,
-                           g_rand_int_range(r, 1, 16), 4);
-            } else if (k == 1 && !strcmp(c->model, "pattern")) {
-                /* a live change: another period from the next window on */
-                static const unsigned sizes[] = { 256, 300, 64, 512 };
-                PtmPatternParams par =
-                    *(const PtmPatternParams *)ptm_gen_params(tw.gen);
-
-                par.bus[PTM_BUS_RQ].frame_bytes =
-                    sizes[g_rand_int_range(r, 0, 4)];
-                par.bus[PTM_BUS_UP].gap = g_rand_int_range(r, 0, 3);
-                g_assert_null(twin_set_params(&tw, &par));
-            } else if (k < 4) {
-                twin_read_all(&tw);
-            } else {
-                twin_random_access(&tw, r);
-            }
-        }
-        twin_read_all(&tw);
+        lossy_run(&tw, r, c->vtime_ns, !strcmp(c->model, "pattern"));
         ptm_core_eval_stats(tw.fast, &st);
         g_assert_cmpuint(ptm_core_lost_deltas(tw.ref), >, 0);
         g_test_message("case %u: %" G_GUINT64_FORMAT " lossy jumps of %"
@@ -775,6 +784,200 @@ static void test_lossy_jumps(void)
         twin_free(&tw);
         g_rand_free(r);
     }
+}
+
+/* A file of the given text (g_unlink and g_free it). */
+static char *write_file(const char *tmpl, const char *text)
+{
+    char *path = NULL;
+    int fd = g_file_open_tmp(tmpl, &path, NULL);
+
+    g_assert_cmpint(fd, >=, 0);
+    g_assert_cmpint(write(fd, text, strlen(text)), ==, strlen(text));
+    close(fd);
+    return path;
+}
+
+/*
+ * Cards overloaded at DRAIN_PERIOD 64 and 256 with the sources whose
+ * traffic changes from span to span: random decision blocks, looped
+ * scenarios whose phases (pattern, random, idle, ptc) are shorter and
+ * longer than a period of the timing, looped and ending replays. The
+ * fast evaluation counts their lossy periods from a table per span;
+ * every read equals the reference's. A migration in the middle of such
+ * a period goes on as the saver would.
+ */
+static void test_lossy_sources(void)
+{
+    static const char scenario_text[] =
+        "[phase first]\nmodel=pattern\nduration=300us\n"
+        "rq-frame-bytes=256\nrc-frame-bytes=64\nup-frame-bytes=128\n"
+        "up-gap=1\ndown-frame-bytes=512\nbrake=0x15\nbrake-duty=25\n"
+        "tags-free=20\nstfifo-free=300\nup-mvb-items=2\n"
+        "[phase short idle]\nmodel=idle\nduration=3us\n"
+        "[phase random]\nmodel=random\nduration=700us\nseed=3\n"
+        "[phase odd]\nmodel=pattern\nduration=90us\nrq-frame-bytes=300\n"
+        "rc-gap=2\ndown-stall=2\n%s";
+    static const unsigned dps[] = { 64, 256 };
+    char *trace = write_trace(11, 12, false);
+    char *long_trace = write_trace(12, 300, false);
+    /*
+     * A phase that leaves a frame open on RQ, then a looped trace that
+     * starts as a recording does, in the middle of a frame: its EOF
+     * closes that one frame in the first turn and nothing in the others,
+     * so the counting's state must be found to repeat before windows are
+     * taken from a table.
+     */
+    char *open_trace = write_file("test-eval-XXXXXX.trace",
+                                  "pcie0 rq.src=1 rq.dst=1 rq.sof=1\n"
+                                  "pcie0 cycles=5\n");
+    char *mid_trace = write_file("test-eval-XXXXXX.trace",
+                                 "pcie0 cycles=3000\n"
+                                 "pcie0 rq.src=1 rq.dst=1 rq.eof=1 "
+                                 "rq.pos0=3\n"
+                                 "pcie0 cycles=99\n");
+    char *sc_mid, *sc64, *sc256;
+
+    {
+        char *t64 = g_strdup_printf(scenario_text, "");
+        char *t256 = g_strdup_printf(scenario_text,
+                                     "[phase ptc]\nmodel=ptc\n"
+                                     "duration=150us\n");
+
+        char *tmid = g_strdup_printf("[phase open]\nmodel=replay\n"
+                                     "duration=10us\nfile=%s\nend=hold\n"
+                                     "[phase mid]\nmodel=replay\n"
+                                     "duration=20ms\nfile=%s\nend=loop\n",
+                                     open_trace, mid_trace);
+
+        sc_mid = write_file("test-eval-XXXXXX.ini", tmid);
+        g_free(tmid);
+        sc64 = write_file("test-eval-XXXXXX.ini", t64);
+        sc256 = write_file("test-eval-XXXXXX.ini", t256);
+        g_free(t64);
+        g_free(t256);
+    }
+    for (unsigned d = 0; d < G_N_ELEMENTS(dps); d++) {
+        const char *const random_kv[] = { "seed", "5", NULL };
+        const char *const scenario_kv[] = { "file", d ? sc256 : sc64,
+                                            "loop", "1", NULL };
+        const char *const loop_kv[] = { "file", trace, "end", "loop", NULL };
+        const char *const long_kv[] = { "file", long_trace, "end", "loop",
+                                        NULL };
+        const char *const hold_kv[] = { "file", trace, "end", "hold", NULL };
+        const struct {
+            const char *model;
+            const char *const *kv;
+        } src[] = {
+            { "random", random_kv }, { "scenario", scenario_kv },
+            { "replay", loop_kv }, { "replay", long_kv },
+            { "replay", hold_kv },
+        };
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(src); i++) {
+            GRand *r = g_rand_new_with_seed(2100 + 10 * d + i);
+            PtmEvalStats st;
+            PtmConfig cfg;
+            Twin tw, cross;
+            size_t len;
+            void *blob;
+
+            ptm_config_default(&cfg);
+            cfg.drain_period = dps[d];
+            twin_init(&tw, &cfg, make_gen(&cfg, src[i].model, src[i].kv));
+            if (i % 2) {
+                ptm_core_set_step_slots(tw.fast, 4);
+            }
+            lossy_run(&tw, r, 3000000, false);
+            /*
+             * long unread stretches, as the device's background ticks
+             * give them: a table of many distinct windows is built only
+             * in a jump over at least twice as many
+             */
+            for (unsigned k = 0; k < 2; k++) {
+                tw.t += 12000000 + g_rand_int_range(r, 0, 100000);
+                twin_read_all(&tw);
+            }
+            /* mid-period: a migration, both ways on */
+            tw.t += g_rand_int_range(r, 1000, 30000);
+            twin_read(&tw, PTM_REG_STATUS, 4);
+            cross = cross_twin(&tw, &cfg);
+            blob = ptm_core_save(tw.fast, &len);
+            g_assert_null(ptm_core_load(cross.fast, blob, len));
+            g_assert_null(ptm_core_load(cross.ref, blob, len));
+            g_free(blob);
+            for (unsigned k = 0; k < 12; k++) {
+                unsigned e = g_rand_int_range(r, 0,
+                                              ptm_core_layout(tw.fast)->entries);
+
+                tw.t += g_rand_int_range(r, 2000, 1500000);
+                cross.t = tw.t;
+                if (k % 5 == 4) {
+                    twin_write(&tw, PTM_REG_COMMAND, PTM_CMD_SNAPSHOT, 4);
+                    twin_write(&cross, PTM_REG_COMMAND, PTM_CMD_SNAPSHOT, 4);
+                }
+                g_assert_cmphex(twin_read(&tw, PTM_CNT_BASE + 8 * e, 8), ==,
+                                twin_read(&cross, PTM_CNT_BASE + 8 * e, 8));
+                g_assert_cmphex(twin_read(&tw, PTM_REG_STATUS, 4), ==,
+                                twin_read(&cross, PTM_REG_STATUS, 4));
+            }
+            twin_read_all(&tw);
+            twin_read_all(&cross);
+            ptm_core_eval_stats(tw.fast, &st);
+            g_test_message("DRAIN_PERIOD %u, %s %s: %" G_GUINT64_FORMAT
+                           " lossy jumps, windows from tables %"
+                           G_GUINT64_FORMAT ", one by one %" G_GUINT64_FORMAT,
+                           dps[d], src[i].model, src[i].kv[1] == trace ||
+                           src[i].kv[1] == long_trace ? src[i].kv[3] : "",
+                           st.lossy_jumps, st.table_windows,
+                           st.single_windows);
+            g_assert_cmpuint(ptm_core_lost_deltas(tw.ref), >, 0);
+            g_assert_cmpuint(st.lossy_jumps, >, 0);
+            /* most windows of the lossy periods come from tables */
+            g_assert_cmpuint(st.table_windows, >, 4 * st.single_windows);
+            ptm_core_free(cross.fast);
+            ptm_core_free(cross.ref);
+            twin_free(&tw);
+            g_rand_free(r);
+        }
+    }
+    {
+        /* (a card that keeps RQ's items now and then: 3 endpoints) */
+        const char *const mid_kv[] = { "file", sc_mid, "loop", "1", NULL };
+        GRand *r = g_rand_new_with_seed(2200);
+        PtmEvalStats st;
+        PtmConfig cfg;
+        Twin tw;
+
+        ptm_config_default(&cfg);
+        cfg.pcie_endpoints = 3;
+        cfg.drain_period = 1024;
+        twin_init(&tw, &cfg, make_gen(&cfg, "scenario", mid_kv));
+        for (unsigned k = 0; k < 3; k++) {
+            tw.t += 30000000 + g_rand_int_range(r, 0, 100000);
+            twin_read_all(&tw);
+        }
+        lossy_run(&tw, r, tw.t + 4000000, false);
+        ptm_core_eval_stats(tw.fast, &st);
+        g_assert_cmpuint(ptm_core_lost_deltas(tw.ref), >, 0);
+        g_assert_cmpuint(st.table_windows, >, 4 * st.single_windows);
+        twin_free(&tw);
+        g_rand_free(r);
+    }
+    g_unlink(trace);
+    g_unlink(long_trace);
+    g_unlink(open_trace);
+    g_unlink(mid_trace);
+    g_unlink(sc_mid);
+    g_unlink(sc64);
+    g_unlink(sc256);
+    g_free(trace);
+    g_free(long_trace);
+    g_free(open_trace);
+    g_free(mid_trace);
+    g_free(sc_mid);
+    g_free(sc64);
+    g_free(sc256);
 }
 
 /*
@@ -923,6 +1126,7 @@ int main(int argc, char **argv)
     g_test_add_func("/eval/long-unread", test_long_unread);
     g_test_add_func("/eval/lossy-jumps", test_lossy_jumps);
     g_test_add_func("/eval/load-across-lossy", test_load_across_lossy);
+    g_test_add_func("/eval/lossy-sources", test_lossy_sources);
     g_test_add_func("/eval/load-across", test_load_across);
     g_test_add_func("/eval/replay", test_replay);
     g_test_add_func("/eval/scenario", test_scenario);
