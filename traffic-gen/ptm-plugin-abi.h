@@ -33,8 +33,8 @@
  * against the ptm-signals.h and ptm-plugin-abi.h of the QEMU that loads it.
  * PTM_PLUGIN_ABI_VERSION changes whenever any of them changes. Version 2
  * added count() and reset() at the end of the table, version 3 cost(),
- * each keeping the rest, so plugins built for versions 1 and 2 still load
- * (without what came later); other versions are refused.
+ * version 4 period(), each keeping the rest, so plugins built for versions
+ * 1 to 3 still load (without what came later); other versions are refused.
  *
  * A plugin needs no library: it may use GLib, but nothing of QEMU. The
  * sample in traffic-gen/plugins/ptm-sample-plugin.c shows a complete one;
@@ -48,7 +48,7 @@
 
 #include "ptm-signals.h"
 
-#define PTM_PLUGIN_ABI_VERSION 3
+#define PTM_PLUGIN_ABI_VERSION 4
 /* The oldest version this build still loads. */
 #define PTM_PLUGIN_ABI_OLDEST 1
 
@@ -119,6 +119,24 @@ typedef struct PtmPluginApi {
      * the first access after a long idle stretch wait for all of it.
      */
     PtmCost (*cost)(void *inst);
+
+    /* ---- from version 4 on ---- */
+
+    /*
+     * Optional (NULL, and for tables of versions 1 to 3: none). As
+     * PtmSourceOps.period: a period P > 0 of the probe's traffic around
+     * `cycle`, and the span [*from, *until) holding `cycle` over which
+     * fill() describes cycle x + P as it describes x (no reset held in
+     * it), with *id a nonzero name of that span's traffic (the same name,
+     * the same traffic); *from and *until come in as 0 and UINT64_MAX. 0
+     * where there is none, with *until where there may be one again. A
+     * card whose accumulator loses deltas counts the drain windows of such
+     * a span from one period of them; without it every window of a lossy
+     * stretch is counted on its own, and a card that loses deltas all the
+     * time refuses the plugin (docs/plugins.md).
+     */
+    uint64_t (*period)(void *inst, const PtmProbeInfo *probe, uint64_t cycle,
+                       uint64_t *from, uint64_t *until, uint64_t *id);
 } PtmPluginApi;
 
 typedef const PtmPluginApi *(*PtmPluginEntry)(void);

@@ -34,6 +34,9 @@ typedef struct Plugin {
                       uint64_t max, bool *held);
     /* the table's cost(), NULL before version 3 */
     PtmCost (*cost)(void *inst);
+    /* the table's period(), NULL before version 4 */
+    uint64_t (*period)(void *inst, const PtmProbeInfo *probe, uint64_t cycle,
+                       uint64_t *from, uint64_t *until, uint64_t *id);
 } Plugin;
 
 typedef struct PluginCache {
@@ -136,6 +139,7 @@ static Plugin *plugin_load(const char *path, const char *args,
     pl->count = api->abi_version >= 2 ? api->count : NULL;
     pl->reset = api->abi_version >= 2 ? api->reset : NULL;
     pl->cost = api->abi_version >= 3 ? api->cost : NULL;
+    pl->period = api->abi_version >= 4 ? api->period : NULL;
     return pl;
 }
 
@@ -305,6 +309,31 @@ static PtmCost plugin_cost(const PtmGen *gen, const void *params)
     return PTM_COST_RANGE;
 }
 
+/* The plugin's period within the span of the parameters' version. */
+static uint64_t plugin_period(const PtmGen *gen, const void *params,
+                              const PtmProbeInfo *probe, uint64_t cycle,
+                              uint64_t *from, uint64_t *until, uint64_t *id)
+{
+    Plugin *pl = plugin_for(gen, params);
+    uint64_t f = 0, u = UINT64_MAX, name = 0, P;
+
+    if (!pl->inst || !pl->period) {
+        return 0;
+    }
+    P = pl->period(pl->inst, probe, cycle, &f, &u, &name);
+    if (P == 0 || f > cycle || u <= cycle) {
+        /* none here, or an answer that breaks the rules: none */
+        if (P == 0 && u > cycle) {
+            *until = MIN(*until, u);
+        }
+        return 0;
+    }
+    *from = MAX(*from, f);
+    *until = MIN(*until, u);
+    *id = name | 1;
+    return P;
+}
+
 static void plugin_settings(const PtmGen *gen, const void *params,
                             unsigned e, uint64_t cycle, PtmSettings *set)
 {
@@ -377,6 +406,7 @@ const PtmGenModel ptm_model_plugin = {
     .fill = plugin_fill,
     .count = plugin_count,
     .cost = plugin_cost,
+    .period = plugin_period,
     .settings = plugin_settings,
     .reset = plugin_reset,
     .cache_free = cache_free,

@@ -14,6 +14,7 @@
 #include "ptm-core.h"
 #include "ptm-gen.h"
 #include "ptm-plugin.h"
+#include "ptm-plugin-abi.h"
 #include "ptm-scenario.h"
 #include "test-support.h"
 
@@ -277,8 +278,18 @@ static void test_refusals(void)
     expect_refusal(text, "", text, "not a shared object");
     expect_refusal(env_path("PTM_NO_ENTRY_PLUGIN"), "",
                    "no symbol ptm_plugin_entry", "not a telemetry traffic");
-    expect_refusal(env_path("PTM_BAD_ABI_PLUGIN"), "", "ABI version 1003",
-                   "takes versions 1 to 3");
+    {
+        /* (the bad plugin claims this build's version + 1000) */
+        char *ver = g_strdup_printf("ABI version %u",
+                                    PTM_PLUGIN_ABI_VERSION + 1000);
+        char *takes = g_strdup_printf("takes versions %u to %u",
+                                      PTM_PLUGIN_ABI_OLDEST,
+                                      PTM_PLUGIN_ABI_VERSION);
+
+        expect_refusal(env_path("PTM_BAD_ABI_PLUGIN"), "", ver, takes);
+        g_free(ver);
+        g_free(takes);
+    }
     /* create() refuses: the plugin's own message, with its name */
     expect_refusal(sample(), "bytes=1000", "(sample)", "bytes=1000");
     expect_refusal(sample(), "burst=3,foo=1", "unknown argument 'foo=1'",
@@ -488,6 +499,88 @@ static void test_abi_v1(void)
     }
 }
 
+/*
+ * On cards that lose deltas all the time (DRAIN_PERIOD 64 and 256), with
+ * and without the reset of endpoint 0's PCIe probe: the fast evaluation
+ * equals the reference at every read. The sample's period() lets it
+ * count lossy stretches from tables; the same plugin built for version 1
+ * has none, and its windows are counted one by one.
+ */
+static void test_lossy(void)
+{
+    static const char *const args[] = {
+        "burst=3,idle=5,bytes=40", "burst=50,idle=77,bytes=64,reset=300000,"
+        "hold=9000",
+    };
+    static const unsigned dps[] = { 64, 256 };
+
+    for (unsigned k = 0; k < 2 * G_N_ELEMENTS(dps) * G_N_ELEMENTS(args);
+         k++) {
+        unsigned d = k % 2, a = k / 2 % 2;
+        bool v1 = k / 4;
+        PtmConfig cfg;
+        PtmGeometry geo;
+        PtmCore *core[2];
+        PtmEvalStats st;
+        GRand *r = g_rand_new_with_seed(77 + k);
+        uint64_t t = 0;
+        char *err;
+        PtmGen *g;
+
+        if (v1 && a) {
+            continue;           /* (version 1 has no reset) */
+        }
+        ptm_config_default(&cfg);
+        cfg.drain_period = dps[d];
+        core[0] = ptm_core_new(&cfg);
+        ptm_core_geometry(core[0], &geo);
+        g = plugin_gen(v1 ? env_path("PTM_V1_PLUGIN") : sample(), args[a],
+                       &geo, &err);
+        g_assert_nonnull(g);
+        core[1] = ptm_core_new(&cfg);
+        ptm_core_set_reference(core[1], true);
+        for (unsigned i = 0; i < 2; i++) {
+            ptm_core_set_source(core[i], &ptm_gen_source_ops, g);
+            ptm_core_power_on(core[i], 0);
+        }
+        while (t < 8000000) {
+            const PtmLayout *lay = ptm_core_layout(core[0]);
+            unsigned e = g_rand_int_range(r, 0, lay->entries);
+
+            t += g_rand_int_range(r, 0, 4) ? g_rand_int_range(r, 1000, 900000)
+                                           : 3000000;
+            if (g_rand_int_range(r, 0, 8) == 0) {
+                for (unsigned i = 0; i < 2; i++) {
+                    ptm_core_write(core[i], t, PTM_REG_COMMAND,
+                                   PTM_CMD_SNAPSHOT, 4);
+                }
+            }
+            g_assert_cmphex(ptm_core_read(core[0], t, PTM_REG_STATUS, 4), ==,
+                            ptm_core_read(core[1], t, PTM_REG_STATUS, 4));
+            g_assert_cmphex(ptm_core_read(core[0], t, PTM_CNT_BASE + 8 * e, 8),
+                            ==,
+                            ptm_core_read(core[1], t, PTM_CNT_BASE + 8 * e, 8));
+        }
+        for (unsigned e = 0; e < ptm_core_layout(core[0])->entries; e++) {
+            g_assert_cmphex(ptm_core_read(core[0], t, PTM_CNT_BASE + 8 * e, 8),
+                            ==,
+                            ptm_core_read(core[1], t, PTM_CNT_BASE + 8 * e, 8));
+        }
+        g_assert_cmpuint(ptm_core_lost_deltas(core[1]), >, 0);
+        ptm_core_eval_stats(core[0], &st);
+        g_assert_cmpuint(st.lossy_jumps, >, 0);
+        if (v1) {
+            g_assert_cmpuint(st.table_windows, ==, 0);
+        } else {
+            g_assert_cmpuint(st.table_windows, >, 10 * st.single_windows);
+        }
+        ptm_core_free(core[0]);
+        ptm_core_free(core[1]);
+        ptm_gen_free(g);
+        g_rand_free(r);
+    }
+}
+
 int main(int argc, char **argv)
 {
     int ret;
@@ -506,6 +599,7 @@ int main(int argc, char **argv)
     g_test_add_func("/plugin/fast-path", test_fast_path);
     g_test_add_func("/plugin/same-counts", test_same_counts);
     g_test_add_func("/plugin/abi-v1", test_abi_v1);
+    g_test_add_func("/plugin/lossy", test_lossy);
     ret = g_test_run();
     ptm_test_remove_dir(tmpdir);
     return ret;

@@ -21,6 +21,10 @@
  *   reset=A   hold endpoint 0's PCIe probe in its own reset (PCIE_RESET)
  *   hold=N    over its cycles [A, A + N) (default: never)
  *
+ * Its period() tells the card that every probe repeats with burst + idle
+ * cycles (outside that reset), so that a card whose accumulator loses
+ * deltas counts it from one period of drain windows.
+ *
  *   -object telemetry-traffic-plugin,id=t0,path=ptm-sample-plugin.so,\
  *           args=burst=3,,idle=5
  *
@@ -257,6 +261,34 @@ static uint64_t sq_reset(void *inst, const PtmProbeInfo *probe,
 }
 #endif
 
+#ifndef PTM_SAMPLE_ABI_V1
+/*
+ * Every probe repeats its square wave with burst + idle cycles; endpoint
+ * 0's PCIe probe does so before its reset and after it, not in it.
+ */
+static uint64_t sq_period(void *inst, const PtmProbeInfo *probe,
+                          uint64_t cycle, uint64_t *from, uint64_t *until,
+                          uint64_t *id)
+{
+    const Square *sq = inst;
+    uint64_t a = sq->reset_at, b = sq->reset_at + sq->reset_len;
+
+    *id = 1;
+    if (probe->endpoint == 0 && probe->domain == PTM_DOMAIN_PCIE && a < b) {
+        if (cycle >= a && cycle < b) {
+            *until = b;
+            return 0;
+        }
+        if (cycle < a) {
+            *until = a;
+        } else {
+            *from = b;
+        }
+    }
+    return sq->burst + sq->idle;
+}
+#endif
+
 static void sq_destroy(void *inst)
 {
     free(inst);
@@ -276,6 +308,7 @@ static const PtmPluginApi sample_api = {
     .destroy = sq_destroy,
 #ifndef PTM_SAMPLE_ABI_V1
     .reset = sq_reset,
+    .period = sq_period,
 #endif
 };
 
