@@ -491,9 +491,13 @@ static void table_finish(const PtmCore *core, PtmProbe *p)
 static uint64_t window_at_edge(const PtmCore *core, const PtmProbe *p,
                                uint64_t c, unsigned edge)
 {
-    uint64_t dp = core->cfg.drain_period, x = p->origin + edge - 1;
+    uint64_t dp = core->cfg.drain_period, x = p->origin + edge - 1, k;
 
-    return p->wbase + (c <= x + dp ? 1 : (c - x + dp - 1) / dp);
+    if (c <= x + dp) {
+        return p->wbase + 1;
+    }
+    k = (c - x) / dp + ((c - x) % dp != 0);
+    return k > UINT64_MAX - p->wbase ? UINT64_MAX : p->wbase + k;
 }
 
 /* The first window w (> wbase) whose first edge E(w) + edges[0] is >= c. */
@@ -517,7 +521,7 @@ static uint64_t window_until(const PtmCore *core, const PtmProbe *p,
         return wa;
     }
     k = (c - x) / dp;       /* E(wbase + k) + last edge <= c */
-    return MIN(wb, p->wbase + k);
+    return k >= wb - p->wbase ? wb : p->wbase + k;
 }
 
 /*

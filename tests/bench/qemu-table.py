@@ -65,13 +65,18 @@ def rtl_set(name, clocks=',pcie-clk-freq=250000000,dma-clk-freq=125000000'):
 
 def write_trace(path, cycles=200000, seed=7):
     """A dense text trace: frames of 1 to 4 words with gaps and stalls on
-    RQ and UP (with MVB) of endpoint 0, `cycles` cycles per probe."""
+    RQ and UP (with MVB) of endpoint 0, exactly `cycles` cycles per probe
+    (a frame that would run past the end is left out: idle cycles end
+    the trace)."""
     r = random.Random(seed)
     with open(path, 'w') as f:
         for probe, bus in (('pcie0', 'rq'), ('dma0', 'up0')):
             t = 0
             while t < cycles:
                 words = r.randint(1, 4)
+                if t + words > cycles:
+                    f.write('%s cycles=%d\n' % (probe, cycles - t))
+                    break
                 for w in range(words):
                     line = '%s %s.src=1 %s.dst=%d' % (probe, bus, bus,
                                                       r.randint(0, 9) != 0)
@@ -84,14 +89,51 @@ def write_trace(path, cycles=200000, seed=7):
                                                           r.randint(0, 7))
                     f.write(line + '\n')
                     t += 1
-                gap = r.randint(0, 3)
+                gap = min(r.randint(0, 3), cycles - t)
                 if gap:
                     f.write('%s cycles=%d\n' % (probe, gap))
                     t += gap
 
 
-def rows(trace):
+def one_phase_scenario(path):
+    """A scenario of one `pattern` phase (FIRST) of 1 ms, then 1 ms idle."""
+    keys = FIRST.split(',')[1:]
+    with open(path, 'w') as f:
+        f.write('[phase first]\nmodel=pattern\nduration=1ms\n')
+        f.write(''.join(k + '\n' for k in keys))
+        f.write('[phase rest]\nmodel=idle\nduration=1ms\n')
+
+
+SAMPLE_PLUGIN = os.path.join(REPO, 'build', 'traffic-gen', 'plugins',
+                             'ptm-sample-plugin.so')
+
+
+def overloaded_rows(trace, one_phase):
+    """Cards that lose deltas all the time, with every source."""
     scenario = os.path.join(REPO, 'examples', 'scenario-burst.ini')
+    sources = [
+        ('random', 'random'),
+        ('scenario (examples/)', 'scenario,file=%s,loop=on' % scenario),
+        ('scenario (one pattern phase, then idle)',
+         'scenario,file=%s,loop=on' % one_phase),
+        ('replay, 200 000 cycles, looped', 'replay,file=%s,end=loop' % trace),
+        ('plugin (sample)', 'plugin,path=%s' % SAMPLE_PLUGIN),
+    ]
+    out = []
+    for card, props in (('default, drain-period=64 (overloaded)',
+                         'drain-period=64'),
+                        ('default, drain-period=256 (overloaded)',
+                         'drain-period=256'),
+                        ('16 x 4 (overloaded)',
+                         'pcie-endpoints=16,dma-ports=4')):
+        for name, traffic in sources:
+            out.append((card, name, props, traffic))
+    return out
+
+
+def rows(trace, one_phase=None):
+    scenario = os.path.join(REPO, 'examples', 'scenario-burst.ini')
+    extra = overloaded_rows(trace, one_phase) if one_phase else []
     return [
         ('default', 'idle', '', 'idle'),
         ('default', 'pattern (first)', '', FIRST),
@@ -121,7 +163,7 @@ def rows(trace):
          rtl_set('overload-B'), 'ptc'),
         ('RTL set C (overload-C, DMA clock 125 MHz)', 'ptc',
          rtl_set('overload-C'), 'ptc'),
-    ]
+    ] + extra
 
 
 def cpu_ns(pid):
@@ -302,14 +344,16 @@ def main():
 def cpu_table(a):
     tmp = tempfile.mkdtemp(prefix='qemu-table-')
     trace = os.path.join(tmp, 'dense.trace')
+    one_phase = os.path.join(tmp, 'one-phase.ini')
     write_trace(trace)
+    one_phase_scenario(one_phase)
     print('QEMU CPU seconds per virtual second (-accel qtest, %g virtual s '
           'stepped at once, then SNAPSHOT and every counter read; median of '
           '%d runs)\n' % (a.vsec, a.runs))
     print('| card | traffic | CPU s per virtual s |')
     print('| --- | --- | ---: |')
-    for card, name, props, traffic in rows(trace):
-        if a.card and a.card not in card:
+    for card, name, props, traffic in rows(trace, one_phase):
+        if (a.card and a.card not in card) or (a.only and a.only not in name):
             continue
         runs = [per_vsec(props, traffic, a.vsec) for _ in range(a.runs)]
         print('| %s | %s | %.4f |' % (card, name, statistics.median(runs)))
@@ -319,6 +363,7 @@ def cpu_table(a):
         print('| default | pattern (first): first access after %d s unread '
               '| %.2f ms host CPU |' % (unread, 1e3 * statistics.median(runs)))
     os.unlink(trace)
+    os.unlink(one_phase)
     os.rmdir(tmp)
 
 

@@ -775,6 +775,10 @@ static void test_lossy_jumps(void)
         if (!strcmp(c->model, "pattern")) {
             g_assert_cmpuint(st.table_windows, >, 0);
         }
+        /* ptc's from the kept steps of the pieces it names */
+        if (!strcmp(c->model, "ptc")) {
+            g_assert_cmpuint(st.bulk_windows, >, 4 * st.single_windows);
+        }
         if (st.lossy_jumps == 0 || st.jumped_mi <= st.simulated_mi) {
             g_error("case %u: %" G_GUINT64_FORMAT " lossy jumps, %"
                     G_GUINT64_FORMAT " MI cycles jumped, %" G_GUINT64_FORMAT
