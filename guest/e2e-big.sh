@@ -8,6 +8,10 @@
 #   02:00.0  16 endpoints, 4 DMA ports, ptc traffic (loses deltas)
 #   03:00.0  default card, DRAIN_PERIOD 64, pattern traffic (loses deltas)
 #   04:00.0  default card, DRAIN_PERIOD 256, ptc traffic (loses deltas)
+#   05:00.0  default card, DRAIN_PERIOD 64, random traffic (loses deltas)
+#   06:00.0  default card, DRAIN_PERIOD 256, random traffic (loses deltas)
+#   07:00.0  default card, DRAIN_PERIOD 64, looped scenario (loses deltas)
+#   08:00.0  default card, DRAIN_PERIOD 256, looped scenario (loses deltas)
 T=pcie-telemetry
 step() {    # name, command...
     name=$1
@@ -21,4 +25,8 @@ step two-by-two $T -d 01:00.0 -t 0.5 -j
 step sixteen-by-four $T -d 02:00.0 -t 0.5 -j
 step drain-64 $T -d 03:00.0 -t 0.5 -j
 step drain-256 $T -d 04:00.0 -t 0.5 -j
+step random-64 $T -d 05:00.0 -t 0.5 -j
+step random-256 $T -d 06:00.0 -t 0.5 -j
+step scenario-64 $T -d 07:00.0 -t 0.5 -j
+step scenario-256 $T -d 08:00.0 -t 0.5 -j
 exit 0

@@ -16,7 +16,9 @@
 #include "qemu/module.h"
 #include "qemu/range.h"
 #include "qemu/timer.h"
+#include "system/cpu-timers.h"
 #include "system/runstate.h"
+#include "system/tcg.h"
 #include "hw/pci/msi.h"
 #include "hw/pci/pci_device.h"
 #include "hw/pci/pcie.h"
@@ -90,6 +92,11 @@ OBJECT_DECLARE_SIMPLE_TYPE(NdkPcieTelemetryState, NDK_PCIE_TELEMETRY)
 #define NDK_TELEMETRY_STEP_NS   (10 * SCALE_US)
 #define NDK_TELEMETRY_WAIT_COST_NS (200 * SCALE_MS)
 #define NDK_TELEMETRY_BEHIND_TICKS 8
+/*
+ * An access that finds more than this to catch up stops the guest's
+ * clock while it does (see ndk_telemetry_catch_up).
+ */
+#define NDK_TELEMETRY_FREEZE_NS (1 * SCALE_MS)
 
 /* PCIe fields that pci_regs.h of QEMU 10.0 does not name */
 #define EXP_DEVCAP2_10BIT_TAG_COMP 0x00010000
@@ -414,11 +421,30 @@ static uint64_t ndk_telemetry_advance_until(NdkPcieTelemetryState *s,
 static bool ndk_telemetry_catch_up(NdkPcieTelemetryState *s, uint64_t t)
 {
     bool locked = bql_locked(), done = true;
+    uint64_t backlog = t - MIN(t, ptm_core_done_ns(s->core));
+    bool freeze;
 
     s->behind = false;
     s->behind_ticks = 0;
-    if (ptm_core_lazy(s->core) ||
-        ptm_core_done_ns(s->core) + NDK_TELEMETRY_TICK_MAX_NS >= t) {
+    if (ptm_core_lazy(s->core) || backlog <= NDK_TELEMETRY_FREEZE_NS) {
+        return true;
+    }
+    /*
+     * The guest's clock stands still meanwhile (TCG without icount, where
+     * it follows the host's): the access takes no virtual time, so a card
+     * that costs more than real time slows the guest down instead of
+     * leaving every next access a longer backlog.
+     */
+    freeze = locked && tcg_enabled() && !icount_enabled() &&
+             runstate_is_running();
+    if (freeze) {
+        cpu_disable_ticks();
+    }
+    if (backlog <= NDK_TELEMETRY_TICK_MAX_NS) {
+        ptm_core_advance(s->core, t);
+        if (freeze && runstate_is_running()) {
+            cpu_enable_ticks();
+        }
         return true;
     }
     s->catching_up = true;
@@ -438,6 +464,10 @@ static bool ndk_telemetry_catch_up(NdkPcieTelemetryState *s, uint64_t t)
     }
     if (locked) {
         bql_lock();
+    }
+    /* (a VM stopped meanwhile keeps its clock stopped: vm_start runs it) */
+    if (freeze && runstate_is_running()) {
+        cpu_enable_ticks();
     }
     s->catching_up = false;
     qemu_cond_broadcast(&s->caught_up);
@@ -1081,6 +1111,48 @@ static bool ndk_telemetry_init_source(NdkPcieTelemetryState *s, Error **errp)
     return true;
 }
 
+/*
+ * Virtual time a copy of an overloaded card runs at realize to see
+ * whether its traffic is counted in bulk (see ptm_config_lossy_bulk).
+ */
+#define NDK_TELEMETRY_LOSSY_CHECK_NS (24 * SCALE_MS)
+
+/*
+ * A card whose accumulator loses deltas all the time costs, over a source
+ * that cannot be counted in bulk there, more host time than virtual time
+ * passes: its reads would wait ever longer. Refused, with the drain
+ * period that avoids the losses.
+ */
+static bool ndk_telemetry_check_lossy(NdkPcieTelemetryState *s, Error **errp)
+{
+    g_autofree char *fix = NULL;
+    uint64_t single, all;
+    PtmSizing sz;
+
+    if (!s->steady_loss || !s->src_ops || s->dma_log ||
+        ptm_config_lossy_bulk(&s->cfg, s->src_ops, s->src_opaque,
+                              NDK_TELEMETRY_LOSSY_CHECK_NS, &single, &all)) {
+        return true;
+    }
+    ptm_config_sizing(&s->cfg, &sz);
+    fix = sz.safe_drain_period
+          ? g_strdup_printf("use drain-period=%u or more (no deltas lost)",
+                            sz.safe_drain_period)
+          : g_strdup_printf("no drain-period up to %u avoids the losses",
+                            PTM_MAX_DRAIN_PERIOD);
+    error_setg(errp, "ndk-pcie-telemetry: traffic '%s' cannot be counted in "
+               "bulk on a card that loses deltas all the time "
+               "(drain-period=%u, accumulator load %.2f): %" PRIu64 " of "
+               "%" PRIu64 " drain windows of its first %u ms are counted one "
+               "by one, which costs more than real time; %s, or give the "
+               "traffic a period (docs/ndk-pcie-telemetry.md, "
+               "\"Evaluation\")",
+               object_get_canonical_path_component(OBJECT(s->traffic)),
+               s->cfg.drain_period, sz.load, single, all,
+               (unsigned)(NDK_TELEMETRY_LOSSY_CHECK_NS / SCALE_MS), fix);
+    return false;
+}
+
 static void ndk_telemetry_realize(PCIDevice *pdev, Error **errp)
 {
     NdkPcieTelemetryState *s = NDK_PCIE_TELEMETRY(pdev);
@@ -1119,7 +1191,12 @@ static void ndk_telemetry_realize(PCIDevice *pdev, Error **errp)
     }
 
     s->core = ptm_core_new(&s->cfg);
-    if (!ndk_telemetry_init_source(s, errp)) {
+    if (!ndk_telemetry_init_source(s, errp) ||
+        !ndk_telemetry_check_lossy(s, errp)) {
+        if (s->src_ops && s->traffic) {
+            telemetry_traffic_detach(s->traffic);
+        }
+        s->src_ops = NULL;
         ptm_core_free(s->core);
         s->core = NULL;
         g_free(s->devtree_xz);

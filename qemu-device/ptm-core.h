@@ -122,6 +122,21 @@ double ptm_config_load(const PtmConfig *cfg);
 /* cfg must pass ptm_config_check(); safe_drain_period 0 if none is. */
 void ptm_config_sizing(const PtmConfig *cfg, PtmSizing *out);
 
+/*
+ * Over a card whose accumulator loses deltas all the time, whether a
+ * traffic source lets the model count the lossy stretches in bulk (from
+ * tables of its periods or the steps of the spans it names): a copy of the
+ * card runs up to `ns` of virtual time over the source, in steps as the
+ * device's background timer takes them, and counts the drain windows of
+ * its lossy jumps, all of them and those counted one by one. It stops
+ * early once the answer is clear. The same configuration and source give
+ * the same counts, on any host. Returns true when at most a quarter of
+ * those windows were counted one by one.
+ */
+bool ptm_config_lossy_bulk(const PtmConfig *cfg, const PtmSourceOps *ops,
+                           void *opaque, uint64_t ns, uint64_t *single,
+                           uint64_t *all);
+
 /* Layout derived from a configuration. */
 typedef struct PtmLayout {
     unsigned pcie_regions;          /* max(RQ, RC) */

@@ -202,8 +202,10 @@ typedef struct PtmSourceOps {
      * `cycle`: P > 0 and a span [*from, *until) holding `cycle` such that
      * fill describes cycle x + P as it describes x wherever both lie in
      * the span, and no reset is held in it; *id names the span's traffic
-     * (the same id, the same traffic). 0 where the source knows none. The
-     * core then counts a long stretch of windows from one period of them.
+     * (the same id, the same traffic from the span's start on). 0 where
+     * the source knows none, with *until (if above `cycle`) where it may
+     * know one again. The core then counts a long stretch of windows from
+     * one period of them, span by span.
      */
     uint64_t (*period)(void *opaque, const PtmProbeInfo *probe,
                        uint64_t cycle, uint64_t *from, uint64_t *until,

@@ -98,3 +98,32 @@ void ptm_config_sizing(const PtmConfig *cfg, PtmSizing *out)
         }
     }
 }
+
+/* Steps of the copy's run: as the device's timer ticks, at its shortest. */
+#define PTM_LOSSY_STEP_NS 4000000ull
+/* Windows counted one by one after which a mostly-single run stops. */
+#define PTM_LOSSY_ENOUGH 20000
+
+bool ptm_config_lossy_bulk(const PtmConfig *cfg, const PtmSourceOps *ops,
+                           void *opaque, uint64_t ns, uint64_t *single,
+                           uint64_t *all)
+{
+    PtmCore *core = ptm_core_new(cfg);
+    PtmEvalStats st = { 0 };
+
+    ptm_core_set_source(core, ops, opaque);
+    ptm_core_power_on(core, 0);
+    for (uint64_t t = PTM_LOSSY_STEP_NS; t <= ns; t += PTM_LOSSY_STEP_NS) {
+        ptm_core_advance_coarse(core, t);
+        ptm_core_eval_stats(core, &st);
+        if (st.single_windows >= PTM_LOSSY_ENOUGH &&
+            4 * st.single_windows >
+            st.single_windows + st.table_windows + st.bulk_windows) {
+            break;
+        }
+    }
+    ptm_core_free(core);
+    *single = st.single_windows;
+    *all = st.single_windows + st.table_windows + st.bulk_windows;
+    return 4 * *single <= *all;
+}

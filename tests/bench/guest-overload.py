@@ -9,10 +9,13 @@
 # prints figures (median of the runs).
 #
 # usage: guest-overload.py [runs] [extra -device properties]
-#            [--traffic MODEL] [--readings N] [--stop-after S]
+#            [--traffic MODEL[,PARAMS]] [--readings N] [--stop-after S]
+#            [--default-card]
 # (--traffic random: a card that costs more than real time, whose readings
 # wait for long catch-ups; --stop-after S sends SIGTERM S host seconds into
-# the first reading instead of waiting for the readings)
+# the first reading instead of waiting for the readings; --default-card:
+# the card of one endpoint and one DMA port instead, e.g. with the extra
+# properties drain-period=64)
 import os
 import signal
 import statistics
@@ -58,12 +61,13 @@ def stop(p):
     return time.monotonic() - t0
 
 
-def one_run(initrd, props, traffic, readings, tmp, stop_after):
+def one_run(initrd, props, traffic, readings, tmp, stop_after,
+            card='pcie-endpoints=16,dma-ports=4'):
     kernel = subprocess.run([os.path.join(REPO, 'scripts/guest-kernel.sh')],
                             check=True, capture_output=True,
                             text=True).stdout.strip()
-    dev = 'ndk-pcie-telemetry,bus=rp1,traffic=t0,pcie-endpoints=16,' \
-          'dma-ports=4' + (',' + props if props else '')
+    dev = ','.join(x for x in ('ndk-pcie-telemetry,bus=rp1,traffic=t0',
+                               card, props) if x)
     qmp = os.path.join(tmp, 'qmp.sock')
     cmd = [QEMU, '-machine', 'q35', '-accel', 'tcg', '-cpu', 'max',
            '-smp', '1', '-m', '256M', '-nodefaults', '-display', 'none',
@@ -118,6 +122,7 @@ def one_run(initrd, props, traffic, readings, tmp, stop_after):
 
 def main():
     args, traffic, readings, stop_after = [], 'ptc', 10, 0
+    card = 'pcie-endpoints=16,dma-ports=4'
     it = iter(sys.argv[1:])
     for a in it:
         if a == '--traffic':
@@ -126,6 +131,9 @@ def main():
             readings = int(next(it))
         elif a == '--stop-after':
             stop_after = float(next(it))
+        elif a == '--default-card':
+            card = ''
+
         else:
             args.append(a)
     runs = int(args[0]) if args else 3
@@ -134,9 +142,10 @@ def main():
         initrd = os.path.join(tmp, 'initrd.gz')
         tool_initrd(initrd, 'guest/bench-overload.sh')
         results = [one_run(initrd, props, traffic, readings, tmp,
-                           stop_after) for _ in range(runs)]
-    print('16 x 4 card, %s, default drain period%s: %d runs' %
-          (traffic, ' (' + props + ')' if props else '', runs))
+                           stop_after, card) for _ in range(runs)]
+    print('%s card, %s%s: %d runs' %
+          ('16 x 4' if card else 'default', traffic,
+           ' (' + props + ')' if props else ', default drain period', runs))
     for i, (reads, lossy, exit_s, lat) in enumerate(results):
         secs = [r[0] for r in reads]
         print('run %d: %d of %d readings returned (exit %s), lost-delta '

@@ -187,7 +187,8 @@ static char *write_scenario(const char *text)
  */
 static void run_overloaded(double vsec)
 {
-    static const unsigned dps[] = { 64, 256 };
+    /* (0: the 16 x 4 card at its default drain period) */
+    static const unsigned dps[] = { 64, 256, 0 };
     static const char one_phase[] =
         "[phase first]\nmodel=pattern\nduration=1ms\nrq-frame-bytes=256\n"
         "rc-frame-bytes=64\nup-frame-bytes=128\nup-gap=1\n"
@@ -206,21 +207,27 @@ static void run_overloaded(double vsec)
     for (unsigned i = 0; i < G_N_ELEMENTS(dps); i++) {
         char name[80];
 
+        char card[40];
+
         ptm_config_default(&cfg);
-        cfg.drain_period = dps[i];
-        snprintf(name, sizeof(name), "default card, DRAIN_PERIOD %u, random",
-                 dps[i]);
+        if (dps[i]) {
+            cfg.drain_period = dps[i];
+            snprintf(card, sizeof(card), "default card, DRAIN_PERIOD %u",
+                     dps[i]);
+        } else {
+            cfg.pcie_endpoints = 16;
+            cfg.dma_ports = 4;
+            snprintf(card, sizeof(card), "16 x 4 card");
+        }
+        snprintf(name, sizeof(name), "%s, random", card);
         run_gen(name, &cfg, &ptm_model_random, &rnd, vsec);
-        snprintf(name, sizeof(name), "default card, DRAIN_PERIOD %u, "
-                 "scenario example", dps[i]);
+        snprintf(name, sizeof(name), "%s, scenario example", card);
         g_strlcpy(sc.file, SCENARIO_EXAMPLE, sizeof(sc.file));
         run_gen(name, &cfg, &ptm_model_scenario, &sc, vsec);
-        snprintf(name, sizeof(name), "default card, DRAIN_PERIOD %u, "
-                 "scenario one phase", dps[i]);
+        snprintf(name, sizeof(name), "%s, scenario one phase", card);
         g_strlcpy(sc.file, one, sizeof(sc.file));
         run_gen(name, &cfg, &ptm_model_scenario, &sc, vsec);
-        snprintf(name, sizeof(name), "default card, DRAIN_PERIOD %u, "
-                 "replay looped", dps[i]);
+        snprintf(name, sizeof(name), "%s, replay looped", card);
         if (!skip(name)) {
             if (!trace) {
                 trace = write_trace(200000);

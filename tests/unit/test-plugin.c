@@ -590,6 +590,40 @@ static void test_lossy(void)
     }
 }
 
+/*
+ * The check the device makes at realize: over a card that loses deltas
+ * all the time, the sample (which declares its period) is counted in
+ * bulk, the same plugin built for version 1 window by window.
+ */
+static void test_lossy_check(void)
+{
+    PtmConfig cfg;
+    PtmGeometry geo;
+    PtmCore *core;
+
+    ptm_config_default(&cfg);
+    cfg.drain_period = 64;
+    core = ptm_core_new(&cfg);
+    ptm_core_geometry(core, &geo);
+    ptm_core_free(core);
+    for (unsigned v1 = 0; v1 < 2; v1++) {
+        uint64_t single, all;
+        char *err;
+        PtmGen *g = plugin_gen(v1 ? env_path("PTM_V1_PLUGIN") : sample(),
+                               "burst=50,idle=77", &geo, &err);
+
+        g_assert_nonnull(g);
+        g_assert_cmpint(ptm_config_lossy_bulk(&cfg, &ptm_gen_source_ops, g,
+                                              20000000, &single, &all), ==,
+                        !v1);
+        g_test_message("version %s: %" G_GUINT64_FORMAT " of %"
+                       G_GUINT64_FORMAT " windows one by one",
+                       v1 ? "1" : "4", single, all);
+        g_assert_cmpuint(all, >, 10000);
+        ptm_gen_free(g);
+    }
+}
+
 int main(int argc, char **argv)
 {
     int ret;
@@ -609,6 +643,7 @@ int main(int argc, char **argv)
     g_test_add_func("/plugin/same-counts", test_same_counts);
     g_test_add_func("/plugin/abi-v1", test_abi_v1);
     g_test_add_func("/plugin/lossy", test_lossy);
+    g_test_add_func("/plugin/lossy-check", test_lossy_check);
     ret = g_test_run();
     ptm_test_remove_dir(tmpdir);
     return ret;
