@@ -130,8 +130,9 @@ void ptm_config_sizing(const PtmConfig *cfg, PtmSizing *out);
  * device's background timer takes them, and counts the drain windows of
  * its lossy jumps, all of them and those counted one by one. It stops
  * early once the answer is clear. The same configuration and source give
- * the same counts, on any host. Returns true when at most a quarter of
- * those windows were counted one by one.
+ * the same counts, on any host. Returns false when nine in ten of those
+ * windows or more were counted one by one: a source without a way to
+ * count in bulk (its cost then grows with every window).
  */
 bool ptm_config_lossy_bulk(const PtmConfig *cfg, const PtmSourceOps *ops,
                            void *opaque, uint64_t ns, uint64_t *single,

@@ -117,13 +117,13 @@ bool ptm_config_lossy_bulk(const PtmConfig *cfg, const PtmSourceOps *ops,
         ptm_core_advance_coarse(core, t);
         ptm_core_eval_stats(core, &st);
         if (st.single_windows >= PTM_LOSSY_ENOUGH &&
-            4 * st.single_windows >
-            st.single_windows + st.table_windows + st.bulk_windows) {
+            st.single_windows >
+            9 * (st.table_windows + st.bulk_windows)) {
             break;
         }
     }
     ptm_core_free(core);
     *single = st.single_windows;
     *all = st.single_windows + st.table_windows + st.bulk_windows;
-    return 4 * *single <= *all;
+    return *single <= 9 * (*all - *single);
 }
