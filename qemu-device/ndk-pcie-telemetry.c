@@ -80,9 +80,11 @@ OBJECT_DECLARE_SIMPLE_TYPE(NdkPcieTelemetryState, NDK_PCIE_TELEMETRY)
  * a row that end behind at TICK_MAX (more than the periods after a
  * command or power-on, simulated delta by delta, take) stop the timer
  * until the next access, which catches up in steps of about WAIT_COST
- * each (checking for shutdown between
- * them), so the guest keeps its speed and only its reads of the card
- * wait.
+ * each (checking for shutdown between them). An access that catches up
+ * more than FREEZE stops the guest's clock meanwhile (TCG): to the guest
+ * the access takes no time, and a card that costs more than real time
+ * slows the guest down by what it costs instead of leaving each next
+ * access a longer backlog.
  */
 #define NDK_TELEMETRY_TICK_MIN_NS (10 * SCALE_MS)
 #define NDK_TELEMETRY_TICK_MAX_NS (64 * SCALE_MS)
