@@ -1170,17 +1170,30 @@ static void idle_segment(const Shape *sh, PtmSegment *seg, uint64_t n)
     seg->stfifo_free = sh->stfifo_idle;
 }
 
+/* The probe's part of the trace (NULL: none), its cycle 0 and length. */
+static const Probe *replay_probe(const PtmGen *gen, const void *params,
+                                 const PtmProbeInfo *probe, Slot **slot,
+                                 uint64_t *origin, uint64_t *n)
+{
+    Slot *sl = replay_slot(gen, params);
+    const Probe *pr = sl->t ? trace_probe(sl->t, probe->endpoint,
+                                          probe->domain) : NULL;
+
+    *slot = sl;
+    *origin = replay_origin(gen, params, probe->hz);
+    *n = pr ? probe_cycles(pr) : 0;
+    return pr;
+}
+
 static uint64_t replay_fill(const PtmGen *gen, const void *params,
                             const PtmProbeInfo *probe, uint64_t start,
                             uint64_t max, PtmChunk *out)
 {
     const PtmReplayParams *p = params;
     EndMode mode = end_mode(p->end);
-    Slot *sl = replay_slot(gen, p);
-    const Probe *pr = sl->t ? trace_probe(sl->t, probe->endpoint,
-                                          probe->domain) : NULL;
-    uint64_t origin = replay_origin(gen, params, probe->hz);
-    uint64_t n = pr ? probe_cycles(pr) : 0;
+    Slot *sl;
+    uint64_t origin, n;
+    const Probe *pr = replay_probe(gen, params, probe, &sl, &origin, &n);
     uint64_t k = start > origin ? start - origin : 0, done = 0;
     uint32_t *hint = &sl->hint[PROBE_INDEX(probe->endpoint, probe->domain)];
     unsigned B, R;
@@ -1397,11 +1410,9 @@ static uint64_t replay_reset(const PtmGen *gen, const void *params,
 {
     const PtmReplayParams *p = params;
     EndMode mode = end_mode(p->end);
-    Slot *sl = replay_slot(gen, p);
-    const Probe *pr = sl->t ? trace_probe(sl->t, probe->endpoint,
-                                          probe->domain) : NULL;
-    uint64_t origin = replay_origin(gen, params, probe->hz);
-    uint64_t n = pr ? probe_cycles(pr) : 0, k;
+    Slot *sl;
+    uint64_t origin, n, k;
+    const Probe *pr = replay_probe(gen, params, probe, &sl, &origin, &n);
 
     *held = false;
     if (!pr || !pr->nrst || n == 0) {
@@ -1435,11 +1446,9 @@ static uint64_t replay_period(const PtmGen *gen, const void *params,
 {
     const PtmReplayParams *p = params;
     EndMode mode = end_mode(p->end);
-    Slot *sl = replay_slot(gen, p);
-    const Probe *pr = sl->t ? trace_probe(sl->t, probe->endpoint,
-                                          probe->domain) : NULL;
-    uint64_t origin = replay_origin(gen, params, probe->hz);
-    uint64_t n = pr ? probe_cycles(pr) : 0;
+    Slot *sl;
+    uint64_t origin, n;
+    const Probe *pr = replay_probe(gen, params, probe, &sl, &origin, &n);
 
     if (n == 0) {
         return 1;           /* idle all the way */

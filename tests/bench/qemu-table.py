@@ -14,6 +14,7 @@
 # GUEST-START under TCG with the demo initramfs, median of BOOTS runs.
 #
 # usage: qemu-table.py [--vsec 60] [--runs 3] [--boots 5] [--no-boot]
+#                      [--card TEXT] [--only TEXT] [--sources all|overloaded|others]
 #                      [--no-cpu]
 #        qemu-table.py --first-access [--runs 3] [--paced 10 600]
 #                      [--stepped 3600]
@@ -104,8 +105,9 @@ def one_phase_scenario(path):
         f.write('[phase rest]\nmodel=idle\nduration=1ms\n')
 
 
-SAMPLE_PLUGIN = os.path.join(REPO, 'build', 'traffic-gen', 'plugins',
-                             'ptm-sample-plugin.so')
+# (SAMPLE_PLUGIN=...: another build's, for another binary)
+SAMPLE_PLUGIN = os.environ.get('SAMPLE_PLUGIN', os.path.join(
+    REPO, 'build', 'traffic-gen', 'plugins', 'ptm-sample-plugin.so'))
 
 
 def overloaded_rows(trace, one_phase):
@@ -330,6 +332,10 @@ def main():
                     help='unread seconds, clock stepped at once')
     ap.add_argument('--only', help='only the traffic rows whose name has this')
     ap.add_argument('--card', help='only the CPU rows whose card has this')
+    ap.add_argument('--sources', choices=('all', 'overloaded', 'others'),
+                    default='all',
+                    help='the overloaded rows of every source only, or '
+                    'all rows but those')
     a = ap.parse_args()
 
     if a.first_access:
@@ -352,7 +358,11 @@ def cpu_table(a):
           '%d runs)\n' % (a.vsec, a.runs))
     print('| card | traffic | CPU s per virtual s |')
     print('| --- | --- | ---: |')
+    extra = {r[:2] for r in overloaded_rows(trace, one_phase)}
     for card, name, props, traffic in rows(trace, one_phase):
+        if (a.sources == 'overloaded') != ((card, name) in extra) and \
+                a.sources != 'all':
+            continue
         if (a.card and a.card not in card) or (a.only and a.only not in name):
             continue
         runs = [per_vsec(props, traffic, a.vsec) for _ in range(a.runs)]

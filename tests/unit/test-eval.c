@@ -713,6 +713,42 @@ static Twin cross_twin(const Twin *tw, const PtmConfig *cfg)
     return cross;
 }
 
+/*
+ * The fast core's state, saved now, loaded into a fresh twin (fast and
+ * reference): both twins then go on side by side for `steps` accesses
+ * up to max_step ns apart, a SNAPSHOT now and then, and read the same
+ * counters and STATUS, as the saver does. Returns the new twin.
+ */
+static Twin migrate_on(Twin *tw, const PtmConfig *cfg, GRand *r,
+                       unsigned steps, int max_step)
+{
+    Twin cross = cross_twin(tw, cfg);
+    size_t len;
+    void *blob = ptm_core_save(tw->fast, &len);
+
+    g_assert_null(ptm_core_load(cross.fast, blob, len));
+    g_assert_null(ptm_core_load(cross.ref, blob, len));
+    g_free(blob);
+    for (unsigned k = 0; k < steps; k++) {
+        unsigned e = g_rand_int_range(r, 0,
+                                      ptm_core_layout(tw->fast)->entries);
+
+        tw->t += g_rand_int_range(r, 2000, max_step);
+        cross.t = tw->t;
+        if (k % 5 == 4) {
+            twin_write(tw, PTM_REG_COMMAND, PTM_CMD_SNAPSHOT, 4);
+            twin_write(&cross, PTM_REG_COMMAND, PTM_CMD_SNAPSHOT, 4);
+        }
+        g_assert_cmphex(twin_read(tw, PTM_CNT_BASE + 8 * e, 8), ==,
+                        twin_read(&cross, PTM_CNT_BASE + 8 * e, 8));
+        g_assert_cmphex(twin_read(tw, PTM_REG_STATUS, 4), ==,
+                        twin_read(&cross, PTM_REG_STATUS, 4));
+    }
+    twin_read_all(tw);
+    twin_read_all(&cross);
+    return cross;
+}
+
 static char *twin_set_params(Twin *tw, const void *par);
 
 /*
@@ -883,8 +919,6 @@ static void test_lossy_sources(void)
             PtmEvalStats st;
             PtmConfig cfg;
             Twin tw, cross;
-            size_t len;
-            void *blob;
 
             ptm_config_default(&cfg);
             cfg.drain_period = dps[d];
@@ -905,28 +939,7 @@ static void test_lossy_sources(void)
             /* mid-period: a migration, both ways on */
             tw.t += g_rand_int_range(r, 1000, 30000);
             twin_read(&tw, PTM_REG_STATUS, 4);
-            cross = cross_twin(&tw, &cfg);
-            blob = ptm_core_save(tw.fast, &len);
-            g_assert_null(ptm_core_load(cross.fast, blob, len));
-            g_assert_null(ptm_core_load(cross.ref, blob, len));
-            g_free(blob);
-            for (unsigned k = 0; k < 12; k++) {
-                unsigned e = g_rand_int_range(r, 0,
-                                              ptm_core_layout(tw.fast)->entries);
-
-                tw.t += g_rand_int_range(r, 2000, 1500000);
-                cross.t = tw.t;
-                if (k % 5 == 4) {
-                    twin_write(&tw, PTM_REG_COMMAND, PTM_CMD_SNAPSHOT, 4);
-                    twin_write(&cross, PTM_REG_COMMAND, PTM_CMD_SNAPSHOT, 4);
-                }
-                g_assert_cmphex(twin_read(&tw, PTM_CNT_BASE + 8 * e, 8), ==,
-                                twin_read(&cross, PTM_CNT_BASE + 8 * e, 8));
-                g_assert_cmphex(twin_read(&tw, PTM_REG_STATUS, 4), ==,
-                                twin_read(&cross, PTM_REG_STATUS, 4));
-            }
-            twin_read_all(&tw);
-            twin_read_all(&cross);
+            cross = migrate_on(&tw, &cfg, r, 12, 1500000);
             ptm_core_eval_stats(tw.fast, &st);
             g_test_message("DRAIN_PERIOD %u, %s %s: %" G_GUINT64_FORMAT
                            " lossy jumps, windows from tables %"
@@ -997,8 +1010,6 @@ static void test_load_across_lossy(void)
         PtmEvalStats st;
         PtmConfig cfg;
         Twin tw, cross;
-        size_t len;
-        void *blob;
 
         lossy_cfg(c, &cfg);
         twin_init(&tw, &cfg, make_gen(&cfg, c->model, c->params));
@@ -1011,28 +1022,7 @@ static void test_load_across_lossy(void)
         /* mid-period: a few microseconds on */
         tw.t += g_rand_int_range(r, 1000, 30000);
         twin_read(&tw, PTM_REG_STATUS, 4);
-        cross = cross_twin(&tw, &cfg);
-        blob = ptm_core_save(tw.fast, &len);
-        g_assert_null(ptm_core_load(cross.fast, blob, len));
-        g_assert_null(ptm_core_load(cross.ref, blob, len));
-        g_free(blob);
-        for (unsigned k = 0; k < 16; k++) {
-            unsigned e = g_rand_int_range(r, 0,
-                                          ptm_core_layout(tw.fast)->entries);
-
-            tw.t += g_rand_int_range(r, 2000, 3000000);
-            cross.t = tw.t;
-            if (k % 5 == 4) {
-                twin_write(&tw, PTM_REG_COMMAND, PTM_CMD_SNAPSHOT, 4);
-                twin_write(&cross, PTM_REG_COMMAND, PTM_CMD_SNAPSHOT, 4);
-            }
-            g_assert_cmphex(twin_read(&tw, PTM_CNT_BASE + 8 * e, 8), ==,
-                            twin_read(&cross, PTM_CNT_BASE + 8 * e, 8));
-            g_assert_cmphex(twin_read(&tw, PTM_REG_STATUS, 4), ==,
-                            twin_read(&cross, PTM_REG_STATUS, 4));
-        }
-        twin_read_all(&tw);
-        twin_read_all(&cross);
+        cross = migrate_on(&tw, &cfg, r, 16, 3000000);
         g_assert_cmpuint(ptm_core_lost_deltas(tw.fast), ==,
                          ptm_core_lost_deltas(cross.fast));
         ptm_core_free(cross.fast);
