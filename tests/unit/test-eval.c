@@ -17,6 +17,7 @@
 #include "ptm-gen.h"
 #include "ptm-pattern.h"
 #include "ptm-ptc.h"
+#include "ptm-random.h"
 #include "test-support.h"
 
 typedef struct Twin {
@@ -754,10 +755,13 @@ static char *twin_set_params(Twin *tw, const void *par);
 /*
  * Accesses to an overloaded card until vtime_ns: reads at random moments
  * between a few and hundreds of periods of the timing apart, now and then
- * a command and, for a pattern, a live change of its frames.
+ * a command and, for a pattern or random, a live change of its frames or
+ * seed and load.
  */
-static void lossy_run(Twin *tw, GRand *r, uint64_t vtime_ns, bool pattern)
+static void lossy_run(Twin *tw, GRand *r, uint64_t vtime_ns, const char *model)
 {
+    bool pattern = !strcmp(model, "pattern");
+
     while (tw->t < vtime_ns) {
         unsigned k = g_rand_int_range(r, 0, 40);
 
@@ -774,6 +778,13 @@ static void lossy_run(Twin *tw, GRand *r, uint64_t vtime_ns, bool pattern)
             par.bus[PTM_BUS_RQ].frame_bytes =
                 sizes[g_rand_int_range(r, 0, 4)];
             par.bus[PTM_BUS_UP].gap = g_rand_int_range(r, 0, 3);
+            g_assert_null(twin_set_params(tw, &par));
+        } else if (k == 1 && !strcmp(model, "random")) {
+            PtmRandomParams par =
+                *(const PtmRandomParams *)ptm_gen_params(tw->gen);
+
+            par.seed = g_rand_int(r);
+            par.bus[PTM_BUS_RQ].load = g_rand_int_range(r, 10, 90);
             g_assert_null(twin_set_params(tw, &par));
         } else if (k < 4) {
             twin_read_all(tw);
@@ -798,7 +809,7 @@ static void test_lossy_jumps(void)
         if (i % 2) {
             ptm_core_set_step_slots(tw.fast, 4);
         }
-        lossy_run(&tw, r, c->vtime_ns, !strcmp(c->model, "pattern"));
+        lossy_run(&tw, r, c->vtime_ns, c->model);
         ptm_core_eval_stats(tw.fast, &st);
         g_assert_cmpuint(ptm_core_lost_deltas(tw.ref), >, 0);
         g_test_message("case %u: %" G_GUINT64_FORMAT " lossy jumps of %"
@@ -926,7 +937,7 @@ static void test_lossy_sources(void)
             if (i % 2) {
                 ptm_core_set_step_slots(tw.fast, 4);
             }
-            lossy_run(&tw, r, 3000000, false);
+            lossy_run(&tw, r, 3000000, src[i].model);
             /*
              * long unread stretches, as the device's background ticks
              * give them: a table of many distinct windows is built only
@@ -974,7 +985,7 @@ static void test_lossy_sources(void)
             tw.t += 30000000 + g_rand_int_range(r, 0, 100000);
             twin_read_all(&tw);
         }
-        lossy_run(&tw, r, tw.t + 4000000, false);
+        lossy_run(&tw, r, tw.t + 4000000, "scenario");
         ptm_core_eval_stats(tw.fast, &st);
         g_assert_cmpuint(ptm_core_lost_deltas(tw.ref), >, 0);
         g_assert_cmpuint(st.table_windows, >, 4 * st.single_windows);
