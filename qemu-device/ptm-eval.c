@@ -415,10 +415,16 @@ static void lossy_windows(PtmCore *core, PtmProbe *p, uint64_t wa,
 }
 
 /*
- * Entries of a period table at most (rows x channels of the sums, and of
- * the distinct rows' values): 8 MiB of sums.
+ * Entries of the period tables of a card at most (rows x channels of the
+ * sums, and of the distinct rows' values), shared out among its probes:
+ * 32 MiB of sums; a probe of a big card gets no less than 2^16.
  */
-#define PTM_TABLE_MAX (1u << 20)
+#define PTM_TABLES_MAX (1u << 22)
+
+static uint64_t table_max(const PtmCore *core)
+{
+    return MAX(PTM_TABLES_MAX / core->nprobes, 1u << 16);
+}
 
 /* The residue of window w in the pattern of kept deltas. */
 static unsigned keep_residue(const PtmProbe *p, uint64_t w)
@@ -440,7 +446,8 @@ static uint64_t table_rows(const PtmCore *core, const PtmProbe *p,
     uint64_t U = (uint64_t)p->keep_nw * core->cfg.drain_period;
     uint64_t M = 2 * P / ptm_gcd64(2 * P, U);
 
-    if (M > PTM_TABLE_MAX || M * p->keep_nw * p->sh.channels > PTM_TABLE_MAX) {
+    if (M > table_max(core) ||
+        M * p->keep_nw * p->sh.channels > table_max(core)) {
         return 0;
     }
     return M * p->keep_nw;
@@ -580,7 +587,7 @@ static uint64_t table_reach(const PtmCore *core, PtmProbe *p, uint64_t wa,
     }
     rows = table_rows(core, p, P);
     if (!rows ||
-        table_distinct(core, P, false) * p->sh.channels > PTM_TABLE_MAX) {
+        table_distinct(core, P, false) * p->sh.channels > table_max(core)) {
         return wa;
     }
     same = t->id == id && t->from == from && t->period == P &&
