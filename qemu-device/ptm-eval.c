@@ -415,15 +415,16 @@ static void lossy_windows(PtmCore *core, PtmProbe *p, uint64_t wa,
 }
 
 /*
- * Entries of the period tables of a card at most (rows x channels of the
- * sums, and of the distinct rows' values), shared out among its probes:
- * 32 MiB of sums; a probe of a big card gets no less than 2^16.
+ * Entries of a probe's period table at most (rows x channels of the sums,
+ * and of the distinct rows' values): 2^20 (8 MiB of sums), and a card's
+ * probes 2^24 together (a probe of a big card gets no less than 2^16).
  */
-#define PTM_TABLES_MAX (1u << 22)
+#define PTM_TABLE_MAX (1u << 20)
+#define PTM_TABLES_MAX (1u << 24)
 
 static uint64_t table_max(const PtmCore *core)
 {
-    return MAX(PTM_TABLES_MAX / core->nprobes, 1u << 16);
+    return MIN(PTM_TABLE_MAX, MAX(PTM_TABLES_MAX / core->nprobes, 1u << 16));
 }
 
 /* The residue of window w in the pattern of kept deltas. */
