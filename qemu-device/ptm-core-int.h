@@ -257,6 +257,12 @@ typedef struct PtmProbe {
     bool *agg_used;                 /* slots with counts */
     unsigned *agg_list, agg_n;      /* and where they are listed */
     uint64_t *jump_out;     /* the last windows of a jump, counted */
+    /*
+     * 0, or the window up to which a lossy jump took windows from a table
+     * without counting them: the next count of windows runs from cw on
+     * and takes their known sum (PtmCore.defer_sum) off its own.
+     */
+    uint64_t defer_to;
     uint64_t jump_cap;      /* windows jump_out holds */
 } PtmProbe;
 
@@ -278,6 +284,7 @@ struct PtmCore {
     PtmWinStep step;        /* of a stretch no source names */
     uint64_t step_vals[2 * 256];
     uint64_t taken[256];
+    uint64_t defer_sum[256];        /* see PtmProbe.defer_to */
     unsigned step_slots;    /* PTM_STEP_SLOTS, or fewer to test */
     GArray *tail;           /* PtmSegment: the cycles around a drain */
     PtmSegment *tail_seg;   /* PTM_CHUNK_SEGMENTS, for counting a piece */

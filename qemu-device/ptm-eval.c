@@ -375,7 +375,8 @@ static void lossy_windows(PtmCore *core, PtmProbe *p, uint64_t wa,
     for (uint64_t w = wa; w < wb; w++) {
         uint64_t r, *out;
 
-        if (!rows && w >= bulk_at && w < tail_w && w + 1 < wb) {
+        if (!rows && !p->defer_to && w >= bulk_at && w < tail_w &&
+            w + 1 < wb) {
             /*
              * the windows of named pieces in bulk, all but the last; a
              * window it cannot name is counted below, then bulk again
@@ -646,6 +647,14 @@ static void table_add(const PtmPeriodTable *t, unsigned n, uint64_t j,
     }
 }
 
+/* Bring a count a table deferred (see table_windows) up to date now. */
+static void defer_settle(PtmCore *core, PtmProbe *p)
+{
+    if (p->defer_to) {
+        ptm_probe_count_windows(core, p, p->defer_to, core->wacc_out);
+    }
+}
+
 /*
  * Build the table from window w on: its distinct rows counted one by one
  * (their kept deltas to the counters as in any jump), the rest their
@@ -661,6 +670,7 @@ static uint64_t table_build(PtmCore *core, PtmProbe *p, uint64_t w,
     uint64_t R = t->distinct;
 
     t->val = g_renew(uint32_t, t->val, (size_t)(R + 1) * n);
+    defer_settle(core, p);
     if (t->quick) {
         uint32_t open = p->cs.open;
 
@@ -697,6 +707,7 @@ static void table_windows(PtmCore *core, PtmProbe *p, uint64_t w,
     uint64_t *live = &core->live[p->base], mask = core->cnt_mask;
     uint64_t mid = MAX(w, MIN(to, tail_w)), len = mid - w;
 
+    defer_settle(core, p);
     memset(core->wacc_out, 0, n * sizeof(core->wacc_out[0]));
     table_add(t, n, (w - t->wbase) % t->rows, len % t->rows, len / t->rows,
               core->wacc_out);
@@ -718,8 +729,31 @@ static void table_windows(PtmCore *core, PtmProbe *p, uint64_t w,
         }
     }
     core->stats.table_windows += to - w;
-    ptm_probe_count_windows(core, p, to, core->wacc_out);
+    /*
+     * The counting's state is brought on by the next count of windows,
+     * together with its own (a window that straddles into the next span):
+     * the sum of these windows' deltas, from the table, is taken off it.
+     */
+    {
+        uint64_t k = (w - t->wbase) % t->distinct, m = to - w;
+        uint64_t whole = m / t->distinct, part = m % t->distinct;
+        uint64_t *sum = core->defer_sum;
+
+        memset(sum, 0, n * sizeof(sum[0]));
+        for (uint64_t j = 0; j < t->distinct; j++) {
+            const uint32_t *row = &t->val[j * n];
+            /* row j's windows among the m from row k on */
+            uint64_t times = whole + ((j + t->distinct - k) % t->distinct <
+                                      part);
+
+            for (unsigned c = 0; c < n && times; c++) {
+                sum[c] += times * row[c];
+            }
+        }
+        p->defer_to = to;
+    }
 }
+
 
 /*
  * The counting of a jump over k whole periods of a timing that loses
@@ -772,6 +806,7 @@ static void settle_lossy_jump(PtmCore *core, PtmProbe *p, uint64_t nw)
             w = next;
         }
     }
+    defer_settle(core, p);
     /* the values of the deltas still in flight after the jump */
     for (unsigned j = 0; j < p->count; j++) {
         PtmDelta *d = &p->fifo[(p->head + j) & p->ring_mask];

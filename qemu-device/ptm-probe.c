@@ -1180,6 +1180,16 @@ void ptm_probe_count_windows(PtmCore *core, PtmProbe *p, uint64_t w1,
     if (!p->primed) {
         probe_prime(core, p);
     }
+    if (p->defer_to) {
+        /* the windows a table gave, counted with these in one piece */
+        g_assert(w1 >= p->defer_to && p->defer_to > p->cw);
+        p->defer_to = 0;
+        ptm_probe_count_windows(core, p, w1, out);
+        for (unsigned c = 0; c < p->sh.channels; c++) {
+            out[c] -= core->defer_sum[c];
+        }
+        return;
+    }
     /* (kept steps pay where windows come one by one: lossy jumps) */
     if (w1 == p->cw + 1 && p->cw > p->wbase && !core->reference &&
         !core->memo_off && core->lossy && core->ops && core->ops->span_id) {
