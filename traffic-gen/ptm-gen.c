@@ -98,16 +98,6 @@ void ptm_frame_word(const PtmFrame *f, uint32_t j, unsigned mvb_items,
     }
 }
 
-const PtmGenModel *ptm_gen_model_find(const char *name)
-{
-    for (unsigned i = 0; ptm_gen_models[i]; i++) {
-        if (!strcmp(ptm_gen_models[i]->name, name)) {
-            return ptm_gen_models[i];
-        }
-    }
-    return NULL;
-}
-
 int64_t ptm_param_get(const PtmParamDesc *d, const void *params)
 {
     const char *p = (const char *)params + d->offset;

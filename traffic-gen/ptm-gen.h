@@ -118,9 +118,15 @@ struct PtmGen {
     void *cache;        /* the model's, derived data only, not migrated */
 };
 
-/* Models built into the library, NULL-terminated. */
+/* Models built into the library, NULL-terminated (ptm-models.c). */
 extern const PtmGenModel *const ptm_gen_models[];
 const PtmGenModel *ptm_gen_model_find(const char *name);
+/*
+ * The same without the scenario: the models a scenario's phase may be
+ * (ptm-phase-models.c, below the scenario).
+ */
+extern const PtmGenModel *const ptm_gen_phase_models[];
+const PtmGenModel *ptm_gen_phase_model_find(const char *name);
 
 /*
  * Range check of one numeric parameter value; NULL or a message to

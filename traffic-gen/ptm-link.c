@@ -4,7 +4,7 @@
 #include <glib.h>
 
 #include "ptm-bytes.h"
-#include "ptm-core.h"
+#include "ptm-count.h"
 #include "ptm-link.h"
 
 struct PtmLinkCount {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The generator models built into the library. */
+/* Every generator model built into the library, the scenario among them. */
 #include <stddef.h>
+#include <string.h>
 
 #include "ptm-gen.h"
 #include "ptm-pattern.h"
@@ -20,3 +21,13 @@ const PtmGenModel *const ptm_gen_models[] = {
     &ptm_model_ptc,
     NULL,
 };
+
+const PtmGenModel *ptm_gen_model_find(const char *name)
+{
+    for (unsigned i = 0; ptm_gen_models[i]; i++) {
+        if (!strcmp(ptm_gen_models[i]->name, name)) {
+            return ptm_gen_models[i];
+        }
+    }
+    return NULL;
+}

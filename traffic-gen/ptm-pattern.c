@@ -8,7 +8,7 @@
 #include <glib.h>
 #include <string.h>
 
-#include "ptm-core.h"
+#include "ptm-count.h"
 #include "ptm-pattern.h"
 
 #define MAX_JOINT_PERIOD (1u << 20)

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "ptm-plugin.h"
-#include "ptm-core.h"
+#include "ptm-count.h"
 #include "ptm-plugin-abi.h"
 
 typedef unsigned __int128 u128;

@@ -27,7 +27,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "ptm-core.h"
+#include "ptm-count.h"
 #include "ptm-ptc.h"
 
 #define PTC_PERIOD  256u            /* PCIe cycles of one schedule */

@@ -17,7 +17,7 @@
 #include <glib.h>
 #include <string.h>
 
-#include "ptm-core.h"
+#include "ptm-count.h"
 #include "ptm-random.h"
 #include "ptm-pattern.h"
 

@@ -151,11 +151,9 @@ static char *model_names(void)
 {
     GString *s = g_string_new(NULL);
 
-    for (unsigned i = 0; ptm_gen_models[i]; i++) {
-        if (ptm_gen_models[i] != &ptm_model_scenario) {
-            g_string_append_printf(s, "%s%s", s->len ? ", " : "",
-                                   ptm_gen_models[i]->name);
-        }
+    for (unsigned i = 0; ptm_gen_phase_models[i]; i++) {
+        g_string_append_printf(s, "%s%s", s->len ? ", " : "",
+                               ptm_gen_phase_models[i]->name);
     }
     return g_string_free(s, FALSE);
 }
@@ -299,11 +297,11 @@ static char *parse_phase(const char *file, GKeyFile *kf, const char *group,
         return file_error(file, group, "no model= key");
     }
     g_strstrip(model);
-    m = ptm_gen_model_find(model);
-    if (m == &ptm_model_scenario) {
+    if (!strcmp(model, ptm_model_scenario.name)) {
         return file_error(file, group, "model=scenario: a scenario cannot "
                           "be a phase of a scenario");
     }
+    m = ptm_gen_phase_model_find(model);
     if (!m) {
         g_autofree char *names = model_names();
 

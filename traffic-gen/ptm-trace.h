@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Inside the replay generator: the ports of PCIE_TELEMETRY_MI as a trace
- * names them, the samples read from a trace, the store of a trace's runs,
- * and the tokenizer the VCD reader (ptm-vcd.c) and the text reader
- * (ptm-replay.c) share. Not an API.
+ * Inside the replay generator (ptm-trace.c): the ports of
+ * PCIE_TELEMETRY_MI as a trace names them, the samples read from a trace,
+ * the store of a trace's runs, and the tokenizer the VCD reader
+ * (ptm-vcd.c) and the text reader (ptm-replay.c) share. Not an API.
  */
 #ifndef PTM_TRACE_H
 #define PTM_TRACE_H
@@ -12,8 +12,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ptm-core.h"
-#include "ptm-replay.h"
+#include "ptm-count.h"
+#include "ptm-gen.h"
 
 #define PROBES          (2 * PTM_MAX_ENDPOINTS)
 #define PROBE_INDEX(e, d) (2 * (e) + (d))
@@ -83,6 +83,9 @@ typedef struct Probe {
     uint32_t nrst;
 } Probe;
 
+/* the same as ptm-replay.h's, which this store lies below */
+typedef struct PtmReplayTrace PtmReplayTrace;
+
 struct PtmReplayTrace {
     gint ref;
     Shape sh;
@@ -110,7 +113,18 @@ char *ptm_rd_error(const char *path, unsigned line, const char *fmt, ...);
 bool ptm_rd_token(Rd *r, const char **tok, size_t *len);
 bool ptm_tok_is(const char *t, size_t n, const char *s);
 bool ptm_parse_u64(const char *s, size_t n, uint64_t *v);
-char *ptm_vcd_load(PtmReplayTrace *t, const char *path, const char *scope,
-                   const char *buf, size_t len);
+
+/* The store's own steps, for the readers and the model above it. */
+void ptm_trace_shape_init(Shape *sh, const PtmGeometry *geo);
+PtmReplayTrace *ptm_trace_new(const PtmGeometry *geo);
+void ptm_trace_finish(PtmReplayTrace *t);
+void ptm_trace_unpack_segment(const uint8_t *in, unsigned B, unsigned R,
+                              PtmSegment *seg);
+void ptm_trace_unpack_settings(const uint8_t *in, PtmSettings *set);
+uint64_t ptm_trace_probe_cycles(const Probe *p);
+/* The run holding cycle k < ptm_trace_probe_cycles(p); hint: look there. */
+uint32_t ptm_trace_probe_find(const Probe *p, uint64_t k, uint32_t hint);
+uint64_t ptm_trace_run_start(const Probe *p, uint32_t i);
+const uint8_t *ptm_trace_run_sample(const Probe *p, uint32_t i);
 
 #endif

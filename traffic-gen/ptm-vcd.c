@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ptm-trace.h"
+#include "ptm-vcd.h"
 
 typedef struct Sel {
     bool range;

@@ -1,81 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * NDK DMA engine (Medusa as software sees it) and the generator/loopback
- * switch: see ndp-dma.h and docs/dma.md.
+ * switch: see ndp-dma.h and docs/dma.md. Its life cycle and saved state
+ * are ndp-dma-state.c's.
  */
-#include <string.h>
-#include <glib.h>
-
-#include "ndp-dma.h"
-#include "ptm-bytes.h"
-
-enum { CNT_PKTS, CNT_BYTES, CNT_DISC_PKTS, CNT_DISC_BYTES, CNT_N };
-
-typedef struct NdpQueue {
-    uint32_t control;
-    uint32_t running;
-    uint32_t sdp, shp, hdp, hhp;
-    uint32_t timeout;
-    uint64_t desc_base, hdr_base, upd_base;
-    uint32_t mdp, mhp;
-    uint64_t live[CNT_N];       /* counting */
-    uint64_t snap[CNT_N];       /* what the registers show */
-    uint64_t upper;             /* address bits 63..30 of type-2 buffers */
-    uint32_t error;             /* NDP_ERR_* that halted it */
-    uint32_t dirty;             /* pointers moved since the last update */
-    /*
-     * Descriptors fetched ahead: dcache_n of them from ring index
-     * dcache_at (posted ones only, which software no longer changes), in
-     * dcache[dcache_off ..]. HDP moving on only moves the offset; a fetch
-     * fills the array from 0.
-     */
-    uint32_t dcache_at, dcache_n, dcache_off;
-    uint64_t dcache[NDP_DESC_FETCH];
-    /*
-     * RX headers not yet written: hpend_n of them from ring index
-     * hpend_at, for frames of hpend_bytes. Always empty between two calls
-     * into the engine (so not part of its state).
-     */
-    uint32_t hpend_at, hpend_n;
-    uint64_t hpend_bytes;
-    uint8_t hpend[NDP_HDR_BATCH * NDP_HDR_SIZE];
-} NdpQueue;
-
-typedef struct NdpGen {
-    uint32_t control;           /* bit 0 enable */
-    uint32_t length;
-    uint32_t channel_incr;
-    uint32_t channel_minmax;
-    uint32_t mac[4];            /* dst low, dst high, src low, src high */
-    uint64_t count;             /* frames made (the CNT registers) */
-    /* while enabled: frames made by time t = base + (t - t0) / period */
-    uint64_t base;
-    int64_t t0;
-    uint32_t chan, bcnt;        /* the channel sequence */
-} NdpGen;
-
-typedef struct NdpGls {
-    uint32_t mux[4];
-    NdpGen gen[2];              /* RX (to DMA), TX (to Ethernet) */
-} NdpGls;
-
-struct NdpDma {
-    unsigned ports, queues_per_port, nq;
-    unsigned chan_bits;         /* channel width of the generators */
-    uint64_t dma_hz;
-    unsigned bus_bytes;
-    const NdpMemOps *mem;
-    const NdpHooks *hooks;
-    void *opaque;
-    NdpQueue *q[2];             /* [dir][queue] */
-    NdpGls *gls;
-    int64_t gen_now;            /* generators ran up to here */
-    uint8_t frame[NDP_FRAME_MAX + 1];
-};
-
-static const uint32_t gen_reset_regs[8] = {
-    0, 60, 0x00010001, 0xFFFF0000, 0xFFFFFFFF, 0xFFFF, 0x60171100, 0,
-};
+#include "ndp-dma-int.h"
 
 /* ---- host memory -------------------------------------------------- */
 
@@ -190,17 +119,6 @@ static inline void dcache_trim(NdpQueue *q)
         q->dcache_off += k;
         q->dcache_n -= k;
         q->dcache_at = q->hdp;
-    }
-}
-
-/*
- * The 16 slots of a saved state: the fetched descriptors from dcache_at
- * on, 0 after them (a load reads them from slot 0, offset 0)
- */
-static void dcache_slots(const NdpQueue *q, uint64_t *slot)
-{
-    for (uint32_t j = 0; j < NDP_DESC_FETCH; j++) {
-        slot[j] = j < q->dcache_n ? q->dcache[q->dcache_off + j] : 0;
     }
 }
 
@@ -546,22 +464,6 @@ static void set_half(uint64_t *reg, uint32_t off, uint32_t base, uint32_t v)
     }
 }
 
-/*
- * A pointer mask as the engine keeps it: 2^k - 1, the smallest that
- * covers the bits written. With holes in it a pointer could step onto
- * itself ((p + n) & m == p) and never reach SDP.
- */
-static uint32_t ptr_mask(uint64_t v)
-{
-    uint32_t m = v & NDP_PTR_MASK;
-
-    m |= m >> 1;
-    m |= m >> 2;
-    m |= m >> 4;
-    m |= m >> 8;
-    return m;
-}
-
 /* Effects of a write that wait until all of its registers are written */
 enum { DO_CONTROL = 1, DO_SDP = 2 };
 
@@ -641,18 +543,6 @@ static int64_t gen_time_of(const NdpDma *d, const NdpGen *g, uint64_t n)
 
     return ns > (unsigned __int128)(INT64_MAX - g->t0) ? INT64_MAX
                                                        : g->t0 + (int64_t)ns;
-}
-
-static unsigned chan_width_max(const NdpDma *d)
-{
-    return (1u << d->chan_bits) - 1;
-}
-
-static uint32_t gen_burst(const NdpGen *g)
-{
-    uint32_t b = g->channel_incr >> 16;
-
-    return b ? b : 1;
 }
 
 static unsigned gen_out_channel(const NdpDma *d, const NdpGen *g)
@@ -1200,206 +1090,4 @@ int ndp_dma_queue_error(const NdpDma *d, NdpDir dir, unsigned queue)
 unsigned ndp_dma_queues(const NdpDma *d)
 {
     return d->nq;
-}
-
-/* ---- life cycle --------------------------------------------------- */
-
-void ndp_dma_reset(NdpDma *d)
-{
-    for (unsigned dir = 0; dir < 2; dir++) {
-        memset(d->q[dir], 0, d->nq * sizeof(NdpQueue));
-    }
-    for (unsigned p = 0; p < d->ports; p++) {
-        NdpGls *s = &d->gls[p];
-
-        memset(s, 0, sizeof(*s));
-        for (unsigned k = 0; k < 2; k++) {
-            NdpGen *g = &s->gen[k];
-
-            g->length = gen_reset_regs[1];
-            g->channel_incr = gen_reset_regs[2];
-            g->channel_minmax = gen_reset_regs[3];
-            memcpy(g->mac, gen_reset_regs + 4, sizeof(g->mac));
-        }
-    }
-}
-
-NdpDma *ndp_dma_new(unsigned ports, unsigned queues, uint64_t dma_hz,
-                    unsigned bus_bytes, const NdpMemOps *mem,
-                    const NdpHooks *hooks, void *opaque)
-{
-    NdpDma *d;
-
-    g_assert(ports >= 1 && ports <= NDP_MAX_PORTS);
-    g_assert(queues >= 1 && ports * queues <= NDP_MAX_QUEUES);
-    g_assert(dma_hz > 0 && bus_bytes > 0);
-    d = g_new0(NdpDma, 1);
-    d->ports = ports;
-    d->queues_per_port = queues;
-    d->nq = ports * queues;
-    while ((1u << d->chan_bits) < queues) {
-        d->chan_bits++;
-    }
-    d->dma_hz = dma_hz;
-    d->bus_bytes = bus_bytes;
-    d->mem = mem;
-    d->hooks = hooks;
-    d->opaque = opaque;
-    d->q[NDP_RX] = g_new0(NdpQueue, d->nq);
-    d->q[NDP_TX] = g_new0(NdpQueue, d->nq);
-    d->gls = g_new0(NdpGls, ports);
-    ndp_dma_reset(d);
-    return d;
-}
-
-void ndp_dma_free(NdpDma *d)
-{
-    if (!d) {
-        return;
-    }
-    g_free(d->q[NDP_RX]);
-    g_free(d->q[NDP_TX]);
-    g_free(d->gls);
-    g_free(d);
-}
-
-/* ---- migration ---------------------------------------------------- */
-
-#define NDP_STATE_MAGIC 0x4E445031u     /* "NDP1" */
-
-/* Every field, in one order for both directions of the copy. */
-#define QUEUE_FIELDS(X, q) \
-    X((q)->control) X((q)->running) X((q)->sdp) X((q)->shp) X((q)->hdp) \
-    X((q)->hhp) X((q)->timeout) X((q)->desc_base) X((q)->hdr_base) \
-    X((q)->upd_base) X((q)->mdp) X((q)->mhp) \
-    X((q)->live[0]) X((q)->live[1]) X((q)->live[2]) X((q)->live[3]) \
-    X((q)->snap[0]) X((q)->snap[1]) X((q)->snap[2]) X((q)->snap[3]) \
-    X((q)->upper) X((q)->error) X((q)->dcache_at) X((q)->dcache_n) \
-    DCACHE(X, q)
-#define DCACHE(X, q) \
-    X((q)->dcache[0]) X((q)->dcache[1]) X((q)->dcache[2]) X((q)->dcache[3]) \
-    X((q)->dcache[4]) X((q)->dcache[5]) X((q)->dcache[6]) X((q)->dcache[7]) \
-    X((q)->dcache[8]) X((q)->dcache[9]) X((q)->dcache[10]) \
-    X((q)->dcache[11]) X((q)->dcache[12]) X((q)->dcache[13]) \
-    X((q)->dcache[14]) X((q)->dcache[15])
-#define GEN_FIELDS(X, g) \
-    X((g)->control) X((g)->length) X((g)->channel_incr) \
-    X((g)->channel_minmax) X((g)->mac[0]) X((g)->mac[1]) X((g)->mac[2]) \
-    X((g)->mac[3]) X((g)->count) X((g)->base) X((g)->t0) X((g)->chan) \
-    X((g)->bcnt)
-
-void *ndp_dma_save(const NdpDma *d, size_t *len)
-{
-    GByteArray *b = g_byte_array_new();
-
-#define PUT(f) ptm_put64(b, (uint64_t)(f));
-    ptm_put64(b, NDP_STATE_MAGIC);
-    ptm_put64(b, d->ports);
-    ptm_put64(b, d->queues_per_port);
-    ptm_put64(b, (uint64_t)d->gen_now);
-    for (unsigned dir = 0; dir < 2; dir++) {
-        for (unsigned i = 0; i < d->nq; i++) {
-            NdpQueue q = d->q[dir][i];
-
-            /* the fetched descriptors in the state's slots */
-            dcache_slots(&d->q[dir][i], q.dcache);
-            QUEUE_FIELDS(PUT, &q)
-        }
-    }
-    for (unsigned p = 0; p < d->ports; p++) {
-        for (unsigned k = 0; k < 4; k++) {
-            ptm_put64(b, d->gls[p].mux[k]);
-        }
-        for (unsigned k = 0; k < 2; k++) {
-            GEN_FIELDS(PUT, &d->gls[p].gen[k])
-        }
-    }
-#undef PUT
-    *len = b->len;
-    return g_byte_array_free(b, FALSE);
-}
-
-char *ndp_dma_load(NdpDma *d, const void *buf, size_t len)
-{
-    PtmReader r = { buf, len, false };
-    NdpDma *n;
-    uint64_t magic, ports, queues;
-
-    magic = ptm_get64(&r);
-    ports = ptm_get64(&r);
-    queues = ptm_get64(&r);
-    if (r.bad || magic != NDP_STATE_MAGIC) {
-        return g_strdup("DMA state: not a state of this engine");
-    }
-    if (ports != d->ports || queues != d->queues_per_port) {
-        return g_strdup_printf("DMA state: %u x %u queues here, %llu x %llu "
-                               "in the state (dma-ports, dma-queues)",
-                               d->ports, d->queues_per_port,
-                               (unsigned long long)ports,
-                               (unsigned long long)queues);
-    }
-    /* into a scratch copy, so that a bad state changes nothing */
-    n = ndp_dma_new(d->ports, d->queues_per_port, d->dma_hz, d->bus_bytes,
-                    d->mem, d->hooks, d->opaque);
-#define GET(f) (f) = ptm_get64(&r);
-    n->gen_now = (int64_t)ptm_get64(&r);
-    for (unsigned dir = 0; dir < 2; dir++) {
-        for (unsigned i = 0; i < n->nq; i++) {
-            QUEUE_FIELDS(GET, &n->q[dir][i])
-            /* the fetched descriptors from slot 0 */
-            n->q[dir][i].dcache_off = 0;
-        }
-    }
-    for (unsigned p = 0; p < n->ports; p++) {
-        for (unsigned k = 0; k < 4; k++) {
-            n->gls[p].mux[k] = ptm_get64(&r);
-        }
-        for (unsigned k = 0; k < 2; k++) {
-            GEN_FIELDS(GET, &n->gls[p].gen[k])
-        }
-    }
-#undef GET
-    if (r.bad || r.left) {
-        ndp_dma_free(n);
-        return g_strdup("DMA state: wrong length");
-    }
-    if (n->gen_now < 0) {
-        ndp_dma_free(n);
-        return g_strdup("DMA state: negative time");
-    }
-    /* values a running engine never holds are refused, not used */
-    for (unsigned dir = 0; dir < 2; dir++) {
-        for (unsigned i = 0; i < n->nq; i++) {
-            NdpQueue *q = &n->q[dir][i];
-
-            if ((q->sdp | q->shp | q->hdp | q->hhp | q->mdp | q->mhp |
-                 q->dcache_at) > NDP_PTR_MASK || q->running > 1 ||
-                q->control > 1 || q->error > NDP_ERR_UPDATE_WRITE ||
-                q->dcache_n > NDP_DESC_FETCH ||
-                q->mdp != ptr_mask(q->mdp) || q->mhp != ptr_mask(q->mhp)) {
-                ndp_dma_free(n);
-                return g_strdup_printf("DMA state: queue %s%u out of range",
-                                       dir ? "tx" : "rx", i);
-            }
-        }
-    }
-    for (unsigned p = 0; p < n->ports; p++) {
-        for (unsigned k = 0; k < 2; k++) {
-            NdpGen *g = &n->gls[p].gen[k];
-
-            if (g->length > NDP_FRAME_MAX || g->chan > chan_width_max(n) ||
-                g->bcnt >= gen_burst(g) || g->base > g->count ||
-                g->t0 < 0 || g->t0 > n->gen_now) {
-                ndp_dma_free(n);
-                return g_strdup_printf("DMA state: generator %u of port %u "
-                                       "out of range", k, p);
-            }
-        }
-    }
-    memcpy(d->q[NDP_RX], n->q[NDP_RX], n->nq * sizeof(NdpQueue));
-    memcpy(d->q[NDP_TX], n->q[NDP_TX], n->nq * sizeof(NdpQueue));
-    memcpy(d->gls, n->gls, n->ports * sizeof(NdpGls));
-    d->gen_now = n->gen_now;
-    ndp_dma_free(n);
-    return NULL;
 }

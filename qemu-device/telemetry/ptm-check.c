@@ -4,7 +4,7 @@
  * what every state the model reaches satisfies, and so what a state an
  * incoming migration brings must satisfy before the model runs on it.
  */
-#include "ptm-probe-int.h"
+#include "ptm-eval-int.h"
 
 /*
  * Farthest ahead of mi_done that something already scheduled may lie, in

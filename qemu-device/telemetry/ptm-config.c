@@ -6,7 +6,7 @@
  */
 #include <glib.h>
 
-#include "ptm-core.h"
+#include "ptm-types.h"
 
 /* ------------------------------------------------------------------ */
 /* Configuration                                                        */

@@ -1,23 +1,23 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Inside the PCIE_TELEMETRY_MI model: the state every layer of the engine
- * shares. Not an API. The layers, each calling only those below it (a
- * build check, tests/layers.py, holds them to that):
+ * shares. Not an API. The layers, each calling and including only those
+ * below it (a build check, tests/layers.py, holds them to that):
  *
- *   register file   ptm-core.c, ptm-check.c    (ptm-core.h)
- *   evaluation      ptm-eval.c                 (ptm-eval-int.h)
+ *   sizing          ptm-sizing.c               (ptm-sizing.h)
+ *   register file   ptm-core.c                 (ptm-core.h)
+ *   evaluation      ptm-eval.c, ptm-check.c    (ptm-eval-int.h)
  *   FIFO and adder  ptm-fifo.c                 (ptm-fifo-int.h)
- *   probes          ptm-probe.c                (ptm-probe-int.h)
- *   layout          ptm-config.c, ptm-count.c  (ptm-core.h)
- *
- * ptm-sizing.c is a user of the register file, above it.
+ *   probes          ptm-probe.c                (ptm-probe-int.h, this one)
+ *   layout, counts  ptm-config.c, ptm-count.c  (ptm-types.h, ptm-count.h)
  */
 #ifndef PTM_CORE_INT_H
 #define PTM_CORE_INT_H
 
 #include <glib.h>
 
-#include "ptm-core.h"
+#include "ptm-types.h"
+#include "ptm-count.h"
 
 typedef unsigned __int128 u128;
 

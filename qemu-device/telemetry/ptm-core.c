@@ -9,6 +9,7 @@
  */
 #include <string.h>
 
+#include "ptm-core.h"
 #include "ptm-eval-int.h"
 #include "ptm-bytes.h"
 

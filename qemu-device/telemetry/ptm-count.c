@@ -12,7 +12,7 @@
 #include <glib.h>
 #include <string.h>
 
-#include "ptm-core.h"
+#include "ptm-count.h"
 
 PtmChunk *ptm_chunk_new(void)
 {

@@ -9,7 +9,7 @@
  */
 #include <glib.h>
 
-#include "ptm-core.h"
+#include "ptm-sizing.h"
 
 #define NS_PER_S_SIZING 1000000000ull
 

@@ -14,7 +14,9 @@ SRC=$(cd "$(dirname "$0")/../.." && pwd -P)
 . "$SRC/tests/tap.sh"
 bail() { echo "Bail out! $1"; exit 1; }
 prop=x-clone-check
-dev=qemu-device/ndk-pcie-telemetry.c
+# the device's state (its struct) and its property list
+state_h=qemu-device/card/ndk-card.h
+dev=qemu-device/card/ndk-pcie-telemetry.c
 
 # the directory clones/<id> of the cache that a build's binary resolves into
 clone_dir() {
@@ -63,9 +65,10 @@ git clone -q "$SRC" "$clone" || bail "git clone $SRC failed"
 clone=$(cd "$clone" && pwd -P)
 # a field and its property, the property last in the list
 sed -i -e 's/^    uint32_t build_time;$/&\n    uint32_t x_clone_check;/' \
-    -e "s/^    DEFINE_PROP_LINK(\"traffic\", /    DEFINE_PROP_UINT32(\"$prop\", NdkPcieTelemetryState, x_clone_check, 0),\n&/" \
+    "$clone/$state_h"
+sed -i -e "s/^    DEFINE_PROP_LINK(\"traffic\", /    DEFINE_PROP_UINT32(\"$prop\", NdkPcieTelemetryState, x_clone_check, 0),\n&/" \
     "$clone/$dev"
-if [ "$(grep -c '^    uint32_t x_clone_check;$' "$clone/$dev")" = 1 ] &&
+if [ "$(grep -c '^    uint32_t x_clone_check;$' "$clone/$state_h")" = 1 ] &&
    [ "$(grep -c "DEFINE_PROP_UINT32(\"$prop\"" "$clone/$dev")" = 1 ]; then
     ok "the temporary clone's device has a property $prop"
 else

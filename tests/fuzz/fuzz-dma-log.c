@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The DMA engine's transfer log (ptm-dma-traffic.c), differential: card a
+ * The DMA engine's transfer log (ptm-dma-*.c), differential: card a
  * counts the log as the device does (runs placed at once, spans counted
  * from runs, histograms a period at a time), card b places every frame
  * one by one and counts every cycle (the core's reference). Both get the

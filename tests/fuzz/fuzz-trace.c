@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The text-trace reader of the replay generator (traffic-gen/ptm-replay.c,
+ * The text-trace reader of the replay generator (traffic-gen/ptm-replay.c and ptm-trace.c,
  * docs/replay.md), through ptm_replay_load() as QEMU reaches it, on two
  * cards; a trace that loads is played (fuzz-replay.h). Inputs that the
  * loader would read as a VCD are fuzz-vcd's and skipped here.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The DMA engine's transfers on the probes' buses (ptm-dma-traffic.c):
+ * The DMA engine's transfers on the probes' buses (ptm-dma-*.c):
  * counters of a default card after writes and reads against the rule of
  * docs/dma.md worked out here transfer by transfer (TLPs at MPS and MRRS
  * boundaries, completions at the RCB and then every MPS bytes, one frame

@@ -11,7 +11,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
-#include "ptm-core.h"
+#include "ptm-sizing.h"
 #include "ptm-gen.h"
 #include "ptm-plugin.h"
 #include "ptm-plugin-abi.h"

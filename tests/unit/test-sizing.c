@@ -7,7 +7,7 @@
  */
 #include <glib.h>
 
-#include "ptm-core.h"
+#include "ptm-sizing.h"
 
 /*
  * Whether a card of cfg shows the lost-delta flag within `readings`
