@@ -132,8 +132,10 @@ void ptl_reading_free(ptl_reading *r);
  */
 ptl_err ptl_block_read(ptl_block *b, ptl_reading *r, ptl_error *err);
 /*
- * COMMAND bits: clear the counters (bit 1, waits while BUSY), flags (2),
- * lowest values (3). ptl_block_clear_flags is a single posted write.
+ * COMMAND bits: clear the counters (bit 1), flags (2), lowest values (3).
+ * ptl_block_clear writes all three at once, as the reference reader's
+ * clear does, and waits while BUSY; ptl_block_clear_flags is a single
+ * posted write of bit 2 (and bit 3 with lowest_too).
  */
 ptl_err ptl_block_clear(ptl_block *b, ptl_error *err);
 ptl_err ptl_block_clear_flags(ptl_block *b, bool lowest_too, ptl_error *err);

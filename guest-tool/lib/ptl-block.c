@@ -357,8 +357,13 @@ ptl_err ptl_block_clear(ptl_block *b, ptl_error *err)
     uint32_t status;
     uint64_t t;
 
+    /*
+     * As the reference's clear: the counters, the sticky flags and the
+     * lowest values in one write, so that the next reading starts afresh.
+     */
     t = now_ns(b);
-    wr32(b, PTL_REG_COMMAND, PTL_CMD_CLEAR);
+    wr32(b, PTL_REG_COMMAND,
+         PTL_CMD_CLEAR | PTL_CMD_CLEAR_FLAGS | PTL_CMD_CLEAR_LOWEST);
     return wait_busy(b, t, &status, "CLEAR", err);
 }
 

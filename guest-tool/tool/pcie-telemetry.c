@@ -397,8 +397,9 @@ static int print_data(run *r, const ptl_reading *rd, double seconds)
 
 /*
  * --input: the saved documents one after the other, each rendered as soon
- * as it is read (a watch piped in is shown as it runs); an empty line
- * between two text or JSON reports.
+ * as it is read (a watch piped in is shown as it runs). Of two or more
+ * documents (a watch's), each text or JSON report is followed by an empty
+ * line, as the reference's -w prints them; one document stands alone.
  */
 static int do_input(const ptt_opts *o)
 {
@@ -433,6 +434,11 @@ static int do_input(const ptt_opts *o)
             if (ptl_input_count(in) == 0) {
                 fprintf(stderr, PROG ": %s: no document\n", name);
                 rc = PTL_E_USAGE;
+            } else if (ptl_input_count(in) > 1 &&
+                       (o->format == PTT_TEXT || o->format == PTT_JSON) &&
+                       (putchar('\n') == EOF || fflush(stdout) != 0)) {
+                /* a watch's documents: the reference's -w output ends so */
+                rc = write_failed();
             }
             break;
         }
@@ -671,6 +677,10 @@ int main(int argc, char **argv)
         if (rc == PTL_OK) {
             rc = ptl_handle_clear(r.h, &e);
             ptl_handle_unlock(r.h);
+        }
+        if (rc == PTL_OK) {
+            /* the reference's words after its clear */
+            printf("Counters cleared.\n");
         }
         rc = rc == PTL_OK ? 0 : report(&e);
     } else {

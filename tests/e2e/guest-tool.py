@@ -255,6 +255,8 @@ def main():
         before = json_docs(step('totals-before')[1])[0]
         after = json_docs(step('totals-after')[1])[0]
         check('-c exits 0', step('clear')[0] == 0, step('clear')[1])
+        check('-c says "Counters cleared." as the reference does',
+              step('clear')[1] == 'Counters cleared.', step('clear')[1])
         b = before['data']['endpoints'][0]['pcie_cycles']
         a = after['data']['endpoints'][0]['pcie_cycles']
         check('-t 0: seconds is null', before['seconds'] is None and

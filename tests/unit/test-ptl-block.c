@@ -609,9 +609,17 @@ static void test_commands(void)
     g_assert_cmphex(ptm_core_read(b->core, b->t, PTM_REG_PCIE_TAGS, 4), ==,
                     0x07FF0014);
 
+    /* the lowest value follows the current one again, then the clear of -c
+     * resets it with the counters and the flags */
+    ptl_bench_at(b, PTL_T_SECOND);
+    g_assert_cmphex(ptm_core_read(b->core, b->t, PTM_REG_PCIE_TAGS, 4), ==,
+                    0x00140014);
     ptl_bench_reset_counts(b);
     g_assert_cmpint(ptl_block_clear(blk, &err), ==, 0);
-    g_assert_cmphex(b->log[0].val, ==, PTM_CMD_CLEAR);
+    g_assert_cmphex(b->log[0].val, ==, PTM_CMD_CLEAR | PTM_CMD_CLEAR_FLAGS |
+                    PTM_CMD_CLEAR_LOWEST);
+    g_assert_cmphex(ptm_core_read(b->core, b->t, PTM_REG_PCIE_TAGS, 4) >> 16,
+                    ==, 0x07FF);
     /* waited until BUSY cleared: the last STATUS read was not busy */
     g_assert_cmpuint(ptl_block_status(blk) & 1, ==, 0);
     g_assert_cmpuint(b->status_reads, >=, 3);
