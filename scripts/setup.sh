@@ -22,14 +22,19 @@
 # With --sanitize it also builds, in a cache slot of its own, a second QEMU
 # with AddressSanitizer and UndefinedBehaviorSanitizer (build/qemu-san/) and
 # the project's QEMU-free parts, unit tests and fuzz targets with clang and
-# both sanitizers (build-san/).
+# both sanitizers (build-san/). With --qemu-only it builds this clone's
+# qemu-system-x86_64 alone (no QTests, no project build) and links it as
+# build/qemu-system-x86_64: enough to tell two clones' QEMUs apart
+# (tests/clones/run.sh).
 set -euo pipefail
 
 SANITIZE=0
+QEMU_ONLY=0
 case "${1:-}" in
     --sanitize) SANITIZE=1;;
+    --qemu-only) QEMU_ONLY=1;;
     "") ;;
-    *) echo "usage: setup.sh [--sanitize]" >&2; exit 2;;
+    *) echo "usage: setup.sh [--sanitize | --qemu-only]" >&2; exit 2;;
 esac
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -344,8 +349,15 @@ main() {
     exec {lock}>&-
     gc_clone_builds
 
+    [ "$QEMU_ONLY" = 1 ] && QEMU_NINJA_TARGETS=(qemu-system-x86_64)
     build_qemu "the" "${QEMU_CONFIG[@]}" "${QEMU_NET_CONFIG[@]}"
     local bld=$QEMU_BLD
+    if [ "$QEMU_ONLY" = 1 ]; then
+        mkdir -p "$REPO/build"
+        ln -sfn "$bld/qemu-system-x86_64" "$REPO/build/qemu-system-x86_64"
+        step "Ready: build/qemu-system-x86_64 alone (QEMU $QEMU_VERSION with ndk-pcie-telemetry)"
+        return 0
+    fi
     step "Building the QEMU-free parts (meson, build/)"
     meson_build "$REPO/build"
     ln -sfn "$bld/qemu-system-x86_64" "$REPO/build/qemu-system-x86_64"
