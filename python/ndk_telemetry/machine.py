@@ -6,6 +6,7 @@ Virtual time moves only when the test steps it (Machine.clock_step,
 clock_set); every access happens at the current virtual time.
 """
 import os
+import re
 import shlex
 import shutil
 import tempfile
@@ -48,6 +49,19 @@ def resolve_qemu(qemu=None):
             '' if source == 'qemu=' else
             ' (set %s to the QEMU with ndk-pcie-telemetry)' % ENV_QEMU))
     return [exe] + argv[1:]
+
+
+def qemu_error_line(stderr, binary='qemu-system-x86_64'):
+    """QEMU's error in its stderr: the last line it wrote as
+    '<program>: ...' that is not a warning; else the last line that is
+    not a warning; None for an empty stderr."""
+    prog = os.path.basename(binary)
+    lines = [ln.rstrip() for ln in stderr.splitlines() if ln.strip()]
+    plain = [ln for ln in lines if ': warning: ' not in ln]
+    for ln in reversed(plain):
+        if ln.startswith(prog + ': ') or re.match(r'qemu[\w.-]*: ', ln):
+            return ln
+    return plain[-1] if plain else None
 
 
 def qemu_opts(opts):
@@ -592,13 +606,9 @@ class Machine:
         except QemuDied as e:
             # a property QEMU refuses stops it after it has connected
             self.kill()
-            raise QemuStartError('QEMU exited while starting (%s): %s\n'
-                                 'its stderr:\n%s' % (
-                                     describe_status(e.returncode),
-                                     ' '.join(shlex.quote(a) for a in argv),
-                                     e.stderr_tail or '(empty)'),
-                                 returncode=e.returncode,
-                                 stderr_tail=e.stderr_tail)
+            raise self._start_error(
+                'QEMU exited while starting (%s)' %
+                describe_status(e.returncode), e.returncode, e.stderr_tail)
         except BaseException:
             self.kill()
             raise
@@ -618,10 +628,24 @@ class Machine:
                 what, self.start_timeout)
         else:
             msg = 'QEMU exited while starting (%s)' % describe_status(rc)
-        tail = self.process.stderr_tail()
-        raise QemuStartError('%s: %s\nits stderr:\n%s' % (
-            msg, ' '.join(shlex.quote(a) for a in self.command_line),
-            tail or '(empty)'), returncode=rc, stderr_tail=tail)
+        raise self._start_error(msg, rc, self.process.stderr_tail())
+
+    def _start_error(self, what, rc, tail):
+        """QemuStartError whose first line is QEMU's own error, so that
+        pytest --tb=line shows the cause; then what happened, the command
+        line and the rest of QEMU's stderr."""
+        tail = tail or ''
+        first = qemu_error_line(tail, self.qemu_argv[0])
+        lines = [first] if first else []
+        lines.append(what)
+        lines.append('command line: ' + ' '.join(shlex.quote(a)
+                                                 for a in self.command_line))
+        if not tail.strip():
+            lines.append('its stderr: (empty)')
+        elif tail.strip() != first:
+            lines.append('its stderr:\n' + tail)
+        return QemuStartError('\n'.join(lines), returncode=rc,
+                              stderr_tail=tail)
 
     @property
     def pid(self):

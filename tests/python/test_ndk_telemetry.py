@@ -32,6 +32,7 @@ from ndk_telemetry import (Card, CardError, Machine, QemuDied,  # noqa: E402
                            QemuNotFound, QemuStartError, QemuTimeout,
                            QmpError, RegmapNotFound, Traffic, find_regmap,
                            load_regmap, resolve_qemu)
+from ndk_telemetry.machine import qemu_error_line               # noqa: E402
 
 # docs/ndk-pcie-telemetry.md, "Register map": the configuration registers
 # of a card with the defaults (0x08 to 0x3C without 0x20 to 0x28)
@@ -404,6 +405,37 @@ class Failures(unittest.TestCase):
         self.assertIn("property 'drain-period' is 1000", str(cm.exception))
         self.assertEqual(cm.exception.returncode, 1)
 
+    def test_start_error_names_qemus_error_first(self):
+        # QEMU's own words for a property the device lacks (as it prints
+        # them on its stderr), then what happened and the command line
+        with self.assertRaises(QemuStartError) as cm:
+            machine(Card({'no-such-prop': 1}))
+        lines = str(cm.exception).splitlines()
+        self.assertRegex(
+            lines[0], r"^qemu-system-x86_64: -device ndk-pcie-telemetry,"
+            r"id=ndk0,no-such-prop=1: Property "
+            r"'ndk-pcie-telemetry\.no-such-prop' not found$")
+        self.assertEqual(lines[1], 'QEMU exited while starting '
+                                   '(exit status 1)')
+        self.assertTrue(lines[2].startswith('command line: '), lines)
+        self.assertIn('-accel qtest', lines[2])
+        self.assertIn('no-such-prop', cm.exception.stderr_tail)
+        self.assertEqual(cm.exception.returncode, 1)
+
+    def test_qemu_error_line(self):
+        # warnings and hints around the error are not the error
+        err = ('qemu-system-x86_64: warning: a warning\n'
+               'qemu-system-x86_64: -device x,y=1: the error\n'
+               'a hint on a line of its own\n'
+               'qemu-system-x86_64: warning: another warning\n')
+        self.assertEqual(qemu_error_line(err, '/p/qemu-system-x86_64'),
+                         'qemu-system-x86_64: -device x,y=1: the error')
+        self.assertEqual(qemu_error_line('my-qemu: bad\n', 'bin/my-qemu'),
+                         'my-qemu: bad')
+        self.assertEqual(qemu_error_line('only words\n\n'), 'only words')
+        self.assertIsNone(qemu_error_line('q: warning: w\n'))
+        self.assertIsNone(qemu_error_line(''))
+
     def test_no_qemu(self):
         saved = os.environ.pop('QTEST_QEMU_BINARY', None)
         try:
@@ -481,6 +513,29 @@ def _has_pytest():
                           capture_output=True).returncode == 0
 
 
+def _run_pytest(source, args=(), qemu=None, strict=None):
+    """pytest (of sys.executable) on a test file of `source` with the
+    plugin loaded by -p, in a directory of its own; QTEST_QEMU_BINARY is
+    `qemu` (None: as in this process), NDK_TELEMETRY_STRICT `strict`
+    (None: unset). Returns the CompletedProcess, stdout and stderr in
+    one."""
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, 'test_one.py'), 'w') as f:
+            f.write(source)
+        env = {k: v for k, v in os.environ.items()
+               if k not in ('NDK_TELEMETRY_STRICT', 'PYTEST_ADDOPTS')}
+        env['PYTHONPATH'] = os.path.join(REPO, 'python')
+        if qemu is not None:
+            env['QTEST_QEMU_BINARY'] = qemu
+        if strict is not None:
+            env['NDK_TELEMETRY_STRICT'] = strict
+        return subprocess.run(
+            [sys.executable, '-m', 'pytest', '-q', '-rfEs',
+             '-p', 'no:cacheprovider', '-p', 'ndk_telemetry.pytest_plugin']
+            + list(args), cwd=d, env=env, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True)
+
+
 class Packaging(unittest.TestCase):
     JSON = os.path.join(REPO, 'guest-tool', 'regmap',
                         'pcie-telemetry-regs.json')
@@ -533,6 +588,7 @@ class Packaging(unittest.TestCase):
                 f.write('def test_magic(ndk_card):\n'
                         '    assert ndk_card().read("MAGIC") == %d\n' % MAGIC)
             env = dict(os.environ, PYTHONPATH=os.path.join(REPO, 'python'))
+            env.pop('NDK_TELEMETRY_STRICT', None)
             cmd = [sys.executable, '-m', 'pytest', '-q', '-rs',
                    '-p', 'no:cacheprovider']
             r = subprocess.run(cmd, cwd=d, env=env, capture_output=True,
@@ -543,6 +599,58 @@ class Packaging(unittest.TestCase):
                                text=True)
             self.assertIn('1 skipped', r.stdout)
             self.assertIn('QTEST_QEMU_BINARY', r.stdout)
+
+
+@unittest.skipUnless(_has_pytest(), 'pytest is not installed for %s' %
+                     sys.executable)
+class PytestPlugin(unittest.TestCase):
+    MAGIC_TEST = ('def test_magic(ndk_card):\n'
+                  '    assert ndk_card().read("MAGIC") == %d\n' % MAGIC)
+    MISSING = '/nonexistent/qemu-system-x86_64'
+    REASON = 'QTEST_QEMU_BINARY=%s: %s is not an executable file' % (
+        MISSING, MISSING)
+
+    def test_no_qemu_skips_by_default(self):
+        for strict in (None, '0', ''):
+            r = _run_pytest(self.MAGIC_TEST, qemu=self.MISSING,
+                            strict=strict)
+            self.assertEqual(r.returncode, 0, r.stdout)
+            self.assertRegex(r.stdout, r'(?m)^1 skipped in ', r.stdout)
+            self.assertIn('SKIPPED', r.stdout)
+            self.assertIn(self.REASON, r.stdout)
+            self.assertNotIn('failed', r.stdout)
+
+    def test_no_qemu_fails_in_strict_mode(self):
+        for args, strict in (((), '1'), (('--ndk-strict',), None),
+                             (('--ndk-strict',), '0')):
+            r = _run_pytest(self.MAGIC_TEST, args, qemu=self.MISSING,
+                            strict=strict)
+            what = '%s NDK_TELEMETRY_STRICT=%r:\n%s' % (args, strict,
+                                                         r.stdout)
+            self.assertEqual(r.returncode, 1, what)
+            self.assertRegex(r.stdout, r'(?m)^1 failed in ', what)
+            self.assertNotIn('skipped', r.stdout, what)
+            self.assertIn('FAILED test_one.py::test_magic', r.stdout, what)
+            self.assertIn('Failed: ndk_telemetry: ' + self.REASON, r.stdout,
+                          what)
+
+    def test_strict_mode_passes_with_qemu(self):
+        r = _run_pytest(self.MAGIC_TEST, ['--ndk-strict'], strict='1')
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertRegex(r.stdout, r'(?m)^1 passed in ', r.stdout)
+
+    def test_start_error_in_tb_line(self):
+        # pytest --tb=line prints one line a failure: QEMU's error
+        r = _run_pytest('def test_bad(ndk_card):\n'
+                        '    ndk_card({"no-such-prop": 1})\n',
+                        ['--tb=line'])
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertRegex(
+            r.stdout, r"(?m)^\S+machine\.py:\d+: ndk_telemetry\.errors\."
+            r"QemuStartError: qemu-system-x86_64: -device "
+            r"ndk-pcie-telemetry,id=ndk0,no-such-prop=1: Property "
+            r"'ndk-pcie-telemetry\.no-such-prop' not found$", r.stdout)
+
 
 if __name__ == '__main__':
     try:

@@ -523,14 +523,15 @@ static void test_lossy(void)
         PtmGeometry geo;
         PtmCore *core[2];
         PtmEvalStats st;
-        GRand *r = g_rand_new_with_seed(77 + k);
         uint64_t t = 0;
         char *err;
         PtmGen *g;
+        GRand *r;
 
         if (v1 && a == 2) {
             continue;           /* (version 1 has no reset) */
         }
+        r = g_rand_new_with_seed(77 + k);
         ptm_config_default(&cfg);
         cfg.drain_period = dps[d];
         cfg.pcie_endpoints = d ? 3 : 1;
