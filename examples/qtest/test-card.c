@@ -68,6 +68,48 @@ static void test_back_to_back_frames(void)
     qndk_stop(t);
 }
 
+/*
+ * SNAPSHOT by hand, as read-out code does it. Under qtest virtual time
+ * stands still between commands, so a wait for BUSY must step the clock
+ * in its loop, or it spins for ever (scripts/qtest-user.sh then stops the
+ * program after its time limit); and it must be bounded, so that a BUSY
+ * that never drops fails the test with a message instead of hanging it.
+ * qndk_wait_busy(t, max_cycles) is the driver's bounded wait.
+ */
+static void wait_while_busy(QNdkTelemetry *t)
+{
+    /* a sweep takes about 2 x ENTRIES + 8 MI cycles */
+    unsigned max = 4 * t->lay.entries + 64, n = 0;
+
+    while (qndk_status(t) & PTL_STATUS_BUSY) {
+        if (n++ == max) {
+            g_test_message("BUSY still set after %u MI cycles of %" PRId64
+                           " ns: raise the bound, or set t->mi_ns to the "
+                           "card's MI period (mi-clk-freq)", max, t->mi_ns);
+            g_assert_cmpuint(n, <=, max);
+        }
+        qndk_step(t, t->mi_ns);     /* nothing moves without a step */
+    }
+}
+
+static void test_snapshot_by_hand(void)
+{
+    QNdkTelemetry *t = qndk_start("q35", CARD);
+
+    qndk_step(t, 100000);
+    qndk_writel(t, PTL_REG_READ_SEL, PTL_READ_SEL_SNAPSHOT);
+    qndk_writel(t, PTL_REG_COMMAND, PTL_CMD_SNAPSHOT);
+    /* BUSY rises from the second MI cycle after the command */
+    g_assert_cmphex(qndk_status(t) & PTL_STATUS_BUSY, ==, 0);
+    qndk_step(t, 2 * t->mi_ns);
+    g_assert_cmphex(qndk_status(t) & PTL_STATUS_BUSY, ==, PTL_STATUS_BUSY);
+    wait_while_busy(t);
+    /* 100 us at 400 MHz: 9 whole drain windows of 4096 cycles */
+    g_assert_cmpuint(qndk_bus_counter(t, 0, QNDK_RQ, 0, PTL_CH_WORDS), >,
+                     8 * 4096);
+    qndk_stop(t);
+}
+
 /* libpcie-telemetry's own reader, as a team's read-out code uses it */
 static void test_library_reading(void)
 {
@@ -97,6 +139,7 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     qtest_add_func("/example/back-to-back-frames", test_back_to_back_frames);
+    qtest_add_func("/example/snapshot-by-hand", test_snapshot_by_hand);
     qtest_add_func("/example/library-reading", test_library_reading);
     return g_test_run();
 }
