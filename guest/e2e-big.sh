@@ -22,11 +22,11 @@ step() {    # name, command...
 }
 step list $T --list
 step two-by-two $T -d 01:00.0 -t 0.5 -j
-step sixteen-by-four $T -d 02:00.0 -t 0.5 -j
-step drain-64 $T -d 03:00.0 -t 0.5 -j
-step drain-256 $T -d 04:00.0 -t 0.5 -j
-step random-64 $T -d 05:00.0 -t 0.5 -j
-step random-256 $T -d 06:00.0 -t 0.5 -j
-step scenario-64 $T -d 07:00.0 -t 0.5 -j
-step scenario-256 $T -d 08:00.0 -t 0.5 -j
+step sixteen-by-four $T -d 02:00.0 -t 0.2 -j
+step drain-64 $T -d 03:00.0 -t 0.2 -j
+step drain-256 $T -d 04:00.0 -t 0.2 -j
+step random-64 $T -d 05:00.0 -t 0.2 -j
+step random-256 $T -d 06:00.0 -t 0.2 -j
+step scenario-64 $T -d 07:00.0 -t 0.2 -j
+step scenario-256 $T -d 08:00.0 -t 0.2 -j
 exit 0
