@@ -325,6 +325,10 @@ unsigned qndk_wait_busy(QNdkTelemetry *t, unsigned max_cycles)
 
     while (qndk_status(t) & PTL_STATUS_BUSY) {
         if (c >= max_cycles) {
+            g_test_message("qndk_wait_busy: STATUS still BUSY after %u MI "
+                           "cycles: raise max_cycles (a sweep takes about "
+                           "2 x ENTRIES + 8 MI cycles) or check that t->mi_ns "
+                           "is the card's MI clock period", c);
             /* with non-fatal assertions the test goes on: stop here */
             g_assert_cmpuint(c, <, max_cycles);
             break;
