@@ -628,3 +628,14 @@ char *ptm_gen_load(PtmGen *g, const void *buf, size_t len)
     }
     return NULL;
 }
+
+const PtmGenModel *ptm_gen_model_in(const PtmGenModel *const *list,
+                                    const char *name)
+{
+    for (unsigned i = 0; list[i]; i++) {
+        if (!strcmp(list[i]->name, name)) {
+            return list[i];
+        }
+    }
+    return NULL;
+}

@@ -127,6 +127,9 @@ const PtmGenModel *ptm_gen_model_find(const char *name);
  */
 extern const PtmGenModel *const ptm_gen_phase_models[];
 const PtmGenModel *ptm_gen_phase_model_find(const char *name);
+/* The model of that name in a NULL-terminated list, or NULL. */
+const PtmGenModel *ptm_gen_model_in(const PtmGenModel *const *list,
+                                    const char *name);
 
 /*
  * Range check of one numeric parameter value; NULL or a message to

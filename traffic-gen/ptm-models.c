@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Every generator model built into the library, the scenario among them. */
 #include <stddef.h>
-#include <string.h>
 
 #include "ptm-gen.h"
 #include "ptm-pattern.h"
@@ -24,10 +23,5 @@ const PtmGenModel *const ptm_gen_models[] = {
 
 const PtmGenModel *ptm_gen_model_find(const char *name)
 {
-    for (unsigned i = 0; ptm_gen_models[i]; i++) {
-        if (!strcmp(ptm_gen_models[i]->name, name)) {
-            return ptm_gen_models[i];
-        }
-    }
-    return NULL;
+    return ptm_gen_model_in(ptm_gen_models, name);
 }

@@ -5,7 +5,6 @@
  * the scenario that looks its phases up here.
  */
 #include <stddef.h>
-#include <string.h>
 
 #include "ptm-gen.h"
 #include "ptm-pattern.h"
@@ -26,10 +25,5 @@ const PtmGenModel *const ptm_gen_phase_models[] = {
 
 const PtmGenModel *ptm_gen_phase_model_find(const char *name)
 {
-    for (unsigned i = 0; ptm_gen_phase_models[i]; i++) {
-        if (!strcmp(ptm_gen_phase_models[i]->name, name)) {
-            return ptm_gen_phase_models[i];
-        }
-    }
-    return NULL;
+    return ptm_gen_model_in(ptm_gen_phase_models, name);
 }
