@@ -91,8 +91,8 @@ static uint64_t flit_counter(const FlitEnd *s)
     uint64_t n = s->meas_flits;
 
     if (measuring(s)) {
-        n += flit_slots(s->cfg.width, s->l0) -
-             flit_slots(s->cfg.width, s->meas_l0);
+        n += flit_slots(s->width, s->l0) -
+             flit_slots(s->width, s->meas_l0);
     }
     return n;
 }
@@ -164,7 +164,7 @@ static void error_log(FlitEnd *s, const FlitError *e)
 
     if (s->log_entries++ == 0) {
         s->log1 = FLIT_LOG_ERR1_VALID |
-                  flit_width_code(s->cfg.width) << FLIT_LOG_ERR1_WIDTH_SHIFT |
+                  flit_width_code(s->width) << FLIT_LOG_ERR1_WIDTH_SHIFT |
                   cons << FLIT_LOG_ERR1_CONS_SHIFT |
                   (e->kind == FLIT_ERR_UNRECOGNIZED ? FLIT_LOG_ERR1_UNREC
                                                     : FLIT_LOG_ERR1_UNCOR);
@@ -193,13 +193,13 @@ static uint64_t perf_events(const FlitEnd *s, uint64_t *lat_ns)
 {
     switch (perf_type(s)) {
     case FLIT_PERF_TYPE_ACK:
-        *lat_ns = flit_ack_latency_ns(s->cfg.width, s->cfg.flight_ns);
+        *lat_ns = flit_ack_latency_ns(s->width, s->cfg.flight_ns);
         return flit_payload_flits(s->tx - s->run.tx_base);
     case FLIT_PERF_TYPE_NAK:
-        *lat_ns = flit_ack_latency_ns(s->cfg.width, s->cfg.flight_ns);
+        *lat_ns = flit_ack_latency_ns(s->width, s->cfg.flight_ns);
         return s->naks_rx - s->run.naks_rx_base;
     case FLIT_PERF_TYPE_REPLAY:
-        *lat_ns = flit_replay_latency_ns(s->cfg.width, s->cfg.flight_ns);
+        *lat_ns = flit_replay_latency_ns(s->width, s->cfg.flight_ns);
         return s->naks_tx - s->run.naks_tx_base;
     default:
         *lat_ns = 0;
@@ -395,7 +395,7 @@ uint32_t flit_end_rx_errors(FlitEnd *s, const FlitError *e, uint64_t now)
     }
     error_count(s, e);
     if (e->kind == FLIT_ERR_CORRECTABLE) {
-        if (measuring(s) && e->lane < s->cfg.width) {
+        if (measuring(s) && e->lane < s->width) {
             s->lane_cnt[e->lane] = sat16_add(s->lane_cnt[e->lane], e->count);
         }
         return 0;
@@ -419,10 +419,14 @@ void flit_end_naks_received(FlitEnd *s, uint32_t naks, uint64_t now)
     }
 }
 
-void flit_end_set_active(FlitEnd *s, bool active, uint64_t now)
+void flit_end_set_active(FlitEnd *s, bool active, unsigned width,
+                         uint64_t now)
 {
     advance(s, now);
     s->active = active;
+    if (flit_width_valid(width) && width <= s->cfg.width) {
+        s->width = width;
+    }
 }
 
 uint64_t flit_end_deadline(const FlitEnd *s)
@@ -520,7 +524,7 @@ static void reg_write(FlitEnd *s, FlitCap cap, uint32_t off, uint32_t val,
                 v = ((old & ~mask) | (val & mask)) & FLIT_LOG_CNT_CTL_RW;
                 if (!(old & FLIT_LOG_CNT_EN) && (v & FLIT_LOG_CNT_EN)) {
                     s->cnt_sts = (s->cnt_sts & FLIT_LOG_CNT_STS_INT) |
-                                 flit_width_code(s->cfg.width);
+                                 flit_width_code(s->width);
                 }
                 s->cnt_ctl = v;
             }
@@ -593,6 +597,7 @@ void flit_end_init(FlitEnd *s, const FlitEndConfig *cfg,
     s->totals = totals;
     s->irq = irq;
     s->opaque = opaque;
+    s->width = cfg->width;
 }
 
 void flit_end_reset(FlitEnd *s, uint64_t now)
@@ -620,7 +625,7 @@ void *flit_end_save(const FlitEnd *s, size_t *len)
     ptm_put64(b, FLIT_STATE_MAGIC);
     ptm_put64(b, s->cfg.width | (uint64_t)s->cfg.ltssm_regs << 8 |
                  (uint64_t)s->cfg.flight_ns << 16);
-    ptm_put64(b, s->active);
+    ptm_put64(b, s->active | (uint64_t)s->width << 8);
     ptm_put64(b, s->tx);
     ptm_put64(b, s->rx);
     ptm_put64(b, s->l0);
@@ -670,7 +675,13 @@ char *flit_end_load(FlitEnd *s, const void *buf, size_t len)
         return g_strdup("the flit state comes from an end of another "
                         "width, LTSSM register count or flight time");
     }
-    n.active = ptm_get64(&r);
+    v = ptm_get64(&r);
+    n.active = v & 1;
+    n.width = v >> 8;
+    if (!flit_width_valid(n.width) || n.width > s->cfg.width) {
+        return g_strdup_printf("the flit state's link width x%u does not "
+                               "fit this end", n.width);
+    }
     n.tx = ptm_get64(&r);
     n.rx = ptm_get64(&r);
     n.l0 = ptm_get64(&r);

@@ -129,7 +129,7 @@ typedef void FlitTotalsFn(void *opaque, uint64_t now, FlitTotals *out);
 typedef void FlitIrqFn(void *opaque);
 
 typedef struct FlitEndConfig {
-    unsigned width;             /* lanes: 1, 2, 4, 8 or 16 */
+    unsigned width;             /* most lanes: 1, 2, 4, 8 or 16 */
     unsigned ltssm_regs;        /* LTSSM Tracking Register Count, 0 to 5 */
     uint32_t flight_ns;         /* one-way time on the wire */
 } FlitEndConfig;
@@ -162,6 +162,7 @@ typedef struct FlitEnd {
     void *opaque;
 
     bool active;                /* the link runs in flit mode */
+    unsigned width;             /* at the width it trained to */
     /* the link's totals while in flit mode, and the last sample */
     uint64_t tx, rx, l0;
     FlitTotals last;
@@ -210,8 +211,12 @@ uint32_t flit_end_read(FlitEnd *s, FlitCap cap, uint32_t off, unsigned len,
 void flit_end_write(FlitEnd *s, FlitCap cap, uint32_t off, uint32_t val,
                     unsigned len, uint64_t now);
 
-/* The link trained: in flit mode or not */
-void flit_end_set_active(FlitEnd *s, bool active, uint64_t now);
+/*
+ * The link trained: in flit mode or not, at width lanes (at most the
+ * end's own; another value keeps the width it had)
+ */
+void flit_end_set_active(FlitEnd *s, bool active, unsigned width,
+                         uint64_t now);
 
 /*
  * Flit errors in what this end received: logged, counted and, for the

@@ -39,7 +39,7 @@ static void open_end(FlitEnd *s, Link *l, unsigned width, unsigned regs,
     memset(l, 0, sizeof(*l));
     g_assert_null(flit_end_check(&cfg));
     flit_end_init(s, &cfg, link_totals, link_irq, l);
-    flit_end_set_active(s, true, 0);
+    flit_end_set_active(s, true, 0, 0);
 }
 
 static uint32_t rd(FlitEnd *s, FlitCap cap, uint32_t off)
@@ -136,9 +136,9 @@ static void test_access_types(void)
     wr(&s, FLIT_CAP_64GT, FLIT_64GT_CTL, ~0u);
     g_assert_cmphex(rd(&s, FLIT_CAP_64GT, FLIT_64GT_STATUS), ==, 0xF);
     g_assert_cmphex(rd(&s, FLIT_CAP_64GT, FLIT_64GT_CTL), ==, 0);
-    flit_end_set_active(&s, false, 0);
+    flit_end_set_active(&s, false, 0, 0);
     g_assert_cmphex(rd(&s, FLIT_CAP_64GT, FLIT_64GT_STATUS), ==, 0);
-    flit_end_set_active(&s, true, 0);
+    flit_end_set_active(&s, true, 0, 0);
 
     /* 0x0033: vector RO 0, count HwInit, control RW but [5:4] */
     g_assert_cmphex(rd(&s, FLIT_CAP_PERF, FLIT_PERF_CAP), ==, 3 << 10);
@@ -322,7 +322,7 @@ static void test_nak_and_replay(void)
     e = (FlitError){ .kind = FLIT_ERR_CORRECTABLE, .lane = 2, .count = 9 };
     g_assert_cmpuint(flit_end_rx_errors(&a, &e, 0), ==, 0);
     /* nothing counts while the link is not in flit mode */
-    flit_end_set_active(&a, false, 0);
+    flit_end_set_active(&a, false, 0, 0);
     e.kind = FLIT_ERR_UNCORRECTABLE;
     g_assert_cmpuint(flit_end_rx_errors(&a, &e, 0), ==, 0);
 }
@@ -421,15 +421,34 @@ static void test_flit_counter(void)
            FLIT_LOG_MEAS_EN | FLIT_LOG_MEAS_CLEAR);
         g_assert_cmpuint(rd(&s, FLIT_CAP_LOG, FLIT_LOG_MEAS_FLITS), ==, 0);
         /* not in flit mode: no flits */
-        flit_end_set_active(&s, false, 0);
+        flit_end_set_active(&s, false, 0, 0);
         l.t.l0_ns += 1000000;
         g_assert_cmpuint(rd(&s, FLIT_CAP_LOG, FLIT_LOG_MEAS_FLITS), ==, 0);
         /* the reporter restarts from 0 (its reset): counted from there */
-        flit_end_set_active(&s, true, 0);
+        flit_end_set_active(&s, true, 0, 0);
         l.t.l0_ns = 2000;
         want = walk(w, 8005000) - walk(w, 8003000);
         g_assert_cmpuint(rd(&s, FLIT_CAP_LOG, FLIT_LOG_MEAS_FLITS), ==, want);
     }
+}
+
+/* An x16 end on a link that trained to x4 counts x4 flits */
+static void test_trained_width(void)
+{
+    FlitEnd s;
+    Link l;
+
+    open_end(&s, &l, 16, 0, 0);
+    flit_end_set_active(&s, true, 4, 0);
+    wr(&s, FLIT_CAP_LOG, FLIT_LOG_MEAS_CTL, FLIT_LOG_MEAS_EN);
+    l.t.l0_ns = 1000000;
+    g_assert_cmpuint(rd(&s, FLIT_CAP_LOG, FLIT_LOG_MEAS_FLITS), ==,
+                     walk(4, 1000000));
+    /* wider than the end, or no width: kept */
+    flit_end_set_active(&s, true, 32, 0);
+    flit_end_set_active(&s, true, 0, 0);
+    wr(&s, FLIT_CAP_LOG, FLIT_LOG_CNT_CTL, FLIT_LOG_CNT_EN);
+    g_assert_cmphex(rd(&s, FLIT_CAP_LOG, FLIT_LOG_CNT_CTL) >> 16, ==, 2);
 }
 
 static void test_error_log_and_counter(void)
@@ -580,6 +599,7 @@ int main(int argc, char **argv)
     g_test_add_func("/flit/nak-replay", test_nak_and_replay);
     g_test_add_func("/flit/ltssm-trackers", test_ltssm_trackers);
     g_test_add_func("/flit/flit-counter", test_flit_counter);
+    g_test_add_func("/flit/trained-width", test_trained_width);
     g_test_add_func("/flit/error-log-counter", test_error_log_and_counter);
     g_test_add_func("/flit/migration", test_migration);
     g_test_add_func("/flit/parse", test_parse);
