@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # Build a gzip'ed initramfs: busybox, guest/init and MAIN as /guest-main.sh,
-# plus any further FILE:PATH pairs (e.g. a tool and its libraries).
+# plus any further FILE:PATH pairs (e.g. a tool and its libraries). A FILE
+# that is a directory is copied whole as the directory PATH (e.g.
+# scripts/pciutils.sh's as /opt/pciutils).
 # usage: guest-initramfs.sh OUT.gz MAIN [FILE:PATH ...]
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,6 +22,11 @@ echo 'root:x:0:0:root:/root:/bin/sh' > "$root/etc/passwd"
 echo 'nobody:x:65534:65534:nobody:/:/bin/sh' >> "$root/etc/passwd"
 for pair in "$@"; do
     mkdir -p "$root/$(dirname "${pair#*:}")"
-    cp -L "${pair%%:*}" "$root/${pair#*:}"
+    if [ -d "${pair%%:*}" ]; then
+        mkdir -p "$root/${pair#*:}"
+        cp -a "${pair%%:*}/." "$root/${pair#*:}/"
+    else
+        cp -L "${pair%%:*}" "$root/${pair#*:}"
+    fi
 done
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$out"

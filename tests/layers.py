@@ -58,7 +58,7 @@ ROOMS = {
         ['ptm-models'],
     ], ['telemetry-traffic', 'traffic-qom']),
     'flit': ('qemu-device/flit', ['common'], [['flit-link'], ['flit-end']],
-             []),
+             ['flit-pci']),
     'dwc': ('qemu-device/dwc', ['common', 'link', 'flit'], [['dwc-ras-des']],
             ['dwc-pcie-root-port']),
     'card': ('qemu-device/card', ['common', 'telemetry', 'link', 'ndp-dma',

@@ -5,6 +5,7 @@
  * reset, and the check of the device's properties and identity.
  */
 #include "ndk-card.h"
+#include "hw/pci/pci_bridge.h"
 static PtmSettings ndk_telemetry_settings(NdkPcieTelemetryState *s)
 {
     PCIDevice *pdev = PCI_DEVICE(s);
@@ -53,6 +54,7 @@ uint32_t ndk_telemetry_config_read(PCIDevice *pdev, uint32_t addr,
     uint32_t data = s->vsec + PTM_VSEC_REG_DATA;
     uint32_t index, word;
 
+    val = flit_pci_config_read(&s->flit, addr, len, val);
     if (!s->vsec || !ranges_overlap(addr, len, data, 4)) {
         return val;
     }
@@ -70,9 +72,12 @@ uint32_t ndk_telemetry_config_read(PCIDevice *pdev, uint32_t addr,
 void ndk_telemetry_config_write(PCIDevice *pdev, uint32_t addr,
                                        uint32_t val, int len)
 {
-    ndk_telemetry_quiesce(NDK_PCIE_TELEMETRY(pdev));
+    NdkPcieTelemetryState *s = NDK_PCIE_TELEMETRY(pdev);
+
+    ndk_telemetry_quiesce(s);
     pci_default_write_config(pdev, addr, val, len);
-    ndk_telemetry_sync_settings(NDK_PCIE_TELEMETRY(pdev));
+    flit_pci_config_write(&s->flit, addr, val, len);
+    ndk_telemetry_sync_settings(s);
 }
 
 /* The identity strings: printable ASCII of bounded length. */
@@ -323,6 +328,68 @@ bool ndk_telemetry_init_devtree(NdkPcieTelemetryState *s,
     pci_set_long(cap + PTM_VSEC_REG_ENDPOINT, PTM_VSEC_ENDPOINT_VALID | 0);
     pci_set_long(cap + PTM_VSEC_REG_LENGTH, s->devtree_len);
     pci_set_long(pdev->wmask + s->vsec + PTM_VSEC_REG_INDEX, 0xFFFFFFFF);
+    return true;
+}
+
+/* The flit model's totals: what the card sent and received, time in L0 */
+static void ndk_telemetry_flit_totals(void *opaque, uint64_t now,
+                                      FlitTotals *out)
+{
+    NdkPcieTelemetryState *s = opaque;
+    PcieLinkTotals t;
+    uint64_t up = now - MIN(now, s->flit_origin);
+
+    pcie_link_traffic_totals(OBJECT(s), now, &t);
+    out->tx_payload = t.payload_up;
+    out->rx_payload = t.payload_down;
+    out->l0_ns = up - MIN(up, t.link_down_ns);
+}
+
+/* The port above, if it is the other end of a flit-mode link */
+FlitPci *ndk_telemetry_flit_port(NdkPcieTelemetryState *s)
+{
+    PCIBus *bus = pci_get_bus(PCI_DEVICE(s));
+    PCIDevice *port = bus ? pci_bridge_get_device(bus) : NULL;
+
+    if (PCI_DEVICE(s)->devfn != 0 || !port) {
+        return NULL;
+    }
+    return pcie_flit_link_end(OBJECT(port));
+}
+
+/*
+ * PCIe 6 flit mode: the three capabilities after the device-tree VSEC.
+ * The port above trains the link (flit-pci.h).
+ */
+bool ndk_telemetry_init_flit(NdkPcieTelemetryState *s, Error **errp)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+    FlitEndConfig fc = {
+        .width = s->link_width, .ltssm_regs = s->flit_ltssm_regs,
+        .flight_ns = s->flit_flight_ns,
+    };
+
+    if (!s->flit_mode) {
+        return true;
+    }
+    if (!pci_is_express(pdev)) {
+        error_setg(errp, "%s: property 'flit-mode' needs a PCI Express bus",
+                   TYPE_NDK_PCIE_TELEMETRY);
+        return false;
+    }
+    if (s->link_speed != QEMU_PCI_EXP_LNK_64GT) {
+        error_setg(errp, "%s: property 'flit-mode' needs 'link-speed=64' "
+                   "(flit mode is PCIe 6.0's, at 64 GT/s)",
+                   TYPE_NDK_PCIE_TELEMETRY);
+        return false;
+    }
+    if (!flit_pci_check(&fc, TYPE_NDK_PCIE_TELEMETRY, "link-width", errp)) {
+        return false;
+    }
+    s->flit_origin = now_ns();
+    flit_pci_init(&s->flit, pdev,
+                  s->vsec ? NDK_TELEMETRY_FLIT_OFFSET : PCI_CONFIG_SPACE_SIZE,
+                  &fc, ndk_telemetry_flit_totals, s);
     return true;
 }
 

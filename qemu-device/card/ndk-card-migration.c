@@ -160,6 +160,27 @@ static int ndk_telemetry_link_post_load(void *opaque, int version_id)
     return 0;
 }
 
+static bool ndk_telemetry_flit_needed(void *opaque)
+{
+    NdkPcieTelemetryState *s = opaque;
+
+    return flit_pci_present(&s->flit);
+}
+
+/* The flit-mode capabilities' state */
+static const VMStateDescription vmstate_ndk_telemetry_flit = {
+    .name = TYPE_NDK_PCIE_TELEMETRY "/flit",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = ndk_telemetry_flit_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT64(flit_origin, NdkPcieTelemetryState),
+        VMSTATE_STRUCT(flit, NdkPcieTelemetryState, 1, vmstate_flit_pci,
+                       FlitPci),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
 /* What a port above has counted of the link so far */
 static const VMStateDescription vmstate_ndk_telemetry_link = {
     .name = TYPE_NDK_PCIE_TELEMETRY "/link",
@@ -201,6 +222,7 @@ const VMStateDescription vmstate_ndk_telemetry = {
     .subsections = (const VMStateDescription * const []) {
         &vmstate_ndk_telemetry_dma,
         &vmstate_ndk_telemetry_link,
+        &vmstate_ndk_telemetry_flit,
         NULL
     },
 };

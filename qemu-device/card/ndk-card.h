@@ -37,6 +37,7 @@
 #include "ptm-link.h"
 #include "ptm-transfers.h"
 #include "pcie-link-traffic.h"
+#include "flit-pci.h"
 #include "telemetry-traffic.h"
 
 #define TYPE_NDK_PCIE_TELEMETRY "ndk-pcie-telemetry"
@@ -56,6 +57,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(NdkPcieTelemetryState, NDK_PCIE_TELEMETRY)
  */
 #define NDK_TELEMETRY_MSI_OFFSET 0x50
 #define NDK_TELEMETRY_PCIE_OFFSET 0x80
+#define NDK_TELEMETRY_FLIT_OFFSET 0x200   /* after the device-tree VSEC */
 
 /* Highest block-offset: BAR0 stays within 256 MiB. */
 #define NDK_TELEMETRY_MAX_BLOCK_OFFSET 0x0FFF0000u
@@ -172,6 +174,13 @@ struct NdkPcieTelemetryState {
     uint64_t mmio_write_bytes;  /* BAR writes down */
     uint8_t *link_state;        /* migration buffer of the link's counts */
     uint32_t link_state_len;
+
+    /* PCIe 6 flit mode (docs/flit.md) */
+    bool flit_mode;
+    uint32_t flit_ltssm_regs;
+    uint32_t flit_flight_ns;
+    FlitPci flit;
+    uint64_t flit_origin;       /* the link's totals count from here */
 };
 
 static inline uint64_t now_ns(void)
@@ -197,6 +206,8 @@ bool ndk_telemetry_init_msi(NdkPcieTelemetryState *s, Error **errp);
 bool ndk_telemetry_init_devtree(NdkPcieTelemetryState *s,
                                        Error **errp);
 void ndk_telemetry_reset_pcie(NdkPcieTelemetryState *s);
+bool ndk_telemetry_init_flit(NdkPcieTelemetryState *s, Error **errp);
+FlitPci *ndk_telemetry_flit_port(NdkPcieTelemetryState *s);
 
 /* ndk-card-migration.c */
 extern const VMStateDescription vmstate_ndk_telemetry;

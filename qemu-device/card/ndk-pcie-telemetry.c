@@ -674,6 +674,12 @@ static void ndk_telemetry_realize(PCIDevice *pdev, Error **errp)
         s->devtree_xz = NULL;
         return;
     }
+    if (!ndk_telemetry_init_flit(s, errp)) {
+        g_free(s->devtree_xz);
+        s->devtree_xz = NULL;
+        msi_uninit(pdev);
+        return;
+    }
 
     s->core = ptm_core_new(&s->cfg);
     if (!ndk_telemetry_init_source(s, errp) ||
@@ -686,6 +692,7 @@ static void ndk_telemetry_realize(PCIDevice *pdev, Error **errp)
         s->core = NULL;
         g_free(s->devtree_xz);
         s->devtree_xz = NULL;
+        flit_pci_exit(&s->flit);
         msi_uninit(pdev);
         return;
     }
@@ -751,6 +758,7 @@ static void ndk_telemetry_exit(PCIDevice *pdev)
     s->state = NULL;
     g_free(s->devtree_xz);
     s->devtree_xz = NULL;
+    flit_pci_exit(&s->flit);
     msi_uninit(pdev);
 }
 
@@ -767,10 +775,54 @@ static void ndk_telemetry_reset_hold(Object *obj, ResetType type)
         /* what was on the buses is gone with the reset */
         ptm_dma_traffic_reset(s->dma_log, now_ns());
     }
+    flit_pci_reset(&s->flit);       /* samples the link before it */
     ndk_telemetry_link_reset(s);
+    if (flit_pci_present(&s->flit)) {
+        s->flit_origin = now_ns();
+        flit_end_rebase(&s->flit.end);
+    }
     ndk_telemetry_reset_pcie(s);
     ndk_telemetry_sync_settings(s);
     ndk_telemetry_schedule(s);
+}
+
+/* After the reset the link trains again with the port above */
+static void ndk_telemetry_reset_exit(Object *obj, ResetType type)
+{
+    NdkPcieTelemetryState *s = NDK_PCIE_TELEMETRY(obj);
+    FlitPci *port = ndk_telemetry_flit_port(s);
+
+    if (port && flit_pci_present(&s->flit)) {
+        flit_pci_link_train(port, &s->flit);
+    }
+}
+
+static FlitPci *ndk_telemetry_flit_end(Object *obj)
+{
+    NdkPcieTelemetryState *s = NDK_PCIE_TELEMETRY(obj);
+
+    return flit_pci_present(&s->flit) ? &s->flit : NULL;
+}
+
+static char *ndk_telemetry_get_flit_error(Object *obj, Error **errp)
+{
+    NdkPcieTelemetryState *s = NDK_PCIE_TELEMETRY(obj);
+
+    return g_strdup(s->flit.last_error ? s->flit.last_error : "");
+}
+
+static void ndk_telemetry_set_flit_error(Object *obj, const char *value,
+                                         Error **errp)
+{
+    NdkPcieTelemetryState *s = NDK_PCIE_TELEMETRY(obj);
+
+    if (!DEVICE(obj)->realized) {
+        error_setg(errp, "%s: 'flit-error' injects into a running card: "
+                   "set it with qom-set", TYPE_NDK_PCIE_TELEMETRY);
+        return;
+    }
+    flit_pci_inject(&s->flit, ndk_telemetry_flit_port(s), value,
+                    TYPE_NDK_PCIE_TELEMETRY, errp);
 }
 
 #define CFG(f) cfg.f
@@ -832,6 +884,11 @@ static const Property ndk_telemetry_properties[] = {
                                 link_speed, PCIE_LINK_SPEED_8),
     DEFINE_PROP_PCIE_LINK_WIDTH("link-width", NdkPcieTelemetryState,
                                 link_width, PCIE_LINK_WIDTH_16),
+    DEFINE_PROP_BOOL("flit-mode", NdkPcieTelemetryState, flit_mode, false),
+    DEFINE_PROP_UINT32("flit-ltssm-regs", NdkPcieTelemetryState,
+                       flit_ltssm_regs, 5),
+    DEFINE_PROP_UINT32("flit-flight-ns", NdkPcieTelemetryState,
+                       flit_flight_ns, 10),
     DEFINE_PROP_STRING("card-name", NdkPcieTelemetryState, card_name),
     DEFINE_PROP_STRING("project-name", NdkPcieTelemetryState, project_name),
     DEFINE_PROP_STRING("project-variant", NdkPcieTelemetryState,
@@ -886,7 +943,9 @@ static void ndk_telemetry_class_init(ObjectClass *oc, void *data)
     pc->class_id = PCI_CLASS_OTHERS;
     pc->revision = 0;
     rc->phases.hold = ndk_telemetry_reset_hold;
+    rc->phases.exit = ndk_telemetry_reset_exit;
     PCIE_LINK_TRAFFIC_CLASS(oc)->totals = ndk_telemetry_link_totals;
+    PCIE_FLIT_LINK_CLASS(oc)->flit = ndk_telemetry_flit_end;
     dc->desc = "CESNET NDK PCIE_TELEMETRY_MI block (virtual)";
     dc->vmsd = &vmstate_ndk_telemetry;
     device_class_set_props(dc, ndk_telemetry_properties);
@@ -943,6 +1002,24 @@ static void ndk_telemetry_class_init(ObjectClass *oc, void *data)
     object_class_property_set_description(oc, "link-width",
         "Link Capabilities and Status width in lanes: 1, 2, 4, 8, 12, 16 "
         "or 32");
+    object_class_property_add_str(oc, "flit-error",
+                                  ndk_telemetry_get_flit_error,
+                                  ndk_telemetry_set_flit_error);
+    object_class_property_set_description(oc, "flit-error",
+        "inject flit errors into what the card receives: \"kind=K,count=N"
+        "[,lane=L]\" (K uncorrectable, unrecognized or correctable, which "
+        "names its lane); the uncorrectable and unrecognized ones are "
+        "Nak'd and replayed; reads back the last injection taken");
+    object_class_property_set_description(oc, "flit-mode",
+        "PCIe 6.0 flit mode (needs link-speed=64 and a PCIe bus): Flit Mode "
+        "Supported, the Physical Layer 64.0 GT/s, Flit Logging and Flit "
+        "Performance Measurement capabilities; the link runs in flit mode "
+        "below a dwc-pcie-root-port with flit-mode=on");
+    object_class_property_set_description(oc, "flit-ltssm-regs",
+        "LTSSM Tracking Register Count of Flit Performance Measurement, 0 "
+        "to 5");
+    object_class_property_set_description(oc, "flit-flight-ns",
+        "one-way time on the wire in ns (the link model's latencies)");
     object_class_property_set_description(oc, "card-name",
         "device tree /firmware card-name (default: the nfb driver's name "
         "for the PCI ID, e.g. COMBO-GENERIC for 18ec:c000, otherwise "
@@ -985,6 +1062,7 @@ static const TypeInfo ndk_telemetry_info = {
         { INTERFACE_PCIE_DEVICE },
         { INTERFACE_CONVENTIONAL_PCI_DEVICE },
         { TYPE_PCIE_LINK_TRAFFIC },
+        { TYPE_PCIE_FLIT_LINK },
         { }
     },
 };

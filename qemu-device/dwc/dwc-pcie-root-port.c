@@ -29,6 +29,7 @@
 #include "qom/object.h"
 
 #include "dwc-ras-des.h"
+#include "flit-pci.h"
 #include "pcie-link-traffic.h"
 #include "trace.h"
 
@@ -47,6 +48,9 @@ OBJECT_DECLARE_TYPE(DwcRootPort, DwcRootPortClass, DWC_PCIE_ROOT_PORT)
 #define DWC_RP_AER_OFFSET           0x100
 #define DWC_RP_ACS_OFFSET           (DWC_RP_AER_OFFSET + PCI_ERR_SIZEOF)
 #define DWC_RP_RAS_DES_OFFSET       0x200
+#define DWC_RP_FLIT_OFFSET          (DWC_RP_RAS_DES_OFFSET + DWC_RAS_DES_LEN)
+/* Retrain Link: the link's stay in Recovery (docs/flit.md) */
+#define DWC_RP_RETRAIN_NS           20000
 
 struct DwcRootPort {
     PCIESlot parent_obj;
@@ -59,6 +63,12 @@ struct DwcRootPort {
     QEMUTimer *timer;               /* the end of a timed analysis */
     DeviceListener listener;        /* functions come and go below */
     char *lane_error;               /* the last injection taken */
+
+    /* PCIe 6 flit mode (docs/flit.md) */
+    bool flit_mode;
+    uint32_t flit_ltssm_regs;
+    uint32_t flit_flight_ns;
+    FlitPci flit;
 
     /* migration: the model's state as bytes */
     uint8_t *state;
@@ -120,6 +130,40 @@ static void dwc_rp_totals(void *opaque, uint64_t now, DwcLinkTotals *out)
     dwc_link_sum_totals(&s->links, now, out);
 }
 
+/* The flit model's totals: what the port sent and received, time in L0 */
+static void dwc_rp_flit_totals(void *opaque, uint64_t now, FlitTotals *out)
+{
+    DwcRootPort *s = opaque;
+    DwcLinkTotals t;
+
+    dwc_rp_totals(s, now, &t);
+    out->tx_payload = t.payload_down;
+    out->rx_payload = t.payload_up;
+    out->l0_ns = t.l0_ns;
+}
+
+/* The far end of the link: function 0 below, if it has flit mode */
+static FlitPci *dwc_rp_flit_far(DwcRootPort *s)
+{
+    PCIDevice *dev = dwc_rp_sec_bus(s)->devices[0];
+
+    if (!dev || !DEVICE(dev)->realized) {
+        return NULL;
+    }
+    return pcie_flit_link_end(OBJECT(dev));
+}
+
+/* Link training (flit-pci.h) */
+static void dwc_rp_flit_train(DwcRootPort *s)
+{
+    if (!flit_pci_present(&s->flit)) {
+        return;
+    }
+    flit_pci_link_train(&s->flit, dwc_rp_flit_far(s));
+    trace_dwc_rp_flit_train(dwc_rp_name(s), flit_pci_active(&s->flit),
+                            s->flit.end.width);
+}
+
 static PCIDevice *dwc_rp_below(DwcRootPort *s, DeviceState *dev)
 {
     if (!dev->parent_bus || dev->parent_bus != BUS(dwc_rp_sec_bus(s))) {
@@ -137,6 +181,9 @@ static void dwc_rp_dev_realize(DeviceListener *l, DeviceState *dev)
     if (pd) {
         dwc_link_sum_attach(&s->links, pd->devfn, now);
         trace_dwc_rp_function(dwc_rp_name(s), pd->devfn, 1, now);
+        if (pd->devfn == 0) {
+            dwc_rp_flit_train(s);
+        }
     }
 }
 
@@ -150,6 +197,9 @@ static void dwc_rp_dev_unrealize(DeviceListener *l, DeviceState *dev)
     if (pd) {
         dwc_link_sum_detach(&s->links, pd->devfn, now);
         trace_dwc_rp_function(dwc_rp_name(s), pd->devfn, 0, now);
+        if (pd->devfn == 0) {
+            flit_pci_train(&s->flit, false, 0);     /* no link */
+        }
     }
 }
 
@@ -178,6 +228,21 @@ static void dwc_rp_timer(void *opaque)
     dwc_rp_arm(s);
 }
 
+/*
+ * Retrain Link: both ends go through Recovery (the LTSSM trackers see
+ * it) and train again, which is when Flit Mode Disable takes effect.
+ */
+static void dwc_rp_flit_retrain(DwcRootPort *s)
+{
+    FlitPci *far = dwc_rp_flit_far(s);
+
+    if (far && flit_pci_active(&s->flit)) {
+        flit_pci_ltssm(&s->flit, FLIT_LTSSM_L0_RECOVERY, DWC_RP_RETRAIN_NS);
+        flit_pci_ltssm(far, FLIT_LTSSM_L0_RECOVERY, DWC_RP_RETRAIN_NS);
+    }
+    dwc_rp_flit_train(s);
+}
+
 static uint32_t dwc_rp_config_read(PCIDevice *d, uint32_t addr, int len)
 {
     DwcRootPort *s = DWC_PCIE_ROOT_PORT(d);
@@ -186,6 +251,7 @@ static uint32_t dwc_rp_config_read(PCIDevice *d, uint32_t addr, int len)
     uint32_t hi = DWC_RP_RAS_DES_OFFSET + DWC_RAS_DES_LEN;
     uint32_t a, b, v, sh, mask;
 
+    val = flit_pci_config_read(&s->flit, addr, len, val);
     if (!ranges_overlap(addr, len, lo, hi - lo)) {
         return val;
     }
@@ -221,6 +287,13 @@ static void dwc_rp_config_write(PCIDevice *d, uint32_t addr, uint32_t val,
         dwc_rp_sample(s, now);
     }
     drc->parent_config_write(d, addr, val, len);
+    flit_pci_config_write(&s->flit, addr, val, len);
+    if (flit_pci_present(&s->flit) &&
+        ranges_overlap(addr, len, d->exp.exp_cap + PCI_EXP_LNKCTL, 1) &&
+        (val >> (8 * (d->exp.exp_cap + PCI_EXP_LNKCTL - addr)) &
+         PCI_EXP_LNKCTL_RL)) {
+        dwc_rp_flit_retrain(s);
+    }
     if (!ranges_overlap(addr, len, lo, hi - lo)) {
         return;
     }
@@ -288,6 +361,36 @@ static void dwc_rp_set_lane_error(Object *obj, const char *value,
                             dwc_lane_event_id(e.index), e.count, counted);
 }
 
+static char *dwc_rp_get_flit_error(Object *obj, Error **errp)
+{
+    DwcRootPort *s = DWC_PCIE_ROOT_PORT(obj);
+
+    return g_strdup(s->flit.last_error ? s->flit.last_error : "");
+}
+
+static void dwc_rp_set_flit_error(Object *obj, const char *value,
+                                  Error **errp)
+{
+    DwcRootPort *s = DWC_PCIE_ROOT_PORT(obj);
+    g_autofree char *who = g_strdup_printf("%s '%s'",
+                                           TYPE_DWC_PCIE_ROOT_PORT,
+                                           dwc_rp_name(s));
+
+    if (!DEVICE(obj)->realized) {
+        error_setg(errp, "%s: 'flit-error' injects into a running port: "
+                   "set it with qom-set", TYPE_DWC_PCIE_ROOT_PORT);
+        return;
+    }
+    flit_pci_inject(&s->flit, dwc_rp_flit_far(s), value, who, errp);
+}
+
+static FlitPci *dwc_rp_flit_end(Object *obj)
+{
+    DwcRootPort *s = DWC_PCIE_ROOT_PORT(obj);
+
+    return flit_pci_present(&s->flit) ? &s->flit : NULL;
+}
+
 /* ------------------------------------------------------------------ */
 /* The device                                                         */
 
@@ -332,6 +435,22 @@ static void dwc_rp_realize(DeviceState *dev, Error **errp)
         return;
     }
 
+    if (s->flit_mode) {
+        FlitEndConfig fc = {
+            .width = slot->width, .ltssm_regs = s->flit_ltssm_regs,
+            .flight_ns = s->flit_flight_ns,
+        };
+        if (slot->speed != QEMU_PCI_EXP_LNK_64GT) {
+            error_setg(errp, "%s: property 'flit-mode' needs 'x-speed=64' "
+                       "(flit mode is PCIe 6.0's, at 64 GT/s)",
+                       TYPE_DWC_PCIE_ROOT_PORT);
+            return;
+        }
+        if (!flit_pci_check(&fc, TYPE_DWC_PCIE_ROOT_PORT, "x-width", errp)) {
+            return;
+        }
+    }
+
     rpc->parent_realize(dev, &local_err);
     if (local_err) {
         error_propagate(errp, local_err);
@@ -349,6 +468,17 @@ static void dwc_rp_realize(DeviceState *dev, Error **errp)
                         DWC_RAS_DES_LEN);
     pci_set_long(d->config + DWC_RP_RAS_DES_OFFSET + 4, DWC_RAS_DES_VSEC_HDR);
 
+    if (s->flit_mode) {
+        FlitEndConfig fc = {
+            .width = slot->width, .ltssm_regs = s->flit_ltssm_regs,
+            .flight_ns = s->flit_flight_ns,
+        };
+
+        /* after RAS DES: 64.0 GT/s, Flit Logging, Flit Performance */
+        flit_pci_init(&s->flit, d, DWC_RP_FLIT_OFFSET, &fc,
+                      dwc_rp_flit_totals, s);
+    }
+
     dwc_ras_des_init(&s->des, dwc_rp_totals, s);
     dwc_link_sum_init(&s->links, dwc_rp_now());
     s->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, dwc_rp_timer, s);
@@ -365,6 +495,7 @@ static void dwc_rp_exit(PCIDevice *d)
     device_listener_unregister(&s->listener);
     timer_free(s->timer);
     s->timer = NULL;
+    flit_pci_exit(&s->flit);
     drc->parent_exit(d);
 }
 
@@ -381,7 +512,20 @@ static void dwc_rp_reset_hold(Object *obj, ResetType type)
     if (s->timer) {
         timer_del(s->timer);
     }
+    flit_pci_reset(&s->flit);
     trace_dwc_rp_reset(dwc_rp_name(s), type);
+}
+
+/* After every device's reset: the link trains again */
+static void dwc_rp_reset_exit(Object *obj, ResetType type)
+{
+    DwcRootPort *s = DWC_PCIE_ROOT_PORT(obj);
+    DwcRootPortClass *drc = DWC_PCIE_ROOT_PORT_GET_CLASS(obj);
+
+    if (drc->parent_phases.exit) {
+        drc->parent_phases.exit(obj, type);
+    }
+    dwc_rp_flit_train(s);
 }
 
 static void dwc_rp_instance_finalize(Object *obj)
@@ -390,6 +534,8 @@ static void dwc_rp_instance_finalize(Object *obj)
 
     g_free(s->lane_error);
     g_free(s->state);
+    g_free(s->flit.last_error);
+    g_free(s->flit.state);
 }
 
 static int dwc_rp_pre_save(void *opaque)
@@ -421,6 +567,24 @@ static int dwc_rp_post_load(void *opaque, int version_id)
     return pcie_cap_slot_post_load(opaque, version_id);
 }
 
+static bool dwc_rp_flit_needed(void *opaque)
+{
+    DwcRootPort *s = opaque;
+
+    return flit_pci_present(&s->flit);
+}
+
+static const VMStateDescription vmstate_dwc_rp_flit = {
+    .name = TYPE_DWC_PCIE_ROOT_PORT "/flit",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = dwc_rp_flit_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_STRUCT(flit, DwcRootPort, 1, vmstate_flit_pci, FlitPci),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
 static const VMStateDescription vmstate_dwc_rp = {
     .name = TYPE_DWC_PCIE_ROOT_PORT,
     .priority = MIG_PRI_PCI_BUS,
@@ -436,6 +600,10 @@ static const VMStateDescription vmstate_dwc_rp = {
         VMSTATE_UINT32(state_len, DwcRootPort),
         VMSTATE_VBUFFER_ALLOC_UINT32(state, DwcRootPort, 0, NULL, state_len),
         VMSTATE_END_OF_LIST()
+    },
+    .subsections = (const VMStateDescription * const []) {
+        &vmstate_dwc_rp_flit,
+        NULL
     }
 };
 
@@ -447,6 +615,9 @@ static const Property dwc_rp_props[] = {
                                 PCIE_LINK_SPEED_16),
     DEFINE_PROP_PCIE_LINK_WIDTH("x-width", PCIESlot, width,
                                 PCIE_LINK_WIDTH_16),
+    DEFINE_PROP_BOOL("flit-mode", DwcRootPort, flit_mode, false),
+    DEFINE_PROP_UINT32("flit-ltssm-regs", DwcRootPort, flit_ltssm_regs, 5),
+    DEFINE_PROP_UINT32("flit-flight-ns", DwcRootPort, flit_flight_ns, 10),
 };
 
 static void dwc_rp_class_init(ObjectClass *klass, void *data)
@@ -469,8 +640,10 @@ static void dwc_rp_class_init(ObjectClass *klass, void *data)
     dc->vmsd = &vmstate_dwc_rp;
     device_class_set_props(dc, dwc_rp_props);
     device_class_set_parent_realize(dc, dwc_rp_realize, &rpc->parent_realize);
-    resettable_class_set_parent_phases(rc, NULL, dwc_rp_reset_hold, NULL,
+    resettable_class_set_parent_phases(rc, NULL, dwc_rp_reset_hold,
+                                       dwc_rp_reset_exit,
                                        &drc->parent_phases);
+    PCIE_FLIT_LINK_CLASS(klass)->flit = dwc_rp_flit_end;
 
     rpc->aer_vector = dwc_rp_aer_vector;
     rpc->interrupts_init = dwc_rp_interrupts_init;
@@ -489,6 +662,24 @@ static void dwc_rp_class_init(ObjectClass *klass, void *data)
         "names it, e.g. rx_memory_read, or its ID, e.g. 0x70c; count 1 if "
         "left out; N below the negotiated link width); reads back the "
         "last injection taken");
+    object_class_property_add_str(klass, "flit-error",
+                                  dwc_rp_get_flit_error,
+                                  dwc_rp_set_flit_error);
+    object_class_property_set_description(klass, "flit-error",
+        "inject flit errors into what the port receives: \"kind=K,count=N"
+        "[,lane=L]\" (K uncorrectable, unrecognized or correctable, which "
+        "names its lane); the uncorrectable and unrecognized ones are "
+        "Nak'd and replayed; reads back the last injection taken");
+    object_class_property_set_description(klass, "flit-mode",
+        "PCIe 6.0 flit mode (needs x-speed=64): Flit Mode Supported, the "
+        "Physical Layer 64.0 GT/s, Flit Logging and Flit Performance "
+        "Measurement capabilities; the link runs in flit mode when the "
+        "device below supports it too");
+    object_class_property_set_description(klass, "flit-ltssm-regs",
+        "LTSSM Tracking Register Count of Flit Performance Measurement, 0 "
+        "to 5");
+    object_class_property_set_description(klass, "flit-flight-ns",
+        "one-way time on the wire in ns (the link model's latencies)");
     object_class_property_set_description(klass, "vendor-id",
         "PCI vendor ID; Linux's dwc_pcie_pmu matches the RAS DES capability "
         "with it: 0x1ded (Alibaba) in 6.12, later kernels also 0x17cb "
@@ -502,6 +693,10 @@ static const TypeInfo dwc_rp_info = {
     .instance_finalize = dwc_rp_instance_finalize,
     .class_size = sizeof(DwcRootPortClass),
     .class_init = dwc_rp_class_init,
+    .interfaces = (InterfaceInfo[]) {
+        { TYPE_PCIE_FLIT_LINK },
+        { }
+    },
 };
 
 static void dwc_rp_register_types(void)

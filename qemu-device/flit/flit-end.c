@@ -618,6 +618,11 @@ void flit_end_reset(FlitEnd *s, uint64_t now)
     memcpy(s->ltssm, ltssm, sizeof(ltssm));
 }
 
+void flit_end_rebase(FlitEnd *s)
+{
+    memset(&s->last, 0, sizeof(s->last));
+}
+
 void *flit_end_save(const FlitEnd *s, size_t *len)
 {
     GByteArray *b = g_byte_array_new();

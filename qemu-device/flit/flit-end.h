@@ -196,6 +196,8 @@ void flit_end_init(FlitEnd *s, const FlitEndConfig *cfg,
                    FlitTotalsFn *totals, FlitIrqFn *irq, void *opaque);
 /* A conventional reset: all but the sticky LTSSM registers */
 void flit_end_reset(FlitEnd *s, uint64_t now);
+/* The totals restart from 0 (after a sample taken before) */
+void flit_end_rebase(FlitEnd *s);
 
 /* Bytes of a capability in configuration space, header included */
 uint32_t flit_cap_size(FlitCap cap, const FlitEndConfig *cfg);

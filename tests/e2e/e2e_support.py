@@ -7,6 +7,7 @@
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -57,6 +58,87 @@ def net_files():
     return (['%s:/lib/modules/net/%02d-%s' % (m, i, os.path.basename(m))
              for i, m in enumerate(mods, 1)] +
             [os.path.join(REPO, 'guest/net-up.sh') + ':/net-up.sh'])
+
+
+PCIUTILS_GUEST_DIR = '/opt/pciutils'
+
+
+def pciutils_dir():
+    """The directory of pciutils 3.15 that scripts/pciutils.sh makes (in
+    the cache; fetched from Debian unstable on first use): bin/lspci and
+    bin/setpci, which also run on the host, and their root. Raises
+    subprocess.CalledProcessError (its stderr saying why) if it cannot be
+    made."""
+    return subprocess.run([os.path.join(REPO, 'scripts/pciutils.sh')],
+                          check=True, stdout=subprocess.PIPE,
+                          text=True).stdout.strip()
+
+
+def pciutils_files():
+    """The FILE:PATH pair for guest_initrd() or tool_initrd() that puts
+    pciutils 3.15 (pciutils_dir()) into the guest as /opt/pciutils, whose
+    bin/ guest/init puts first on PATH: lspci and setpci in the guest are
+    then 3.15's (Debian 12's lspci of scripts/guest-lspci-files.sh stays
+    /usr/bin/lspci)."""
+    return ['%s:%s' % (pciutils_dir(), PCIUTILS_GUEST_DIR)]
+
+
+def guest_commands(commands, qemu_args=(), files=(), kernel=None,
+                   timeout=240):
+    """Boot a guest (scripts/guest-run.sh) whose main runs each (name,
+    shell command) of commands in turn, stdout and stderr together, between
+    the markers guest_steps() reads, then ends with 0. files: further
+    FILE:PATH pairs for its initramfs (guest_initrd()); kernel: a kernel to
+    boot instead of scripts/guest-kernel.sh's (e.g. scripts/guest-kernel-
+    612.sh's); qemu_args: the devices; timeout: seconds for the whole run.
+    Returns (steps, console): guest_steps() of the console, {name: (exit
+    status, output)}, and the console without carriage returns (it ends
+    with "GUEST-EXIT 0" when the guest ran all commands)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        main = os.path.join(tmp, 'guest-main.sh')
+        with open(main, 'w') as f:
+            f.write('#!/bin/sh\n')
+            for name, cmd in commands:
+                f.write('echo "=== STEP %s"\n' % name)
+                f.write('sh -c %s 2>&1\n' % shlex.quote(cmd))
+                f.write('echo "=== RC %s $?"\n' % name)
+            f.write('exit 0\n')
+        initrd = os.path.join(tmp, 'initrd.gz')
+        guest_initrd(initrd, main, files)
+        env = dict(os.environ, GUEST_TIMEOUT=str(timeout))
+        if kernel:
+            env['GUEST_KERNEL'] = kernel
+        p = subprocess.run([os.path.join(REPO, 'scripts/guest-run.sh'),
+                            initrd] + list(qemu_args), capture_output=True,
+                           text=True, errors='replace', env=env)
+    console = (p.stdout + p.stderr).replace('\r', '')
+    return guest_steps(console), console
+
+
+def pciutils_guest(commands, qemu_args=(), files=(), kernel=None,
+                   timeout=240):
+    """guest_commands() in a guest that has pciutils 3.15
+    (pciutils_files()): "lspci" and "setpci" in commands are 3.15's, e.g.
+    pciutils_guest([('version', 'lspci --version'), ('vvv', 'lspci -vvv')],
+    ['-device', 'dwc-pcie-root-port,id=rp0,chassis=1,slot=1',
+     '-device', 'ndk-pcie-telemetry,bus=rp0']).
+    Raises subprocess.CalledProcessError if scripts/pciutils.sh fails."""
+    return guest_commands(commands, qemu_args,
+                          pciutils_files() + list(files), kernel, timeout)
+
+
+def lspci_devices(text):
+    """The devices of lspci -v... output: {address: lines of its section}
+    (the header line first), for addresses as lspci prints them."""
+    devs, cur = {}, None
+    for line in text.splitlines():
+        m = re.match(r'^([0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7] ', line)
+        if m:
+            cur = line.split(' ', 1)[0]
+            devs[cur] = [line]
+        elif cur and line.strip():
+            devs[cur].append(line)
+    return devs
 
 
 def user_net_missing():
