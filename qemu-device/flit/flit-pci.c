@@ -83,6 +83,9 @@ void flit_pci_init(FlitPci *f, PCIDevice *d, uint16_t offset,
                                FLIT_EXP_FLAGS_FLIT);
     pci_word_test_and_set_mask(d->wmask + d->exp.exp_cap + PCI_EXP_LNKCTL,
                                FLIT_EXP_LNKCTL_FLIT_DIS);
+    /* Flit Mode Status is the link's state, which migrates as it is */
+    pci_word_test_and_clear_mask(d->cmask + d->exp.exp_cap + PCI_EXP_LNKSTA2,
+                                 FLIT_EXP_LNKSTA2_FLIT);
     f->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, flit_pci_timer, f);
 }
 

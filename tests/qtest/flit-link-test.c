@@ -403,6 +403,107 @@ static void test_ltssm_retrain(void)
     qtest_quit(l.qts);
 }
 
+/*
+ * A link with measurements going on, migrated in their middle: every
+ * flit register of both ends equals an unmigrated twin's afterwards.
+ */
+#define MIG_ARGS FLIT_ARGS(",flit-mode=on,flit-flight-ns=40", \
+                           ",flit-mode=on,flit-flight-ns=40")
+#define MIG_T0  500000
+#define MIG_T1  1500000
+
+static void mig_setup(Link *l)
+{
+    ecam_on(l->qts);
+    qtest_writeb(l->qts, at(0, PCI_SECONDARY_BUS), 1);
+    qtest_writeb(l->qts, at(0, PCI_SUBORDINATE_BUS), 1);
+    qtest_clock_set(l->qts, 100000);
+    wr32(l, 0, 0x320 + LOG_MEAS_CTL, 1);
+    wr32(l, 1, 0x220 + LOG_MEAS_CTL, 1);
+    wr32(l, 0, 0x360 + PERF_CTL, PERF_EN | PERF_NAK | PERF_TRACK_L0_REC);
+    wr32(l, 1, 0x260 + PERF_CTL, PERF_EN | PERF_ACK | PERF_INST(20) |
+         PERF_THR_100NS);
+    wr16(l, 0, RP_EXP + PCI_EXP_LNKCTL, LNKCTL_RETRAIN);
+    g_free(qom_set_error(qom_set_str(l->qts, "/machine/peripheral/card",
+                                     "flit-error", "count=2")));
+    qtest_clock_set(l->qts, MIG_T0);
+}
+
+static void mig_finish(Link *l, uint32_t *regs)
+{
+    g_free(qom_set_error(qom_set_str(l->qts, "/machine/peripheral/card",
+                                     "flit-error", "count=5")));
+    qtest_clock_set(l->qts, MIG_T1);
+    for (int bus = 0; bus < 2; bus++) {
+        for (uint32_t o = 0; o < 0x88; o += 4) {
+            regs[bus * 0x22 + o / 4] = rd32(l, bus, (bus ? 0x200 : 0x300) + o);
+        }
+    }
+}
+
+static void test_migration(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("flit-mig-XXXXXX", NULL);
+    g_autofree char *file = g_build_filename(dir, "state.mig", NULL);
+    g_autofree char *uri = g_strdup_printf("file:%s", file);
+    uint32_t want[0x44], got[0x44];
+    Link a, b;
+
+    a.qts = qtest_initf("-machine q35 -nodefaults %s", MIG_ARGS);
+    mig_setup(&a);
+    mig_finish(&a, want);
+    qtest_quit(a.qts);
+
+    a.qts = qtest_initf("-machine q35 -nodefaults %s", MIG_ARGS);
+    mig_setup(&a);
+    qtest_qmp_assert_success(a.qts, "{ 'execute': 'stop' }");
+    qtest_qmp_assert_success(a.qts, "{ 'execute': 'migrate', "
+                             "'arguments': { 'uri': %s } }", uri);
+    wait_migration(a.qts);
+    qtest_quit(a.qts);
+    b.qts = qtest_initf("-machine q35 -nodefaults %s -incoming defer",
+                        MIG_ARGS);
+    qtest_qmp_assert_success(b.qts, "{ 'execute': 'migrate-incoming', "
+                             "'arguments': { 'uri': %s } }", uri);
+    wait_migration(b.qts);
+    qtest_qmp_assert_success(b.qts, "{ 'execute': 'cont' }");
+    g_assert_cmpint(qtest_clock_set(b.qts, MIG_T0), ==, MIG_T0);
+    mig_finish(&b, got);
+    qtest_quit(b.qts);
+    unlink(file);
+    for (unsigned i = 0; i < G_N_ELEMENTS(want); i++) {
+        g_assert_cmphex(got[i], ==, want[i]);
+    }
+    /* and the run did something worth comparing */
+    g_assert_cmpuint(want[0x22 + (0x260 - 0x200 + PERF_STATUS) / 4] & 3, ==,
+                     2);
+    g_assert_cmpuint(want[(0x360 - 0x300 + PERF_STATUS) / 4] >> 2 & 31, ==,
+                     7);
+    g_assert_cmpuint(want[(0x320 - 0x300 + LOG_FLITS) / 4], >, 100000);
+
+    /* a destination without flit mode refuses the stream */
+    a.qts = qtest_initf("-machine q35 -nodefaults %s", MIG_ARGS);
+    mig_setup(&a);
+    qtest_qmp_assert_success(a.qts, "{ 'execute': 'stop' }");
+    qtest_qmp_assert_success(a.qts, "{ 'execute': 'migrate', "
+                             "'arguments': { 'uri': %s } }", uri);
+    wait_migration(a.qts);
+    qtest_quit(a.qts);
+    b.qts = qtest_initf("-machine q35 -nodefaults %s -incoming defer",
+                        FLIT_ARGS(",flit-mode=on,flit-flight-ns=40", ""));
+    qtest_qmp_assert_success(b.qts, "{ 'execute': 'migrate-incoming', "
+                             "'arguments': { 'uri': %s } }", uri);
+    /* the load fails and QEMU exits with 1 */
+    for (int i = 0; i < 20000 && qtest_probe_child(b.qts); i++) {
+        g_usleep(1000);
+    }
+    g_assert_false(qtest_probe_child(b.qts));
+    qtest_set_expected_status(b.qts, 1);
+    qtest_quit(b.qts);
+    unlink(file);
+    rmdir(dir);
+}
+
 static void test_props_refused(void)
 {
     static const struct {
@@ -438,6 +539,7 @@ int main(int argc, char **argv)
     qtest_add_func("/flit-link/flit-counter", test_flit_counter);
     qtest_add_func("/flit-link/injection", test_injection);
     qtest_add_func("/flit-link/ltssm-retrain", test_ltssm_retrain);
+    qtest_add_func("/flit-link/migration", test_migration);
     qtest_add_func("/flit-link/props-refused", test_props_refused);
     return g_test_run();
 }

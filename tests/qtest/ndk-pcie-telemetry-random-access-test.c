@@ -1214,6 +1214,242 @@ static void test_dwc_storm(void)
     g_rand_free(d.rng);
 }
 
+/* ------------------------------------------------------------------ */
+/* The flit-mode capabilities of both ends                            */
+
+/*
+ * A flit-mode link (port and card of random widths, random LTSSM
+ * register counts) takes seeded random configuration accesses in the
+ * three flit capabilities of both ends (headers included), plausible
+ * control words, Flit Mode Disable and Retrain Link on either end,
+ * flit-error injections of every kind with valid and invalid lanes,
+ * clock steps and system resets. What must hold: both chains keep their
+ * headers and next pointers, reserved bits read 0, the 64 GT/s status
+ * says what Flit Mode Status says and both ends agree on it, an
+ * injection is taken exactly when the link is in flit mode and its lane
+ * (if it names one) is below the trained width, and QEMU lives on.
+ */
+#define FLIT_OPS                1500
+#define FLIT_ROUNDS             4
+
+typedef struct FlitStorm {
+    QTestState *qts;
+    QPCIBus *bus;
+    GRand *rng;
+    unsigned width;             /* the narrower end's */
+    int64_t now;
+    unsigned taken, refused;
+} FlitStorm;
+
+/* end 0: the port at 02.0 (capabilities at 0x300), 1: the card (0x200) */
+static const uint32_t flit_base[2] = { 0x300, 0x200 };
+static const uint32_t flit_exp[2] = { 0x70, 0x80 };
+
+static uint64_t flit_at(int end, uint32_t off)
+{
+    return end ? ecam_at(1, 0, off) : ecam_at(0, QPCI_DEVFN(2, 0), off);
+}
+
+static uint32_t flit_rd(FlitStorm *f, int end, uint32_t off)
+{
+    return qtest_readl(f->qts, flit_at(end, off));
+}
+
+static void flit_wr(FlitStorm *f, int end, uint32_t off, uint32_t v)
+{
+    qtest_writel(f->qts, flit_at(end, off), v);
+}
+
+static void flit_bus_on(FlitStorm *f)
+{
+    ecam_enable(f->bus);
+    qtest_writeb(f->qts, flit_at(0, PCI_SECONDARY_BUS), 1);
+    qtest_writeb(f->qts, flit_at(0, PCI_SUBORDINATE_BUS), 1);
+}
+
+static void flit_access(FlitStorm *f)
+{
+    int end = rnd(f->rng, 0, 1);
+    unsigned size = 1u << rnd(f->rng, 0, 2);
+    uint32_t off = ROUND_DOWN(flit_base[end] + rnd(f->rng, 0, 0x8F), size);
+    uint32_t v = rnd(f->rng, 0, 1) ? g_rand_int(f->rng)
+                                   : rnd(f->rng, 0, 0xFF) << (8 * (off & 3));
+    uint64_t a = flit_at(end, off);
+
+    if (rnd(f->rng, 0, 2) == 0) {
+        qtest_readl(f->qts, a & ~3ull);
+    } else if (size == 1) {
+        qtest_writeb(f->qts, a, v);
+    } else if (size == 2) {
+        qtest_writew(f->qts, a, v);
+    } else {
+        qtest_writel(f->qts, a, v);
+    }
+}
+
+/* A plausible measurement more often than noise */
+static void flit_control(FlitStorm *f)
+{
+    int end = rnd(f->rng, 0, 1);
+    uint32_t perf = flit_base[end] + 0x60, log = flit_base[end] + 0x20;
+
+    switch (rnd(f->rng, 0, 3)) {
+    case 0:
+        flit_wr(f, end, perf + 8, rnd(f->rng, 0, 1) |
+                (1u << rnd(f->rng, 0, 2)) << 1 | rnd(f->rng, 0, 31) << 6 |
+                rnd(f->rng, 0, 3) << 11 | rnd(f->rng, 0, 31) << 14 |
+                rnd(f->rng, 0, 3) << 19 | rnd(f->rng, 0, 3) << 24);
+        break;
+    case 1:
+        flit_wr(f, end, log + 0x10, rnd(f->rng, 0, 15));
+        break;
+    case 2:
+        flit_wr(f, end, log + 0x0C, rnd(f->rng, 0, 0xFFF) |
+                rnd(f->rng, 0, 1) << 18);
+        break;
+    default:
+        /* Flit Mode Disable on either end, then Retrain Link */
+        qtest_writew(f->qts, flit_at(end, flit_exp[end] + PCI_EXP_LNKCTL),
+                     rnd(f->rng, 0, 3) ? 0 : 0x2000);
+        qtest_writew(f->qts, flit_at(0, flit_exp[0] + PCI_EXP_LNKCTL),
+                     (qtest_readw(f->qts, flit_at(0, flit_exp[0] +
+                                                   PCI_EXP_LNKCTL)) &
+                      0x2000) | 0x20);
+        break;
+    }
+}
+
+static bool flit_active(FlitStorm *f, int end)
+{
+    return qtest_readw(f->qts, flit_at(end, flit_exp[end] + 0x32)) & 0x400;
+}
+
+static void flit_inject(FlitStorm *f)
+{
+    static const char *const kinds[] = {
+        "uncorrectable", "unrecognized", "correctable", "fatal"
+    };
+    int end = rnd(f->rng, 0, 1);
+    unsigned k = rnd(f->rng, 0, 3), lane = rnd(f->rng, 0, 16);
+    bool with_lane = k == 2 ? rnd(f->rng, 0, 7) != 0 : rnd(f->rng, 0, 7) == 0;
+    g_autofree char *text = with_lane ?
+        g_strdup_printf("kind=%s,count=%u,lane=%u", kinds[k],
+                        rnd(f->rng, 1, 40), lane) :
+        g_strdup_printf("kind=%s,count=%u", kinds[k], rnd(f->rng, 1, 40));
+    g_autofree char *err = qom_set_error(
+        qom_set_str(f->qts, end ? "/machine/peripheral/card"
+                                : "/machine/peripheral/rp0",
+                    "flit-error", text));
+    bool ok = flit_active(f, end) && k < 3 && with_lane == (k == 2) &&
+              (k != 2 || lane < f->width);
+
+    if (ok) {
+        g_assert_cmpstr(err, ==, "");
+        f->taken++;
+    } else {
+        g_assert_cmpstr(err, !=, "");
+        f->refused++;
+    }
+}
+
+static void flit_check(FlitStorm *f)
+{
+    static const uint16_t ids[3] = { 0x31, 0x32, 0x33 };
+    static const uint32_t at[3] = { 0x00, 0x20, 0x60 };
+
+    g_assert_cmpint(flit_active(f, 0), ==, flit_active(f, 1));
+    for (int end = 0; end < 2; end++) {
+        uint32_t b = flit_base[end], regs;
+
+        for (unsigned c = 0; c < 3; c++) {
+            uint32_t h = flit_rd(f, end, b + at[c]);
+
+            g_assert_cmphex(h & 0xFFFF, ==, ids[c]);
+            g_assert_cmphex(h >> 16 & 0xF, ==, 1);
+            g_assert_cmphex(h >> 20, ==, c < 2 ? b + at[c + 1] : 0);
+        }
+        g_assert_cmphex(flit_rd(f, end, b + 4), ==, 0);
+        g_assert_cmphex(flit_rd(f, end, b + 8), ==, 0);
+        g_assert_cmphex(flit_rd(f, end, b + 0x0C), ==,
+                        flit_active(f, end) ? 0xF : 0);
+        g_assert_cmphex(flit_rd(f, end, b + 0x20 + 0x0C) & 0x00F8F000u, ==, 0);
+        g_assert_cmphex(flit_rd(f, end, b + 0x20 + 0x10) & ~0xDu, ==, 0);
+        g_assert_cmphex(flit_rd(f, end, b + 0x20 + 0x18) >> 16, ==, 0);
+        regs = flit_rd(f, end, b + 0x60 + 4) >> 10 & 7;
+        g_assert_cmpuint(regs, <=, 5);
+        g_assert_cmphex(flit_rd(f, end, b + 0x60 + 4) & ~0x1C00u, ==, 0);
+        g_assert_cmphex(flit_rd(f, end, b + 0x60 + 8) & 0xC0000030u, ==, 0);
+        for (uint32_t r = 0; r <= regs; r++) {
+            g_assert_cmphex(flit_rd(f, end, b + 0x60 + 0x0C + 4 * r) >> 24,
+                            ==, 0);
+        }
+    }
+}
+
+static void test_flit_storm(void)
+{
+    static const unsigned widths[] = { 1, 2, 4, 8, 16 };
+    uint32_t seed = storm_seed();
+    g_autofree char *args = NULL;
+    unsigned port_w, card_w;
+    FlitStorm f = { 0 };
+
+    g_test_message("seed %u (NDK_QTEST_SEED=%u replays this run)", seed,
+                   seed);
+    f.rng = g_rand_new_with_seed(seed ^ 0xF117F117u);
+    port_w = widths[rnd(f.rng, 0, 4)];
+    card_w = widths[rnd(f.rng, 0, 4)];
+    f.width = MIN(port_w, card_w);
+    args = g_strdup_printf(
+        "-machine q35 -nodefaults "
+        "-device dwc-pcie-root-port,id=rp0,chassis=1,slot=1,addr=02.0,"
+        "x-speed=64,x-width=%u,flit-mode=on,flit-ltssm-regs=%u "
+        "-object telemetry-traffic-pattern,id=t0,rq-frame-bytes=256,rq-gap=4 "
+        "-device ndk-pcie-telemetry,id=card,bus=rp0,traffic=t0,"
+        "link-speed=64,link-width=%u,flit-mode=on,flit-ltssm-regs=%u",
+        port_w, rnd(f.rng, 0, 5), card_w, rnd(f.rng, 0, 5));
+    g_test_message("%s", args);
+    f.qts = qtest_init(args);
+    f.bus = qpci_new_pc(f.qts, NULL);
+    flit_bus_on(&f);
+    flit_check(&f);
+    for (unsigned round = 0; round < FLIT_ROUNDS && !g_test_failed();
+         round++) {
+        for (unsigned i = 0; i < FLIT_OPS && !g_test_failed(); i++) {
+            unsigned k = rnd(f.rng, 0, 99);
+
+            if (k < 55) {
+                flit_access(&f);
+            } else if (k < 72) {
+                flit_control(&f);
+            } else if (k < 82) {
+                flit_inject(&f);
+            } else if (k < 98) {
+                f.now = qtest_clock_step(f.qts, rnd(f.rng, 0, 9) ?
+                                         rnd(f.rng, 1, 5000) :
+                                         rnd(f.rng, 5000, 3000000));
+            } else {
+                flit_check(&f);
+            }
+        }
+        flit_check(&f);
+        g_test_message("round %u at %" PRId64 " ns: %u injections taken, "
+                       "%u refused", round, f.now, f.taken, f.refused);
+        if (round == FLIT_ROUNDS / 2) {
+            qtest_qmp_assert_success(f.qts, "{ 'execute': 'system_reset' }");
+            qtest_qmp_eventwait(f.qts, "RESET");
+            flit_bus_on(&f);
+            flit_check(&f);
+            g_assert_true(flit_active(&f, 0));
+        }
+    }
+    g_assert_cmpuint(f.taken, >, 0);
+    g_assert_true(qtest_probe_child(f.qts));
+    qpci_free_pc(f.bus);
+    qtest_quit(f.qts);
+    g_rand_free(f.rng);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1228,6 +1464,8 @@ int main(int argc, char **argv)
 
     g_test_add_func("/ndk-pcie-telemetry/random-access/dwc-root-port",
                     test_dwc_storm);
+    g_test_add_func("/ndk-pcie-telemetry/random-access/flit-link",
+                    test_flit_storm);
 
     return g_test_run();
 }
