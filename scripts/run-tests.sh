@@ -8,10 +8,10 @@ set -uo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 "$REPO/scripts/setup.sh" || exit 1
 "$REPO/scripts/guest-kernel.sh" > /dev/null || exit 1
-# pciutils 3.15 for the guests (cached; e2e-guest-lspci fails without it,
+# pciutils 3.15 for the guests (cached; e2e-guest-flit fails without it,
 # the other tests do not need it)
 "$REPO/scripts/pciutils.sh" > /dev/null ||
-    echo "run-tests: scripts/pciutils.sh failed (above): e2e-guest-lspci will fail" >&2
+    echo "run-tests: scripts/pciutils.sh failed (above): e2e-guest-flit will fail" >&2
 printf '\n==> Running the tests\n'
 # the sanitized QTest (suite sanitize) belongs to scripts/run-sanitized.sh
 meson test -C "$REPO/build" --no-suite sanitize --print-errorlogs "$@"

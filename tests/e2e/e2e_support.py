@@ -84,13 +84,14 @@ def pciutils_files():
 
 
 def guest_commands(commands, qemu_args=(), files=(), kernel=None,
-                   timeout=240):
+                   timeout=240, tool=False):
     """Boot a guest (scripts/guest-run.sh) whose main runs each (name,
     shell command) of commands in turn, stdout and stderr together, between
     the markers guest_steps() reads, then ends with 0. files: further
     FILE:PATH pairs for its initramfs (guest_initrd()); kernel: a kernel to
     boot instead of scripts/guest-kernel.sh's (e.g. scripts/guest-kernel-
-    612.sh's); qemu_args: the devices; timeout: seconds for the whole run.
+    612.sh's); qemu_args: the devices; timeout: seconds for the whole run;
+    tool: the initramfs has pcie-telemetry too (tool_initrd()).
     Returns (steps, console): guest_steps() of the console, {name: (exit
     status, output)}, and the console without carriage returns (it ends
     with "GUEST-EXIT 0" when the guest ran all commands)."""
@@ -104,7 +105,7 @@ def guest_commands(commands, qemu_args=(), files=(), kernel=None,
                 f.write('echo "=== RC %s $?"\n' % name)
             f.write('exit 0\n')
         initrd = os.path.join(tmp, 'initrd.gz')
-        guest_initrd(initrd, main, files)
+        (tool_initrd if tool else guest_initrd)(initrd, main, files)
         env = dict(os.environ, GUEST_TIMEOUT=str(timeout))
         if kernel:
             env['GUEST_KERNEL'] = kernel
@@ -116,7 +117,7 @@ def guest_commands(commands, qemu_args=(), files=(), kernel=None,
 
 
 def pciutils_guest(commands, qemu_args=(), files=(), kernel=None,
-                   timeout=240):
+                   timeout=240, tool=False):
     """guest_commands() in a guest that has pciutils 3.15
     (pciutils_files()): "lspci" and "setpci" in commands are 3.15's, e.g.
     pciutils_guest([('version', 'lspci --version'), ('vvv', 'lspci -vvv')],
@@ -124,7 +125,8 @@ def pciutils_guest(commands, qemu_args=(), files=(), kernel=None,
      '-device', 'ndk-pcie-telemetry,bus=rp0']).
     Raises subprocess.CalledProcessError if scripts/pciutils.sh fails."""
     return guest_commands(commands, qemu_args,
-                          pciutils_files() + list(files), kernel, timeout)
+                          pciutils_files() + list(files), kernel, timeout,
+                          tool)
 
 
 def lspci_devices(text):

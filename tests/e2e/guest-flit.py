@@ -1,0 +1,237 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# A PCIe 6 flit-mode link in the 6.12 guest, judged by pciutils 3.15
+# (scripts/pciutils.sh: Debian unstable's lspci and setpci, unmodified, on
+# unstable's libraries, as /opt/pciutils first on the guest's PATH): a
+# dwc-pcie-root-port and the card below it, both flit-mode=on at 64 GT/s,
+# the card on pattern traffic. Checks:
+#   - lspci --version and setpci --version say 3.15;
+#   - lspci -vvv of both ends: FLIT Mode Supported, Speed 64GT/s,
+#     LnkSta2 FltMode+, Physical Layer 64.0 GT/s with equalization done,
+#     Flit Logging, 0x33 at the documented offsets (docs/flit.md);
+#   - setpci: the Flit Counter of the port over about a second against
+#     the port's own RAS DES time in L0 (started and read in the same
+#     setpci runs), by the closed form of docs/flit.md;
+#   - the DesignWare PMU (dwc_pcie_pmu, perf stat on its L0 event) over a
+#     Flit Counter measurement: the same time within the edges of perf;
+#   - a Flit->Ack measurement on the card through setpci: 31 flits of
+#     72 ns (x16, 10 ns of flight), 9 counts of 8 ns each;
+#   - after it, lspci shows the port's FBER measurement enabled and a
+#     non-zero Flit Counter.
+# Prints the checks as TAP and what lspci printed as comments. Exit 0 all
+# passed, 1 not (also when scripts/pciutils.sh fails), 77 (skipped) only
+# when the 6.12 kernel cannot be made here, as guest-dwc.py.
+import os
+import re
+import subprocess
+import sys
+
+from e2e_support import (REPO, check, lspci_devices, pciutils_dir,
+                          pciutils_guest, report)
+
+K612 = os.path.join(REPO, 'scripts/guest-kernel-612.sh')
+PORT_ID, CARD_ID = '1ded:8000', '1234:0d7b'
+PATTERN = ('rq-frame-bytes=256,rq-gap=4,rq-stall=2,'
+           'rc-frame-bytes=100,rc-gap=1')
+QEMU_ARGS = [
+    '-device', 'dwc-pcie-root-port,id=rp0,chassis=1,slot=1,x-speed=64,'
+               'flit-mode=on',
+    '-object', 'telemetry-traffic-pattern,id=t0,' + PATTERN,
+    '-device', 'ndk-pcie-telemetry,bus=rp0,traffic=t0,link-speed=64,'
+               'flit-mode=on',
+]
+# The model's places (docs/flit.md): port 0x300/0x320/0x360, card
+# 0x200/0x220/0x260; the port's RAS DES at 0x200 (docs/dwc-root-port.md)
+RP_LOG, RP_PERF, RP_RAS = 0x320, 0x360, 0x200
+CARD_PERF = 0x260
+# x16 at 64 GT/s: 748 flits, then a SKP ordered set; 12008 symbols a
+# block, 8 symbols a ns
+K, BLOCK_SYM, FLIT_SYM = 748, 748 * 16 + 40, 16
+# Flit->Ack at x16 with 10 ns of flight: 2 + 2 * 10 + 50 ns
+ACK_NS = 2 + 2 * 10 + 50
+
+SP = 'setpci -d %s ' % PORT_ID
+SC = 'setpci -d %s ' % CARD_ID
+COMMANDS = [
+    ('kernel', 'uname -r'),
+    ('which-lspci', 'command -v lspci'),
+    ('lspci-version', 'lspci --version'),
+    ('setpci-version', 'setpci --version'),
+    ('lspci-nn', 'lspci -nn'),
+    ('lspci-vvv', 'lspci -vvv'),
+    # FBER with Clear and the RAS DES time in L0, started in one run and
+    # read in one: the accesses of a run are microseconds apart
+    ('flits-start', SP + '0x%x.l=3 0x%x.l=0x03000001'
+     % (RP_LOG + 0x10, RP_RAS + 0x10)),
+    ('sleep', 'sleep 1'),
+    ('flits-end', SP + '0x%x.l 0x%x.l=0x03000000 0x%x.l 0x%x.l'
+     % (RP_LOG + 0x14, RP_RAS + 0x10, RP_RAS + 0x14, RP_RAS + 0x18)),
+    # the PMU over a second measurement
+    ('insmod', 'insmod /lib/modules/dwc_pcie_pmu.ko'),
+    ('perf-l0', 'pmu=$(ls /sys/bus/event_source/devices | '
+     'grep dwc_rootport_); perf stat -a -x, -e "$pmu/L0/" -- sh -c "'
+     + SP + '0x%x.l=3; sleep 1; ' % (RP_LOG + 0x10)
+     + SP + '0x%x.l"' % (RP_LOG + 0x14)),
+    # Flit->Ack on the card: disable, then enable with 31 instances
+    ('ack', SC + '0x%x.l=0 0x%x.l=0x7c3; sleep 0.1; ' % (CARD_PERF + 8,
+                                                         CARD_PERF + 8)
+     + SC + '0x%x.l 0x%x.l=0' % (CARD_PERF + 0x0C, CARD_PERF + 8)),
+    ('lspci-after', 'lspci -vvv -d %s' % PORT_ID),
+]
+KMOD_NOTE = re.compile(r'^lspci: Unable to load libkmod resources.*$', re.M)
+
+
+def slots(l0_ns):
+    """Flits in l0_ns of L0 at x16 (docs/flit.md)"""
+    sym = l0_ns * 8
+    return sym // BLOCK_SYM * K + min(K, sym % BLOCK_SYM // FLIT_SYM)
+
+
+def hexes(text):
+    return [int(x, 16) for x in re.findall(r'^([0-9a-f]{8})$', text, re.M)]
+
+
+def main():
+    k = subprocess.run([K612], stdout=subprocess.PIPE, text=True)
+    if k.returncode == 77:
+        print('1..0 # SKIP the 6.12 guest kernel cannot be made here '
+              '(scripts/guest-kernel-612.sh exited 77)')
+        return 77
+    module = subprocess.run([K612, '--module'], stdout=subprocess.PIPE,
+                            text=True).stdout.strip()
+    perf_files = subprocess.run([K612, '--perf-files'],
+                                stdout=subprocess.PIPE,
+                                text=True).stdout.split()
+    if k.returncode != 0 or not k.stdout.strip() or not module:
+        check('guest-kernel-612.sh gives the 6.12 kernel and the module',
+              False, 'exit %d' % k.returncode)
+        return report([])
+    release = subprocess.run([K612, '--release'], stdout=subprocess.PIPE,
+                             text=True).stdout.strip()
+    try:
+        d = pciutils_dir()
+    except subprocess.CalledProcessError as e:
+        check('scripts/pciutils.sh makes pciutils 3.15', False,
+              'exit %d (its reason above, on stderr)' % e.returncode)
+        return report([])
+    notes = ['pciutils 3.15 from scripts/pciutils.sh: %s' % d]
+
+    steps, console = pciutils_guest(
+        COMMANDS, QEMU_ARGS,
+        [module + ':/lib/modules/dwc_pcie_pmu.ko'] + perf_files,
+        kernel=k.stdout.strip())
+
+    def out(name):
+        rc, text = steps.get(name, (None, ''))
+        return rc, KMOD_NOTE.sub('', text)
+
+    check('guest ran all commands to its end',
+          re.search(r'^GUEST-EXIT 0', console, re.M), console[-3000:])
+    check('guest kernel is %s' % release,
+          out('kernel')[1].strip() == release, out('kernel')[1])
+    check('lspci on the guest\'s PATH is /opt/pciutils/bin/lspci',
+          out('which-lspci')[1].strip() == '/opt/pciutils/bin/lspci',
+          out('which-lspci')[1])
+    for prog in ('lspci', 'setpci'):
+        rc, text = out(prog + '-version')
+        notes.append('guest: %s --version: %s' % (prog, text.strip()))
+        check('%s --version in the guest says 3.15 (%s)'
+              % (prog, text.strip()),
+              rc == 0 and re.match(r'%s version 3\.15(\.|$)' % prog,
+                                   text.strip()), text)
+
+    rc, nn = out('lspci-nn')
+    port = re.findall(r'^(\S+) .*\[%s\]' % PORT_ID, nn, re.M)
+    check('lspci -nn: the port [%s] and the card [%s] at 01:00.0'
+          % (PORT_ID, CARD_ID),
+          len(port) == 1 and re.search(r'^01:00\.0 .*\[%s\]' % CARD_ID, nn,
+                                       re.M), nn)
+    port = port[0] if port else '00:01.0'
+    rc, vvv = out('lspci-vvv')
+    devs = lspci_devices(vvv)
+    for addr, what in ((port, 'the port'), ('01:00.0', 'the card')):
+        notes.append('guest: lspci -vvv, %s:' % what)
+        notes += ['  ' + ln for ln in devs.get(addr, [])]
+
+    for addr, what, caps in ((port, 'port', (0x300, 0x320, 0x360)),
+                             ('01:00.0', 'card', (0x200, 0x220, 0x260))):
+        t = '\n'.join(devs.get(addr, []))
+        check('lspci: the %s\'s Express capability says FLIT Mode Supported'
+              % what, re.search(r'Express \(v2\) .*FLIT Mode Supported', t),
+              t)
+        check('lspci: the %s\'s LnkSta: Speed 64GT/s, Width x16' % what,
+              re.search(r'LnkSta:\s+Speed 64GT/s, Width x16', t), t)
+        check('lspci: the %s\'s LnkSta2 FltMode+' % what,
+              re.search(r'LnkSta2:.*FltMode\+', t, re.S), t)
+        check('lspci: the %s\'s LnkCtl FltModeDis-' % what,
+              re.search(r'FltModeDis-', t), t)
+        check('lspci: the %s has [%x v1] Physical Layer 64.0 GT/s with '
+              'equalization complete, phases 1 to 3' % (what, caps[0]),
+              re.search(r'Capabilities: \[%x v1\] Physical Layer 64\.0 GT/s'
+                        r'\s+Phy64Sta: EquComplete\+ EquPhase1\+ EquPhase2\+'
+                        r' EquPhase3\+' % caps[0], t), t)
+        check('lspci: the %s has [%x v1] Flit Logging, no error logged, '
+              'FBER measurement off' % (what, caps[1]),
+              re.search(r'Capabilities: \[%x v1\] Flit Logging\s+Log1:\s+'
+                        r'Valid-, Link Width: x1' % caps[1], t) and
+              re.search(r'MeasCtl:\s+En- ', t), t)
+        check('lspci: the %s has [%x v1] Extended Capability ID 0x33'
+              % (what, caps[2]),
+              re.search(r'Capabilities: \[%x v1\] Extended Capability ID '
+                        r'0x33' % caps[2], t), t)
+
+    # The Flit Counter against the RAS DES time in L0 of the same span
+    rc, text = out('flits-end')
+    v = hexes(text)
+    check('setpci read the Flit Counter and the RAS DES data (%s)'
+          % ' '.join('%08x' % x for x in v), rc == 0 and len(v) == 3, text)
+    if len(v) == 3:
+        flits, l0 = v[0], v[1] | v[2] << 32
+        notes.append('Flit Counter %d over %d ns of L0 (%.1f M flits/s)'
+                     % (flits, l0, flits / max(l0, 1) * 1e3))
+        # the counter runs a few accesses longer than the RAS DES run:
+        # microseconds; both start within the same setpci run
+        check('the port\'s Flit Counter (%d) agrees with its RAS DES time '
+              'in L0 (%d ns: %d flits by the closed form) within 0.1 %%'
+              % (flits, l0, slots(l0)),
+              l0 > 5e8 and abs(flits - slots(l0)) <= 0.001 * slots(l0),
+              text)
+
+    # The DesignWare PMU's L0 over a Flit Counter measurement
+    rc, text = out('insmod')
+    check('insmod dwc_pcie_pmu.ko', rc == 0, text)
+    rc, text = out('perf-l0')
+    m = re.search(r'^(\d+),[^,]*,dwc_rootport_\w+/L0/', text, re.M)
+    v = hexes(text)
+    check('perf stat on dwc_rootport_*/L0/ counted over the measurement',
+          rc == 0 and m and len(v) == 1, text)
+    if m and len(v) == 1:
+        l0, flits = int(m.group(1)), v[0]
+        notes.append('perf: L0 %d ns over a Flit Counter of %d' % (l0, flits))
+        # perf's span holds the measurement's plus two setpci starts
+        check('the PMU\'s time in L0 (%d ns, %d flits by the closed form) '
+              'holds the Flit Counter\'s %d flits, within 10 %%'
+              % (l0, slots(l0), flits),
+              flits <= slots(l0) and flits >= 0.9 * slots(l0), text)
+
+    # Flit->Ack on the card: 31 instances summed
+    rc, text = out('ack')
+    v = hexes(text)
+    want = 2 | 31 << 2 | (31 * ((ACK_NS + 7) // 8)) << 8
+    check('Flit->Ack on the card over 31 flits: done, 31 tracked, %d ns '
+          '(status %08x, read %s)' % (31 * 8 * ((ACK_NS + 7) // 8), want,
+                                      ' '.join('%08x' % x for x in v)),
+          rc == 0 and v == [want], text)
+
+    rc, text = out('lspci-after')
+    m = re.search(r'MeasSts1:\s+Flit Counter: (\d+)', text)
+    check('lspci after the measurements: the port\'s FBER measurement on '
+          'and its Flit Counter above 0 (%s)' % (m.group(1) if m else '?'),
+          re.search(r'MeasCtl:\s+En\+', text) and m and int(m.group(1)) > 0,
+          text)
+    return report([('guest console', console.splitlines())], notes)
+
+
+if __name__ == '__main__':
+    sys.exit(main())
