@@ -380,6 +380,74 @@ static void test_injection(void)
     qtest_quit(l.qts);
 }
 
+/*
+ * The interrupts go out as the function's MSI: programmed to an address
+ * in RAM, the message's data lands there. x1 with 10 ns of flight: Flit->
+ * Ack takes 32 + 20 + 80 = 132 ns, over the 100 ns threshold: one message,
+ * none while Status bit 7 is set, another once it is cleared. On the
+ * card, the flit error counter's trigger.
+ */
+#define MSI_AT              0x50
+#define MSI_RAM             0x200000
+#define MSI_DATA            0x4321
+
+static void msi_on(Link *l, int bus)
+{
+    wr32(l, bus, MSI_AT + PCI_MSI_ADDRESS_LO, MSI_RAM + 0x10 * bus);
+    wr32(l, bus, MSI_AT + PCI_MSI_ADDRESS_HI, 0);
+    wr16(l, bus, MSI_AT + PCI_MSI_DATA_64, MSI_DATA + bus);
+    wr16(l, bus, MSI_AT + PCI_MSI_FLAGS, PCI_MSI_FLAGS_ENABLE);
+    wr16(l, bus, PCI_COMMAND, PCI_COMMAND_MASTER | PCI_COMMAND_MEMORY);
+}
+
+static void test_interrupts(void)
+{
+    Link l;
+    uint32_t perf, log;
+
+    link_open(&l, FLIT_ARGS(",flit-mode=on,x-width=1",
+                            ",flit-mode=on,link-width=1"));
+    msi_on(&l, 0);
+    msi_on(&l, 1);
+    perf = ext_cap(&l, 0, ID_FLIT_PERF);
+    wr32(&l, 0, perf + PERF_CTL, PERF_EN | PERF_ACK | PERF_THR_100NS);
+    g_assert_cmphex(qtest_readl(l.qts, MSI_RAM), ==, 0);
+    vstep(&l, 2000000);
+    g_assert_cmphex(qtest_readl(l.qts, MSI_RAM), ==, MSI_DATA);
+    g_assert_cmphex(rd32(&l, 0, perf + PERF_STATUS) & 0x80, ==, 0x80);
+    qtest_writel(l.qts, MSI_RAM, 0);
+    vstep(&l, 3000000);
+    g_assert_cmphex(qtest_readl(l.qts, MSI_RAM), ==, 0);
+    wr32(&l, 0, perf + PERF_STATUS, 0x80);
+    vstep(&l, 2000000);
+    g_assert_cmphex(qtest_readl(l.qts, MSI_RAM), ==, MSI_DATA);
+    /* 17 counts of 8 ns (132 ns) as the worst */
+    g_assert_cmphex(rd32(&l, 0, perf + PERF_STATUS) & 0xFFFF03, ==,
+                    17 << 8 | 1);
+
+    /* the card's flit error counter: trigger at 4 errors */
+    log = ext_cap(&l, 1, ID_FLIT_LOG);
+    wr16(&l, 1, log + 0x0C, 1 | 2 | 4 << 4);
+    g_free(qom_set_error(qom_set_str(l.qts, "/machine/peripheral/card",
+                                     "flit-error", "count=3")));
+    g_assert_cmphex(qtest_readl(l.qts, MSI_RAM + 0x10), ==, 0);
+    g_free(qom_set_error(qom_set_str(l.qts, "/machine/peripheral/card",
+                                     "flit-error",
+                                     "kind=correctable,lane=0")));
+    g_assert_cmphex(qtest_readl(l.qts, MSI_RAM + 0x10), ==, MSI_DATA + 1);
+    g_assert_cmphex(rd16(&l, 1, log + 0x0E), ==, 4 << 8 | 4);
+    /* without MSI enabled nothing is written */
+    wr32(&l, 0, perf + PERF_CTL, 0);
+    wr32(&l, 0, perf + PERF_STATUS, 0x80);
+    wr16(&l, 0, MSI_AT + PCI_MSI_FLAGS, 0);
+    qtest_writel(l.qts, MSI_RAM, 0);
+    wr32(&l, 0, perf + PERF_CTL, PERF_EN | PERF_ACK | PERF_THR_100NS);
+    vstep(&l, 2000000);
+    g_assert_cmphex(rd32(&l, 0, perf + PERF_STATUS) & 0x80, ==, 0x80);
+    g_assert_cmphex(qtest_readl(l.qts, MSI_RAM), ==, 0);
+    qtest_quit(l.qts);
+}
+
 /* Retrain Link: both ends' L0->Recovery trackers count it */
 static void test_ltssm_retrain(void)
 {
@@ -538,6 +606,7 @@ int main(int argc, char **argv)
     qtest_add_func("/flit-link/ack-measurement", test_ack_measurement);
     qtest_add_func("/flit-link/flit-counter", test_flit_counter);
     qtest_add_func("/flit-link/injection", test_injection);
+    qtest_add_func("/flit-link/interrupts", test_interrupts);
     qtest_add_func("/flit-link/ltssm-retrain", test_ltssm_retrain);
     qtest_add_func("/flit-link/migration", test_migration);
     qtest_add_func("/flit-link/props-refused", test_props_refused);
