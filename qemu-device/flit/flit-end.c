@@ -353,8 +353,8 @@ void flit_end_ltssm(FlitEnd *s, FlitLtssmEvent ev, uint64_t delay_ns,
     int r;
 
     advance(s, now);
-    if (!s->run_on || (r = ltssm_reg(s, ev)) < 0 ||
-        (s->ltssm[r] & 3) != FLIT_ST_STARTED) {
+    r = ltssm_reg(s, ev);
+    if (!s->run_on || r < 0 || (s->ltssm[r] & 3) != FLIT_ST_STARTED) {
         return;
     }
     v = s->ltssm[r];
