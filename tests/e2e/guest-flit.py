@@ -190,13 +190,14 @@ def main():
         flits, l0 = v[0], v[1] | v[2] << 32
         notes.append('Flit Counter %d over %d ns of L0 (%.1f M flits/s)'
                      % (flits, l0, flits / max(l0, 1) * 1e3))
-        # the counter runs a few accesses longer than the RAS DES run:
-        # microseconds; both start within the same setpci run
+        # both start in one setpci run and end in one: the spans differ
+        # by the time between two config accesses of a run (0.3 ms seen
+        # here; 2 ms allowed on a loaded host). The SKP ordered sets alone
+        # are 0.33 % of the flit slots: a count without them fails.
         check('the port\'s Flit Counter (%d) agrees with its RAS DES time '
-              'in L0 (%d ns: %d flits by the closed form) within 0.1 %%'
-              % (flits, l0, slots(l0)),
-              l0 > 5e8 and abs(flits - slots(l0)) <= 0.001 * slots(l0),
-              text)
+              'in L0 (%d ns: %d flits by the closed form) within 2 ms of '
+              'flits (%d)' % (flits, l0, slots(l0), slots(2000000)),
+              l0 > 5e8 and abs(flits - slots(l0)) <= slots(2000000), text)
 
     # The DesignWare PMU's L0 over a Flit Counter measurement
     rc, text = out('insmod')
