@@ -2,18 +2,19 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # A Debian 6.12 guest kernel with the DesignWare PCIe PMU driver
-# (drivers/perf/dwc_pcie_pmu.c, which Debian does not build) as a module,
-# and Debian's perf for the guest.
+# (drivers/perf/dwc_pcie_pmu.c) and the HiSilicon PCIe Tune and Trace driver
+# (drivers/hwtracing/ptt/hisi_ptt.c), which Debian does not build, as
+# modules, and Debian's perf for the guest.
 #
 # Fetches, with apt-get download into the cache, the newest
 # linux-image-6.12.*+deb12-amd64 and, at the same Debian version, its
 # headers (-amd64, -common, linux-kbuild) and linux-source-6.12. Unpacks the
 # headers into the cache (installing them would pull the image onto the
-# host), takes the one driver file out of the source tarball, unmodified,
-# and builds it with make -C <headers> M=<dir> and the kernel's own compiler
-# (gcc-12). Unpacks the bzImage's zstd payload to an uncompressed vmlinux,
-# which QEMU boots through PVH. Copies perf and every shared library it
-# loads into the cache too.
+# host), takes the drivers' files out of the source tarball, unmodified,
+# and builds each with make -C <headers> M=<dir> and the kernel's own
+# compiler (gcc-12). Unpacks the bzImage's zstd payload to an uncompressed
+# vmlinux, which QEMU boots through PVH. Copies perf and every shared
+# library it loads into the cache too.
 #
 # Everything lives in $NDK_TELEMETRY_CACHE/kernel-6.12 (default
 # ~/.cache/ndk-pcie-telemetry/kernel-6.12); a rerun prints the cached paths
@@ -22,6 +23,9 @@
 #   guest-kernel-612.sh [--vmlinux]  the vmlinux (PVH boot)
 #   guest-kernel-612.sh --bzimage    Debian's vmlinuz, for a bzImage boot
 #   guest-kernel-612.sh --module     dwc_pcie_pmu.ko
+#   guest-kernel-612.sh --ptt-module hisi_ptt.ko (on a cache made before
+#                                    it, fetches linux-source-6.12 again
+#                                    and builds just that)
 #   guest-kernel-612.sh --perf-files FILE:PATH pairs for guest-initramfs.sh,
 #                                    one a line: perf as /usr/bin/perf and
 #                                    its libraries
@@ -38,7 +42,7 @@ CACHE=${NDK_TELEMETRY_CACHE:-$HOME/.cache/ndk-pcie-telemetry}
 dir="$CACHE/kernel-6.12"
 say() { echo "guest-kernel-612: $*" >&2; }
 usage() {
-    echo "usage: guest-kernel-612.sh [--vmlinux|--bzimage|--module|--perf-files|--headers|--release]" >&2
+    echo "usage: guest-kernel-612.sh [--vmlinux|--bzimage|--module|--ptt-module|--perf-files|--headers|--release]" >&2
     exit 2
 }
 mode=vmlinux
@@ -46,6 +50,7 @@ case "${1:-}" in
     ""|--vmlinux) ;;
     --bzimage) mode=bzimage ;;
     --module) mode=module ;;
+    --ptt-module) mode=ptt ;;
     --perf-files) mode=perf ;;
     --headers) mode=headers ;;
     --release) mode=release ;;
@@ -58,21 +63,103 @@ answer() {
         vmlinux) echo "$dir/vmlinux" ;;
         bzimage) echo "$dir/vmlinuz" ;;
         module) echo "$dir/dwc_pcie_pmu.ko" ;;
+        ptt) echo "$dir/hisi_ptt.ko" ;;
         perf) cat "$dir/perf-files" ;;
         headers) cat "$dir/headers-dir" ;;
         release) cat "$dir/release" ;;
     esac
     exit 0
 }
-# the stamp is written last: with it, everything else is there
-[ -s "$dir/stamp" ] && answer
+# the stamp is written last: with it, everything else is there but
+# hisi_ptt.ko, which a cache made before it lacks (or whose build failed)
+ready() { [ -s "$dir/stamp" ] && { [ $mode != ptt ] || [ -s "$dir/hisi_ptt.ko" ]; }; }
+ready && answer
 mkdir -p "$dir"
 # one build at a time (guests of a test may start side by side)
 exec 9> "$dir/.lock"
 flock 9
-[ -s "$dir/stamp" ] && answer
+ready && answer
 
 t0=$(date +%s)
+# the drivers' files, in linux-source-6.12's tree
+DWC_SRC=(drivers/perf/dwc_pcie_pmu.c)
+PTT_SRC=(drivers/hwtracing/ptt/hisi_ptt.c drivers/hwtracing/ptt/hisi_ptt.h)
+
+# fetch_debs PACKAGE...: each at $ver into $dl, unless a whole one is there
+fetch_debs() {
+    local p f get=()
+    mkdir -p "$dl"
+    for p; do
+        f=$(ls "$dl/${p}_${ver}_"*.deb 2>/dev/null || true)
+        # a download cut short is fetched again
+        if [ -z "$f" ] || ! dpkg-deb -I "$f" > /dev/null 2>&1; then
+            rm -f "$f"; get+=("$p=$ver")
+        fi
+    done
+    if [ ${#get[@]} -gt 0 ]; then
+        say "downloading ${get[*]}"
+        (cd "$dl" && apt-get download "${get[@]}" >&2) || { say "apt-get download failed"; exit 77; }
+    fi
+}
+deb() { ls "$dl/${1}_${ver}_"*.deb; }
+
+# extract FILE...: these files of linux-source-6.12 into $tmp/src, in one
+# pass over the tarball, which has to be decompressed (about 15 s)
+extract() {
+    local f names=()
+    for f; do names+=("linux-source-6.12/$f"); done
+    say "extracting ${*##*/} from linux-source-6.12 (about 15 s)"
+    mkdir -p "$tmp/src"
+    # tar stops reading once it has each file (--occurrence): dpkg-deb then
+    # sees a broken pipe
+    { dpkg-deb --fsys-tarfile "$(deb linux-source-6.12)" 2>/dev/null |
+          tar -xO ./usr/src/linux-source-6.12.tar.xz 2>/dev/null | xz -dc 2>/dev/null |
+          tar -x --occurrence=1 -C "$tmp/src" "${names[@]}" 2>/dev/null; } || true
+    for f; do
+        [ -s "$tmp/src/linux-source-6.12/$f" ] || { say "no $f in linux-source-6.12 $ver"; exit 1; }
+    done
+}
+
+# build_module DIR NAME FILE...: NAME.ko in $dir/DIR from the extracted
+# FILEs, unmodified, with the headers' kbuild; checks that the kernel
+# exports every symbol it needs and that its vermagic is the release. On
+# failure says why and returns 1.
+build_module() {
+    local d="$dir/$1" name=$2 f ko missing vermagic
+    shift 2
+    rm -rf "$d"; mkdir -p "$d"
+    for f; do cp "$tmp/src/linux-source-6.12/$f" "$d/"; done
+    echo "obj-m := $name.o" > "$d/Kbuild"
+    say "building $name.ko"
+    if ! make -s -C "$hdir" M="$d" modules > "$d/build.log" 2>&1; then
+        cat "$d/build.log" >&2; say "$name.ko does not build"; return 1
+    fi
+    ko="$d/$name.ko"
+    # modpost has checked this too; named here all at once
+    missing=$(nm -u "$ko" | awk '{print $2}' | sort -u |
+              comm -23 - <(awk '{print $2}' "$hdir/Module.symvers" | sort -u) |
+              paste -sd' ')
+    if [ -n "$missing" ]; then
+        say "$name.ko needs symbols the kernel does not export: $missing"
+        return 1
+    fi
+    vermagic=$(tr '\0' '\n' < "$ko" | LC_ALL=C grep -a -m1 '^vermagic=' | cut -d= -f2- || true)
+    if [ "${vermagic%% *}" != "$rel" ]; then
+        say "$name.ko has vermagic \"$vermagic\", not $rel"; return 1
+    fi
+}
+
+# build_ptt: hisi_ptt.ko, from the files extract has taken out, into place
+build_ptt() {
+    build_module ptt hisi_ptt "${PTT_SRC[@]}" || return 1
+    # the device it binds: Huawei (0x19e5) a12e
+    tr '\0' '\n' < "$dir/ptt/hisi_ptt.ko" |
+        LC_ALL=C grep -a '^alias=pci:v000019E5d0000A12E' > /dev/null ||
+        { say "hisi_ptt.ko has no alias for 19e5:a12e"; return 1; }
+    cp "$dir/ptt/hisi_ptt.ko" "$dir/.hisi_ptt.ko.new"
+    mv "$dir/.hisi_ptt.ko.new" "$dir/hisi_ptt.ko"
+}
+
 # --- host packages --------------------------------------------------------
 # gcc-12 is the compiler the kernel was built with (checked below against
 # the headers' CONFIG_CC_VERSION_TEXT); dwarves is pahole (module BTF),
@@ -95,6 +182,28 @@ if [ ${#missing[@]} -gt 0 ]; then
         DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
             "${missing[@]}" >&2 || { say "cannot install ${missing[*]}"; exit 77; }
     fi
+fi
+
+# --- only hisi_ptt.ko ----------------------------------------------------
+# The rest is cached: fetch the source at the cached kernel's version again
+# (bookworm-security keeps the older ones) and build the PTT driver alone.
+if [ -s "$dir/stamp" ]; then
+    rel=$(cat "$dir/release")
+    hdir=$(cat "$dir/headers-dir")
+    ver=$(head -1 "$dir/package" | cut -d' ' -f2)
+    if [ -z "$ver" ] || [ ! -f "$hdir/Makefile" ]; then
+        say "the cache in $dir is incomplete: remove it"; exit 1
+    fi
+    tmp="$dir/tmp" dl="$dir/dl"
+    rm -rf "$tmp"; mkdir -p "$tmp"
+    trap 'rm -rf "$tmp"' EXIT
+    say "adding hisi_ptt.ko to the cached kernel $rel (Debian $ver)"
+    fetch_debs linux-source-6.12
+    extract "${PTT_SRC[@]}"
+    build_ptt || exit 1
+    rm -rf "$dl"
+    say "ready in $(( $(date +%s) - t0 )) s: $dir/hisi_ptt.ko"
+    answer
 fi
 
 # --- which kernel ---------------------------------------------------------
@@ -132,22 +241,9 @@ trap 'rm -rf "$tmp"' EXIT
 # the packages stay in dl/ until the build has succeeded: a rerun after a
 # failure does not fetch them again
 dl="$dir/dl"
-mkdir -p "$dl"
-want=("$pkg" "linux-headers-$rel" "linux-headers-${rel%-amd64}-common"
-      "linux-kbuild-${rel%-amd64}" linux-source-6.12)
-get=()
-for p in "${want[@]}"; do
-    f=$(ls "$dl/${p}_${ver}_"*.deb 2>/dev/null || true)
-    # a download cut short is fetched again
-    if [ -z "$f" ] || ! dpkg-deb -I "$f" > /dev/null 2>&1; then
-        rm -f "$f"; get+=("$p=$ver")
-    fi
-done
-if [ ${#get[@]} -gt 0 ]; then
-    say "downloading ${get[*]} (about 280 MB in all)"
-    (cd "$dl" && apt-get download "${get[@]}" >&2) || { say "apt-get download failed"; exit 77; }
-fi
-deb() { ls "$dl/${1}_${ver}_"*.deb; }
+# about 280 MB in all
+fetch_debs "$pkg" "linux-headers-$rel" "linux-headers-${rel%-amd64}-common" \
+    "linux-kbuild-${rel%-amd64}" linux-source-6.12
 
 # --- the kernel -----------------------------------------------------------
 dpkg-deb -x "$(deb "$pkg")" "$tmp/image"
@@ -193,23 +289,14 @@ if [ -n "$cc" ] && command -v "$cc" > /dev/null; then
     [ "$have" = "$cc_text" ] || say "note: the kernel was built with \"$cc_text\", building with \"$have\""
 fi
 
-# --- the driver -----------------------------------------------------------
-src=linux-source-6.12/drivers/perf/dwc_pcie_pmu.c
-rm -rf "$dir/dwc"; mkdir -p "$dir/dwc"
-say "extracting $src (decompresses the source tarball, about 10 s)"
-# tar stops reading at the file (--occurrence): dpkg-deb then sees a broken pipe
-{ dpkg-deb --fsys-tarfile "$(deb linux-source-6.12)" 2>/dev/null |
-      tar -xO ./usr/src/linux-source-6.12.tar.xz 2>/dev/null | xz -dc 2>/dev/null |
-      tar -x --occurrence=1 -C "$tmp" "$src"; } || true
-[ -s "$tmp/$src" ] || { say "no $src in linux-source-6.12 $ver"; exit 1; }
-cp "$tmp/$src" "$dir/dwc/"
-echo 'obj-m := dwc_pcie_pmu.o' > "$dir/dwc/Kbuild"
-say "building dwc_pcie_pmu.ko"
-make -s -C "$hdir" M="$dir/dwc" modules > "$dir/dwc/build.log" 2>&1 ||
-    { cat "$dir/dwc/build.log" >&2; say "the module does not build"; exit 1; }
+# --- the drivers ----------------------------------------------------------
+extract "${DWC_SRC[@]}" "${PTT_SRC[@]}"
+build_module dwc dwc_pcie_pmu "${DWC_SRC[@]}" || exit 1
 ko="$dir/dwc/dwc_pcie_pmu.ko"
-vermagic=$(tr '\0' '\n' < "$ko" | LC_ALL=C grep -a -m1 '^vermagic=' | cut -d= -f2- || true)
-[ "${vermagic%% *}" = "$rel" ] || { say "dwc_pcie_pmu.ko has vermagic \"$vermagic\", not $rel"; exit 1; }
+# hisi_ptt.ko is placed by build_ptt itself. Its failure does not stop the
+# rest: --ptt-module tries again and fails with the reason.
+rm -f "$dir/hisi_ptt.ko"
+build_ptt || say "carrying on without hisi_ptt.ko"
 
 # --- perf -----------------------------------------------------------------
 # Debian 12's perf is 6.1: /usr/bin/perf (the binary; older packages named it
