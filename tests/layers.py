@@ -59,6 +59,8 @@ ROOMS = {
     ], ['telemetry-traffic', 'traffic-qom']),
     'flit': ('qemu-device/flit', ['common'], [['flit-link'], ['flit-end']],
              ['flit-pci']),
+    'hisi-ptt': ('qemu-device/hisi-ptt', ['common'], [['ptt-core']],
+                 ['hisi-ptt']),
     'dwc': ('qemu-device/dwc', ['common', 'link', 'flit'], [['dwc-ras-des']],
             ['dwc-pcie-root-port']),
     'card': ('qemu-device/card', ['common', 'telemetry', 'link', 'ndp-dma',
