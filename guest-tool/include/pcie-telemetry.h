@@ -33,6 +33,8 @@ extern "C" {
 
 /* PTL_MAGIC, PTL_REG_*, PTL_CMD_*, the counter layout, the VSEC */
 #include "pcie-telemetry-regs.h"
+/* PCIe 6 flit mode: the flit bits and capabilities 0x0031-0x0033 */
+#include "pcie-telemetry-flit.h"
 
 #define PTL_BUSY_TIMEOUT_NS  1000000000ull
 
@@ -51,6 +53,7 @@ typedef enum ptl_err {
     PTL_E_BUSY = 10,        /* BUSY over 1 s, or the card's lock 10 s */
     PTL_E_GONE = 11,        /* the card disappeared (removed, all ones) */
     PTL_E_PMU = 12,         /* no PMU above the card, or it refused the event */
+    PTL_E_NO_FLIT = 13,     /* no flit-mode link at the card (--flit) */
 } ptl_err;
 
 typedef struct ptl_error {
@@ -718,6 +721,314 @@ ptl_err ptl_pmu_errno_error(const ptl_pmu *pmu, const char *event,
                             int errnum, ptl_error *err);
 /* /proc/sys/kernel/perf_event_paranoid, or INT_MIN when unreadable. */
 int ptl_perf_paranoid(void);
+
+/* ---------------------------------------------------------------------
+ * Configuration space of one PCI function through libpci (sysfs access,
+ * as the scan reads it), for what is read and written after the scan.
+ */
+typedef struct ptl_config ptl_config;
+
+/*
+ * slot: "0000:01:00.0". Checks the sysfs config file first, as the scan
+ * does: not readable beyond its first 64 bytes (not root) is PTL_E_PERM
+ * "reading the configuration space of ... needs root (CAP_SYS_ADMIN)",
+ * with writable not writable PTL_E_PERM "writing ..."; not in sysfs
+ * PTL_E_NO_CARD. A function without extended configuration space
+ * (conventional PCI) opens, and reads beyond 0x100 fail.
+ */
+ptl_err ptl_config_open(const char *slot, bool writable, ptl_config **out,
+                        ptl_error *err);
+void ptl_config_close(ptl_config *c);
+/* The accessors, opaque the ptl_config. */
+const ptl_config_ops *ptl_config_get_ops(void);
+
+/*
+ * The PCI functions from one up to the root complex: the function itself,
+ * then every PCI bridge above it on its resolved sysfs path (a switch's
+ * downstream and upstream ports, the root port), nearest first, as
+ * ptl_dwc_find walks them. card: a PCI address or a sysfs device path.
+ */
+#define PTL_PCI_PATH_MAX 32
+
+typedef struct ptl_pci_path {
+    unsigned n;                 /* >= 1: [0] is the function itself */
+    char slot[PTL_PCI_PATH_MAX][16];
+} ptl_pci_path;
+
+ptl_err ptl_pci_path_get(const char *card, ptl_pci_path *path,
+                         ptl_error *err);
+
+/* ---------------------------------------------------------------------
+ * PCIe 6 flit mode (docs/flit.md): the PCI Express capability's flit bits
+ * and the extended capabilities 0x0031 Physical Layer 64.0 GT/s, 0x0032
+ * Flit Logging and 0x0033 Flit Performance Measurement of a link end
+ * (pcie-telemetry-flit.h has their registers). The decode functions take
+ * raw register values and touch nothing else; ptl_flit_meas_* read and
+ * measure one function through any ptl_config_ops; ptl_flit_run_* do it
+ * for a card and the ports above it through libpci.
+ */
+typedef enum ptl_flit_cap {
+    PTL_FLIT_CAP_64GT,          /* 0x0031 */
+    PTL_FLIT_CAP_LOG,           /* 0x0032 */
+    PTL_FLIT_CAP_PERF,          /* 0x0033 */
+    PTL_FLIT_NCAPS,
+} ptl_flit_cap;
+
+/* Flit mode of a function and where its capabilities are. */
+typedef struct ptl_flit_mode {
+    bool pcie;                  /* it has a PCI Express capability */
+    bool supported;             /* Flit Mode Supported (Capabilities [15]) */
+    bool disable;               /* Flit Mode Disable (Link Control [13]) */
+    bool active;                /* Flit Mode Status (Link Status 2 [10]) */
+    unsigned cap[PTL_FLIT_NCAPS];   /* their offsets, 0 when absent */
+} ptl_flit_mode;
+
+/*
+ * The flit bits of PCI Express Capabilities (+0x02), Link Control (+0x10)
+ * and Link Status 2 (+0x32); sets pcie and leaves cap[] alone.
+ */
+void ptl_flit_mode_decode(uint16_t flags, uint16_t lnkctl, uint16_t lnksta2,
+                          ptl_flit_mode *m);
+/* Flit mode supported, or any of the three capabilities. */
+bool ptl_flit_mode_any(const ptl_flit_mode *m);
+/* The extended capability ID of a ptl_flit_cap (0x0031 ...). */
+unsigned ptl_flit_cap_id(ptl_flit_cap cap);
+/* Lanes of a link width code (x1 0, x2 1, x4 2, x8 3, x16 4); 0 else. */
+unsigned ptl_flit_width(unsigned code);
+
+/* 0x0031 Status (+0x0C): the equalization bits. */
+typedef struct ptl_flit_64gt {
+    uint32_t status;
+    bool eq_complete, eq_phase1, eq_phase2, eq_phase3, eq_request;
+} ptl_flit_64gt;
+
+void ptl_flit_64gt_decode(uint32_t status, ptl_flit_64gt *s);
+
+/* 0x0032 Flit Error Log 1 and 2: the oldest logged flit error. */
+typedef struct ptl_flit_log_entry {
+    uint32_t log1, log2;
+    bool valid;
+    unsigned width_code, width; /* width 0: a reserved code */
+    unsigned offset;
+    unsigned consecutive;       /* flits in error after it (count - 1) */
+    bool more, unrecognized, uncorrectable;
+    unsigned syndrome;          /* log 1 [31:16] */
+} ptl_flit_log_entry;
+
+void ptl_flit_log_decode(uint32_t log1, uint32_t log2, ptl_flit_log_entry *e);
+
+/* 0x0032 Flit Error Counter Control (+0x0C) and Status (+0x0E). */
+typedef struct ptl_flit_err_counter {
+    uint16_t control, status;
+    bool enabled, int_enable;
+    unsigned events;            /* PTL_FLOG_EVENTS_* */
+    unsigned trigger;
+    unsigned width_code, width; /* when the counter started */
+    bool interrupt;             /* interrupt generated */
+    unsigned count;
+} ptl_flit_err_counter;
+
+void ptl_flit_err_counter_decode(uint16_t control, uint16_t status,
+                                 ptl_flit_err_counter *c);
+/* "all flit errors", "uncorrectable and unrecognized", "correctable", "none" */
+const char *ptl_flit_events_text(unsigned events);
+
+/* 0x0032 FBER Measurement Control (+0x10). */
+typedef struct ptl_flit_fber_ctl {
+    uint32_t control;
+    bool enabled;
+    unsigned granularity;
+} ptl_flit_fber_ctl;
+
+void ptl_flit_fber_ctl_decode(uint32_t control, ptl_flit_fber_ctl *f);
+
+/* An FBER measurement over an interval. */
+typedef struct ptl_flit_fber {
+    bool measured;
+    bool cleared;               /* was off: enabled with Clear by the tool */
+    double seconds;             /* from the start to the end reading */
+    uint64_t flits;             /* the Flit Counter's advance */
+    double flits_per_s;
+    uint32_t invalid;
+    bool invalid_saturated;     /* it stood at 65535: at least that many */
+    unsigned nlanes;            /* shown: the link's width, else 16 */
+    uint32_t lane[PTL_FLOG_LANES];
+    bool lane_saturated[PTL_FLOG_LANES];
+} ptl_flit_fber;
+
+/* end - start of the 32-bit Flit Counter, modulo 2^32. */
+uint32_t ptl_flit_counter_diff(uint32_t start, uint32_t end);
+/*
+ * The Flit Counter read again: *total grows by its advance since *last
+ * (modulo 2^32), *last becomes now. Read at least once per 2^32 flits
+ * (8.6 s at x16), the total is exact over any interval.
+ */
+void ptl_flit_counter_add(uint64_t *total, uint32_t *last, uint32_t now);
+/*
+ * A 16-bit counter that stops at 65535 (invalid flits, a lane's
+ * correctable errors): end - start, or end when it went back (cleared
+ * since); *saturated when end is 65535 (the true count may be more).
+ */
+uint32_t ptl_flit_count16_diff(uint32_t start, uint32_t end,
+                               bool *saturated);
+
+/* 0x0033 Status (+0x0C) and every LTSSM register (+0x10 + 4i). */
+typedef struct ptl_flit_perf_status {
+    uint32_t raw;
+    unsigned status;            /* PTL_FST_* */
+    unsigned tracked;           /* flits (LTSSM: transitions) tracked */
+    bool interrupt;
+    unsigned counter;           /* units of 8 ns (LTSSM: 64 us) */
+} ptl_flit_perf_status;
+
+void ptl_flit_perf_status_decode(uint32_t v, ptl_flit_perf_status *s);
+/* "not started", "started", "done", "overflow" */
+const char *ptl_flit_status_text(unsigned status);
+
+/* 0x0033 Control (+0x08). */
+typedef struct ptl_flit_perf_ctl {
+    uint32_t control;
+    bool enabled;
+    unsigned type;              /* one-hot: PTL_FPERF_TYPE_* */
+    unsigned instances, threshold;
+    unsigned trackers;          /* bit k: the tracker of Control bit 14 + k */
+    unsigned ltssm_instances, ltssm_threshold, l1_threshold;
+} ptl_flit_perf_ctl;
+
+void ptl_flit_perf_ctl_decode(uint32_t v, ptl_flit_perf_ctl *c);
+/*
+ * The Control the tool writes for its Flit->Ack measurement over one found:
+ * type 001b, instances, Enable as asked; no threshold (no interrupt), no
+ * tracker (no LTSSM register is reset); the RsvdP bits as found.
+ */
+uint32_t ptl_flit_perf_ctl_run(uint32_t found, unsigned instances,
+                               bool enable);
+/* "L0->Recovery", "L0p upconfiguration", "L1.0->L0", "L1.1->L0", "L1.2->L0" */
+const char *ptl_flit_tracker_name(unsigned k);
+/*
+ * The tracker (k of Control bit 14 + k) that LTSSM register i belongs to:
+ * the i-th enabled one; -1 when fewer are enabled.
+ */
+int ptl_flit_ltssm_tracker(unsigned trackers, unsigned i);
+
+/* A Flit->Ack latency measurement read from its Status. */
+typedef struct ptl_flit_latency {
+    bool measured;              /* false: not run, skipped says why */
+    char skipped[128];
+    unsigned instances;         /* 0: the worst case */
+    ptl_flit_perf_status st;
+    double counter_ns;          /* counter x 8; NAN: not started, overflow */
+    double average_ns;          /* counter x 8 / tracked (instances > 0) */
+    double worst_ns;            /* counter x 8 (instances 0) */
+} ptl_flit_latency;
+
+/* What a Status read at the end says (sets measured). */
+void ptl_flit_latency_compute(uint32_t status, unsigned instances,
+                              ptl_flit_latency *l);
+
+typedef struct ptl_flit_perf {
+    uint32_t capability;
+    unsigned vector;            /* interrupt message number */
+    unsigned nltssm;            /* LTSSM Tracking Register Count */
+    ptl_flit_perf_ctl found;    /* Control as found */
+    ptl_flit_latency latency;
+    ptl_flit_perf_status ltssm[PTL_FPERF_LTSSM_MAX];
+} ptl_flit_perf;
+
+/* One function: what ptl_flit_meas_end last read of it. */
+typedef struct ptl_flit_dev {
+    char slot[16];
+    bool card;                  /* the card; else a port above it */
+    ptl_link link;
+    ptl_flit_mode mode;
+    ptl_flit_64gt pl64;
+    ptl_flit_log_entry log;
+    ptl_flit_err_counter counter;
+    ptl_flit_fber_ctl fber_found;   /* FBER Measurement Control as found */
+    ptl_flit_fber fber;
+    ptl_flit_perf perf;
+} ptl_flit_dev;
+
+typedef struct ptl_flit_meas ptl_flit_meas;
+
+/*
+ * Finds the PCI Express capability and the flit capabilities of the
+ * function behind ops (the standard and the extended capability lists)
+ * and reads its link and flit bits: reads only. A function reading all
+ * ones is PTL_E_GONE. instances: those of the Flit->Ack measurement (0
+ * the worst case, at most 31).
+ */
+ptl_err ptl_flit_meas_new(const ptl_config_ops *ops, void *opaque,
+                          const char *slot, bool card, unsigned instances,
+                          ptl_flit_meas **out, ptl_error *err);
+const ptl_flit_dev *ptl_flit_meas_dev(const ptl_flit_meas *m);
+/*
+ * An interval starts (now_ns: a monotonic clock). The first start notes
+ * FBER Measurement Control and the Performance Control as found. FBER
+ * found off: written Enable | Clear (granularity kept), again at every
+ * start; found on: not written, counted by difference. Performance
+ * Measurement found off: Control written with Enable 0, then with Enable
+ * 1 (ptl_flit_perf_ctl_run), again at every start; found on (another
+ * measurement): not written, not measured.
+ */
+ptl_err ptl_flit_meas_start(ptl_flit_meas *m, uint64_t now_ns,
+                            ptl_error *err);
+/* Reads the Flit Counter (within every 2^32 flits). */
+ptl_err ptl_flit_meas_poll(ptl_flit_meas *m, ptl_error *err);
+/*
+ * The interval ends: every register read and decoded (Status before any
+ * write), the measurements worked out. Capabilities gone: PTL_E_GONE.
+ */
+ptl_err ptl_flit_meas_end(ptl_flit_meas *m, uint64_t now_ns,
+                          ptl_error *err);
+/*
+ * Writes back what start changed: FBER Measurement Control and the
+ * Performance Control as found (both with Enable 0: the counters and the
+ * Status hold their values). Nothing when nothing was written.
+ */
+ptl_err ptl_flit_meas_restore(ptl_flit_meas *m, ptl_error *err);
+void ptl_flit_meas_free(ptl_flit_meas *m);
+
+/*
+ * A card and every port above it that has flit mode or a flit capability
+ * (ptl_pci_path_get, ptl_config_open, ptl_flit_meas_new); a port whose
+ * configuration space is not in sysfs is left out. writable for a
+ * measurement. Errors: those of ptl_config_open and ptl_pci_path_get.
+ */
+typedef struct ptl_flit_run ptl_flit_run;
+
+ptl_err ptl_flit_run_open(const char *card, unsigned instances,
+                          bool writable, ptl_flit_run **out, ptl_error *err);
+/*
+ * PTL_E_NO_FLIT unless one of them runs its link in flit mode, with a
+ * message that says what was found.
+ */
+ptl_err ptl_flit_run_check(const ptl_flit_run *r, ptl_error *err);
+/* The functions, the card first; as of the last ptl_flit_run_end. */
+const ptl_flit_dev *ptl_flit_run_devs(const ptl_flit_run *r, unsigned *n);
+ptl_err ptl_flit_run_start(ptl_flit_run *r, ptl_error *err);
+ptl_err ptl_flit_run_poll(ptl_flit_run *r, ptl_error *err);
+/* *seconds: from the first start to the end of this interval's */
+ptl_err ptl_flit_run_end(ptl_flit_run *r, double *seconds, ptl_error *err);
+/* ptl_flit_meas_restore of each; the first error. */
+ptl_err ptl_flit_run_restore(ptl_flit_run *r, ptl_error *err);
+/* Frees, restoring first (errors ignored: call ptl_flit_run_restore). */
+void ptl_flit_run_close(ptl_flit_run *r);
+
+/*
+ * --list's line of a function with flit mode or a flit capability, after
+ * indent: "flit card 0000:01:00.0: supported, active; 0x0031 at 0x200,
+ * 0x0032 at 0x220, 0x0033 at 0x260". 0 or -1 with errno.
+ */
+int ptl_flit_format_list(FILE *f, const ptl_flit_dev *d, const char *indent);
+/*
+ * --flit's report of the functions over seconds (see pcie-telemetry(1)),
+ * text and JSON ({"seconds": S, "flit": [...]}, indent 4). 0 or -1.
+ */
+int ptl_flit_format_text(FILE *f, const ptl_flit_dev *devs, unsigned n,
+                         double seconds);
+int ptl_flit_format_json(FILE *f, const ptl_flit_dev *devs, unsigned n,
+                         double seconds);
 
 const char *ptl_version_string(void);
 

@@ -139,3 +139,42 @@ ptl_err ptl_dwc_find(const char *card, ptl_pmu **pmus, unsigned *n,
     *n = found;
     return PTL_OK;
 }
+
+ptl_err ptl_pci_path_get(const char *card, ptl_pci_path *path,
+                         ptl_error *err)
+{
+    char real[PATH_MAX];
+    const char *base;
+    char *slash;
+    unsigned dom, bus, dev, fn;
+    ptl_err rc;
+
+    memset(path, 0, sizeof(*path));
+    rc = card_path(card, real, err);
+    if (rc != PTL_OK) {
+        return rc;
+    }
+    /* the function, then every parent that is a PCI function: a bridge */
+    for (;;) {
+        base = strrchr(real, '/');
+        base = base ? base + 1 : real;
+        if (!ptl_parse_bdf(base, &dom, &bus, &dev, &fn)) {
+            break;              /* pci0000:00, the host bridge's node */
+        }
+        if (path->n == PTL_PCI_PATH_MAX) {
+            break;
+        }
+        snprintf(path->slot[path->n++], sizeof(path->slot[0]),
+                 "%04x:%02x:%02x.%x", dom, bus, dev, fn);
+        slash = strrchr(real, '/');
+        if (!slash || slash == real) {
+            break;
+        }
+        *slash = '\0';
+    }
+    if (path->n == 0) {
+        return ptl_set_error(err, PTL_E_NO_CARD, "%s is not a PCI function "
+                             "(%s)", card, real);
+    }
+    return PTL_OK;
+}

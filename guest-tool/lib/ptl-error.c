@@ -60,6 +60,8 @@ const char *ptl_err_name(ptl_err code)
         return "card gone";
     case PTL_E_PMU:
         return "PMU";
+    case PTL_E_NO_FLIT:
+        return "no flit-mode link";
     }
     return "unknown error";
 }

@@ -1284,3 +1284,194 @@ void ptl_handle_unlock(ptl_handle *h)
         h->locked = false;
     }
 }
+
+/* ------------------------------------------------------------------
+ * One function's configuration space after the scan (flit mode of a card
+ * and the ports above it): libpci's sysfs access on that function alone.
+ */
+struct ptl_config {
+    struct pci_access *pacc;
+    struct pci_dev *dev;
+    char slot[16];
+    bool extended;              /* more than the 256 bytes of PCI */
+    char msg[256];              /* why the last access failed */
+};
+
+typedef struct config_init_ctx {
+    ptl_config *c;
+    unsigned dom, bus, dev, fn;
+} config_init_ctx;
+
+static void config_init_cb(void *ctx)
+{
+    config_init_ctx *i = ctx;
+    const char *path = getenv(SYSFS_ENV);
+
+    i->c->pacc->method = PCI_ACCESS_SYS_BUS_PCI;
+    if (path && *path) {
+        pci_set_param(i->c->pacc, "sysfs.path", (char *)path);
+    }
+    pci_init(i->c->pacc);
+    i->c->dev = pci_get_dev(i->c->pacc, (int)i->dom, (int)i->bus,
+                            (int)i->dev, (int)i->fn);
+}
+
+/*
+ * As check_config: without CAP_SYS_ADMIN the kernel gives the first 64
+ * bytes only, and libpci would read all ones beyond them. Reading is
+ * checked first, so that a user who may do neither hears of that.
+ */
+static ptl_err config_check(const char *slot, bool writable, bool *extended,
+                            ptl_error *err)
+{
+    const char *root = getenv(SYSFS_ENV);
+    char path[PATH_MAX + 64];
+    uint8_t b[4];
+    struct stat st;
+    ssize_t n;
+    int fd;
+
+    snprintf(path, sizeof(path), "%s/devices/%s/config",
+             root && *root ? root : "/sys/bus/pci", slot);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == EACCES || errno == EPERM) {
+            return ptl_set_error(err, PTL_E_PERM, "reading the configuration "
+                                 "space of %s needs root (CAP_SYS_ADMIN)",
+                                 slot);
+        }
+        return ptl_set_error(err, errno == ENOENT ? PTL_E_NO_CARD
+                             : PTL_E_INTERNAL, "cannot open %s: %s", path,
+                             strerror(errno));
+    }
+    *extended = fstat(fd, &st) == 0 && st.st_size > 256;
+    /* the first byte others may not read; the PCIe capability is there */
+    n = pread(fd, b, sizeof(b), 0x40);
+    close(fd);
+    if (n != (ssize_t)sizeof(b)) {
+        return ptl_set_error(err, PTL_E_PERM, "reading the configuration "
+                             "space of %s needs root (CAP_SYS_ADMIN)", slot);
+    }
+    if (writable) {
+        fd = open(path, O_RDWR | O_CLOEXEC);
+        if (fd < 0) {
+            return ptl_set_error(err, errno == EACCES || errno == EPERM
+                                 ? PTL_E_PERM : PTL_E_INTERNAL, "writing the "
+                                 "configuration space of %s %s", slot,
+                                 errno == EACCES || errno == EPERM
+                                 ? "needs root (CAP_SYS_ADMIN)"
+                                 : strerror(errno));
+        }
+        close(fd);
+    }
+    return PTL_OK;
+}
+
+ptl_err ptl_config_open(const char *slot, bool writable, ptl_config **out,
+                        ptl_error *err)
+{
+    config_init_ctx i = { 0 };
+    ptl_config *c;
+    ptl_err r;
+
+    *out = NULL;
+    if (!ptl_parse_bdf(slot, &i.dom, &i.bus, &i.dev, &i.fn)) {
+        return ptl_set_error(err, PTL_E_USAGE, "'%s' is not a PCI address "
+                             "(domain:bus:dev.fn)", slot);
+    }
+    c = calloc(1, sizeof(*c));
+    if (!c) {
+        return ptl_set_error(err, PTL_E_INTERNAL, "out of memory");
+    }
+    copy_str(c->slot, sizeof(c->slot), slot);
+    r = config_check(slot, writable, &c->extended, err);
+    if (r != PTL_OK) {
+        free(c);
+        return r;
+    }
+    c->pacc = pci_alloc();
+    if (!c->pacc) {
+        free(c);
+        return ptl_set_error(err, PTL_E_INTERNAL, "out of memory");
+    }
+    c->pacc->error = pci_error_cb;
+    c->pacc->warning = pci_warning_cb;
+    c->pacc->debug = pci_debug_cb;
+    pci_msg[0] = '\0';
+    i.c = c;
+    if (!pci_guard(config_init_cb, &i) || !c->dev) {
+        /* libpci's state is unknown after a failed init: leak it */
+        r = ptl_set_error(err, PTL_E_INTERNAL, "cannot reach %s through "
+                          "libpci: %s", slot, pci_msg);
+        free(c);
+        return r;
+    }
+    *out = c;
+    return PTL_OK;
+}
+
+void ptl_config_close(ptl_config *c)
+{
+    if (c) {
+        /* a device of pci_get_dev is not on the list pci_cleanup frees */
+        pci_free_dev(c->dev);
+        pci_cleanup(c->pacc);
+        free(c);
+    }
+}
+
+static bool config_read32(void *opaque, uint32_t offset, uint32_t *value)
+{
+    ptl_config *c = opaque;
+    cfg_access a = { .dev = c->dev, .offset = offset };
+
+    if (offset % 4 || offset >= (c->extended ? 4096u : 256u)) {
+        snprintf(c->msg, sizeof(c->msg), "0x%x is outside its %s "
+                 "configuration space", offset,
+                 c->extended ? "4096-byte" : "256-byte");
+        return false;
+    }
+    /* libpci reads all ones on a failed read and says so as a warning */
+    pci_msg[0] = '\0';
+    if (!pci_guard(cfg_read_cb, &a) || pci_msg[0]) {
+        copy_str(c->msg, sizeof(c->msg), pci_msg);
+        return false;
+    }
+    *value = a.value;
+    return true;
+}
+
+static bool config_write32(void *opaque, uint32_t offset, uint32_t value)
+{
+    ptl_config *c = opaque;
+    cfg_access a = { .dev = c->dev, .offset = offset, .value = value };
+
+    if (offset % 4 || offset >= (c->extended ? 4096u : 256u)) {
+        snprintf(c->msg, sizeof(c->msg), "0x%x is outside its "
+                 "configuration space", offset);
+        return false;
+    }
+    pci_msg[0] = '\0';
+    if (!pci_guard(cfg_write_cb, &a) || !a.ok) {
+        copy_str(c->msg, sizeof(c->msg), pci_msg[0] ? pci_msg
+                 : "the write was refused");
+        return false;
+    }
+    return true;
+}
+
+static const char *config_error(void *opaque)
+{
+    return ((ptl_config *)opaque)->msg;
+}
+
+static const ptl_config_ops config_ops = {
+    .read32 = config_read32,
+    .write32 = config_write32,
+    .error = config_error,
+};
+
+const ptl_config_ops *ptl_config_get_ops(void)
+{
+    return &config_ops;
+}

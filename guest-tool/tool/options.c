@@ -24,6 +24,8 @@ enum {
     OPT_LISTEN,
     OPT_LIVE,
     OPT_PORT,
+    OPT_FLIT,
+    OPT_FLIT_INSTANCES,
 };
 
 static const struct option long_opts[] = {
@@ -44,6 +46,8 @@ static const struct option long_opts[] = {
     { "listen", required_argument, NULL, OPT_LISTEN },
     { "live", no_argument, NULL, OPT_LIVE },
     { "port", required_argument, NULL, OPT_PORT },
+    { "flit", no_argument, NULL, OPT_FLIT },
+    { "flit-instances", required_argument, NULL, OPT_FLIT_INSTANCES },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 },
@@ -74,7 +78,8 @@ void ptt_print_help(FILE *f)
 "      --offset X        offset of the block in the BAR (decimal or 0x hex);\n"
 "                        alone it means BAR 0\n"
 "  -l, --list            list the cards and telemetry blocks found (and the\n"
-"                        DesignWare PMU above each), then exit\n"
+"                        DesignWare PMU above each, and the flit mode of each\n"
+"                        and of the ports above it), then exit\n"
 "\n"
 "Measuring:\n"
 "  -t, --interval SEC    length of the measured interval (default 1.0); 0\n"
@@ -88,6 +93,18 @@ void ptt_print_help(FILE *f)
 "                        interval, or both: rx over the first half of each\n"
 "                        interval and tx over the second (the port has one\n"
 "                        such counter); text and JSON only\n"
+"      --flit            instead of the block's report, the PCIe 6 flit mode\n"
+"                        of the card's link and of every port above it with\n"
+"                        the flit capabilities (0x0031-0x0033): flit mode,\n"
+"                        64 GT/s equalization, the flit error log and\n"
+"                        counter, over each interval the flits received\n"
+"                        (FBER measurement), invalid flits, correctable\n"
+"                        errors per lane, the Flit->Ack latency and the LTSSM\n"
+"                        trackers; text or JSON. It enables FBER and latency\n"
+"                        measurement where they are off and turns them off\n"
+"                        again at the end\n"
+"      --flit-instances N  Flit->Ack latencies summed per interval, 1 to 31\n"
+"                        (default 31; 0: the worst case instead)\n"
 "\n"
 "Output (default: the report as a table):\n"
 "  -j, --json            the reference reader's JSON\n"
@@ -133,7 +150,8 @@ void ptt_print_help(FILE *f)
 "  10  the block stayed BUSY (or its lock was held) for too long, or the\n"
 "      port's counter is in use (--port)\n"
 "  11  the card disappeared\n"
-"  12  no DesignWare PMU above the card, or it refused the event (--port)\n",
+"  12  no DesignWare PMU above the card, or it refused the event (--port)\n"
+"  13  no link in flit mode at the card or the ports above it (--flit)\n",
           f);
 }
 
@@ -183,6 +201,7 @@ int ptt_parse_options(int argc, char **argv, ptt_opts *o, char *msg,
     o->format = PTT_TEXT;
     o->bar = -1;
     o->offset = -1;
+    o->flit_instances = PTT_FLIT_INSTANCES_DEFAULT;
     msg[0] = '\0';
 
     optind = 0;                 /* full re-initialisation (glibc) */
@@ -291,6 +310,18 @@ int ptt_parse_options(int argc, char **argv, ptt_opts *o, char *msg,
                             "both", optarg);
             }
             break;
+        case OPT_FLIT:
+            o->flit = true;
+            break;
+        case OPT_FLIT_INSTANCES:
+            if (!parse_u64(optarg, false, PTT_FLIT_INSTANCES_MAX, &v)) {
+                return fail(msg, msg_len, "--flit-instances: '%s' is not a "
+                            "number of instances (0 to %d; 0: the worst "
+                            "case)", optarg, PTT_FLIT_INSTANCES_MAX);
+            }
+            o->flit_instances = (unsigned)v;
+            o->flit_instances_given = true;
+            break;
         case 'h':
             o->help = true;
             break;
@@ -324,7 +355,8 @@ int ptt_parse_options(int argc, char **argv, ptt_opts *o, char *msg,
             : o->bar >= 0 ? "--bar" : o->offset >= 0 ? "--offset"
             : o->list ? "--list" : o->id_filter ? "-D" : o->nadd_ids
             ? "--add-id" : o->listen ? "--listen" : o->live ? "--live"
-            : o->port ? "--port" : NULL;
+            : o->port ? "--port" : o->flit ? "--flit"
+            : o->flit_instances_given ? "--flit-instances" : NULL;
 
         if (other) {
             return fail(msg, msg_len, "%s does not go with --input (which "
@@ -338,7 +370,7 @@ int ptt_parse_options(int argc, char **argv, ptt_opts *o, char *msg,
             : o->watch ? "-w" : o->clear ? "-c" : o->list ? "--list"
             : formats ? "an output format option"
             : o->listen && o->interval_given ? "-t"
-            : o->port ? "--port" : NULL;
+            : o->port ? "--port" : o->flit ? "--flit" : NULL;
 
         if (other) {
             return fail(msg, msg_len, "%s does not go with %s", other, mode);
@@ -349,6 +381,25 @@ int ptt_parse_options(int argc, char **argv, ptt_opts *o, char *msg,
     }
     if (o->bar >= 0 && o->offset < 0) {
         return fail(msg, msg_len, "--bar needs --offset");
+    }
+    if (o->flit_instances_given && !o->flit) {
+        return fail(msg, msg_len, "--flit-instances goes with --flit only");
+    }
+    if (o->flit) {
+        /* a measurement of its own: the link, not the block */
+        const char *other = o->list ? "--list" : o->clear ? "-c"
+            : o->port ? "--port" : o->index_given ? "-i"
+            : o->bar >= 0 ? "--bar" : o->offset >= 0 ? "--offset"
+            : o->format == PTT_CSV ? "--csv"
+            : o->format == PTT_PROMETHEUS ? "--prometheus" : NULL;
+
+        if (other) {
+            return fail(msg, msg_len, "%s does not go with --flit", other);
+        }
+        if (o->interval == 0) {
+            return fail(msg, msg_len, "--flit needs an interval above 0 (it "
+                        "measures over the tool's intervals)");
+        }
     }
     if (o->list && (o->clear || o->watch || formats || o->port)) {
         return fail(msg, msg_len, "--list goes with no measuring or output "

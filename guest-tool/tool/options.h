@@ -12,6 +12,9 @@
 #include <stdio.h>
 
 #define PTT_MAX_ADD_IDS 16
+/* Flit->Ack instances of --flit: the 5-bit field of the Control register */
+#define PTT_FLIT_INSTANCES_DEFAULT 31
+#define PTT_FLIT_INSTANCES_MAX     31
 
 typedef enum ptt_format {
     PTT_TEXT, PTT_JSON, PTT_CSV, PTT_PROMETHEUS,
@@ -37,7 +40,9 @@ typedef struct ptt_opts {
     const char *listen;         /* --listen [ADDR:]PORT: the exporter */
     bool live;                  /* --live: the screen redrawn in place */
     ptt_port port;              /* --port rx|tx|both */
-    bool index_given, interval_given;
+    bool flit;                  /* --flit: the link's flit mode */
+    unsigned flit_instances;    /* --flit-instances (default 31) */
+    bool index_given, interval_given, flit_instances_given;
 } ptt_opts;
 
 /*

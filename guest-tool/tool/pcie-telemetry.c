@@ -101,6 +101,30 @@ static void list_pmus(const ptl_card_info *c)
     free(pmus);
 }
 
+/*
+ * The card and every port above it with flit mode or a flit capability,
+ * as --flit takes them; nothing for those without (or without root).
+ */
+static int list_flit(const ptl_card_info *c)
+{
+    ptl_flit_run *run;
+    const ptl_flit_dev *devs;
+    ptl_error e = { 0 };
+    unsigned n;
+    int rc = 0;
+
+    if (ptl_flit_run_open(c->slot, PTT_FLIT_INSTANCES_DEFAULT, false, &run,
+                          &e) != PTL_OK) {
+        return 0;
+    }
+    devs = ptl_flit_run_devs(run, &n);
+    for (unsigned i = 0; i < n && rc == 0; i++) {
+        rc = ptl_flit_format_list(stdout, &devs[i], "    ");
+    }
+    ptl_flit_run_close(run);
+    return rc;
+}
+
 static int do_list(const ptl_find_opts *fo)
 {
     ptl_card_info *cards;
@@ -136,6 +160,10 @@ static int do_list(const ptl_find_opts *fo)
             printf("    %s\n", c->tree_error);
         }
         list_pmus(c);
+        if (list_flit(c) != 0) {
+            ptl_list_free(cards, n);
+            return write_failed();
+        }
         perm |= strstr(c->tree_error, "needs root") != NULL;
     }
     ptl_list_free(cards, n);
@@ -597,6 +625,142 @@ static int measure(run *r)
     return rc;
 }
 
+/*
+ * --flit: the card (the one -d names, else the first function taken
+ * whose path has flit mode) and every port above it with the flit
+ * capabilities, measured over the tool's intervals as the block's report
+ * is: FBER and Flit->Ack latency run from each interval's start to its
+ * end, the next interval starting before the report is written. What
+ * the measurements changed is written back on every way out.
+ */
+static int flit_report(const ptt_opts *o, ptl_flit_run *run, double seconds)
+{
+    const ptl_flit_dev *devs;
+    unsigned n;
+    int rc;
+
+    devs = ptl_flit_run_devs(run, &n);
+    if (o->format == PTT_JSON) {
+        rc = ptl_flit_format_json(stdout, devs, n, seconds);
+    } else {
+        rc = ptl_flit_format_text(stdout, devs, n, seconds);
+    }
+    if (rc == 0 && o->watch) {
+        rc = putchar('\n') == EOF ? -1 : 0;
+    }
+    if (rc != 0 || fflush(stdout) != 0) {
+        return write_failed();
+    }
+    return 0;
+}
+
+/* Sleeps to the deadline, reading the Flit Counters on the way. */
+static bool flit_sleep(ptl_flit_run *run, uint64_t deadline, ptl_error *e,
+                       ptl_err *rc)
+{
+    /* the Flit Counter wraps after 2^32 flits: 8.6 s at x16 */
+    const uint64_t poll = 2000000000ull;
+
+    for (;;) {
+        uint64_t now = ptt_mono_ns();
+        uint64_t until = deadline > now && deadline - now > poll
+                         ? now + poll : deadline;
+
+        if (!sleep_until(until)) {
+            return false;
+        }
+        if (until >= deadline) {
+            return true;
+        }
+        *rc = ptl_flit_run_poll(run, e);
+        if (*rc != PTL_OK) {
+            return false;
+        }
+    }
+}
+
+static int flit_measure(const ptt_opts *o, ptl_flit_run *run)
+{
+    uint64_t period = (uint64_t)(o->interval * 1e9);
+    uint64_t deadline;
+    ptl_error e = { 0 };
+    ptl_err rc = ptl_flit_run_start(run, &e);
+
+    if (rc != PTL_OK) {
+        return report(&e);
+    }
+    deadline = ptt_mono_ns();
+    for (;;) {
+        double seconds;
+        int prc;
+
+        deadline += period;
+        if (deadline < ptt_mono_ns()) {
+            deadline = ptt_mono_ns();   /* fell behind: do not catch up */
+        }
+        if (!flit_sleep(run, deadline, &e, &rc)) {
+            return rc == PTL_OK ? 0 : report(&e);
+        }
+        rc = ptl_flit_run_end(run, &seconds, &e);
+        if (rc == PTL_OK && o->watch) {
+            rc = ptl_flit_run_start(run, &e);
+        }
+        if (rc != PTL_OK) {
+            return report(&e);
+        }
+        prc = flit_report(o, run, seconds);
+        if (prc || !o->watch || stop_requested) {
+            return prc;
+        }
+    }
+}
+
+static int do_flit(const ptt_opts *o, const ptl_find_opts *fo)
+{
+    ptl_card_info *cards;
+    ptl_flit_run *run = NULL;
+    ptl_error e = { 0 }, first = { 0 };
+    unsigned n;
+    int rc;
+
+    if (ptl_list(fo, &cards, &n, &e) != PTL_OK) {
+        return report(&e);
+    }
+    /* the first card whose link has flit mode; else the first's error */
+    for (unsigned i = 0; i < n; i++) {
+        ptl_err r = ptl_flit_run_open(cards[i].slot, o->flit_instances,
+                                      true, &run, &e);
+
+        if (r == PTL_OK) {
+            r = ptl_flit_run_check(run, &e);
+        }
+        if (r == PTL_OK) {
+            break;
+        }
+        ptl_flit_run_close(run);
+        run = NULL;
+        if (i == 0 || (r == PTL_E_PERM && first.code != PTL_E_PERM)) {
+            first = e;
+        }
+    }
+    ptl_list_free(cards, n);
+    if (!run) {
+        return report(&first);
+    }
+    rc = flit_measure(o, run);
+    /*
+     * FBER and latency measurement back as found, also after an error;
+     * after one (a function gone) a failed write adds nothing to say
+     */
+    if (ptl_flit_run_restore(run, &e) != PTL_OK && rc == 0) {
+        fprintf(stderr, PROG ": writing back the flit registers: %s\n",
+                e.msg);
+        rc = (int)e.code;
+    }
+    ptl_flit_run_close(run);
+    return rc;
+}
+
 static void install_signals(bool watch)
 {
     struct sigaction sa;
@@ -637,7 +801,8 @@ int main(int argc, char **argv)
     if (o.input) {
         return do_input(&o);
     }
-    install_signals(o.watch);
+    /* --flit writes registers it must write back, also on SIGINT */
+    install_signals(o.watch || o.flit);
 
     ptl_find_opts_init(&fo);
     fo.device = o.device;
@@ -650,6 +815,9 @@ int main(int argc, char **argv)
     }
     if (o.list) {
         return do_list(&fo);
+    }
+    if (o.flit) {
+        return do_flit(&o, &fo);
     }
     if (o.listen) {
         return ptt_exporter(&o, &fo);

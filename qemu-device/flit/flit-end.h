@@ -56,7 +56,7 @@ typedef enum FlitCap {
 #define FLIT_LOG_CNT_TRIGGER_SHIFT 4                /* [11:4] */
 #define FLIT_LOG_CNT_CTL_RW     0x0FFFu
 #define FLIT_LOG_CNT_STS        0x0Eu   /* 16 bits */
-#define FLIT_LOG_CNT_STS_INT    (1u << 2)           /* RW1C */
+#define FLIT_LOG_CNT_STS_INT    (1u << 3)           /* RW1C */
 #define FLIT_LOG_CNT_STS_COUNT_SHIFT 8              /* [15:8] */
 #define FLIT_LOG_MEAS_CTL       0x10u
 #define FLIT_LOG_MEAS_EN        (1u << 0)

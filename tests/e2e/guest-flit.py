@@ -18,7 +18,12 @@
 #   - a Flit->Ack measurement on the card through setpci: 31 flits of
 #     72 ns (x16, 10 ns of flight), 9 counts of 8 ns each;
 #   - after it, lspci shows the port's FBER measurement enabled and a
-#     non-zero Flit Counter.
+#     non-zero Flit Counter;
+#   - pcie-telemetry --list names both ends' flit capabilities; --flit -j
+#     over a second: the port's flits/s by the closed form, Flit->Ack as
+#     above, and what setpci then reads raw of 0x33 equals the tool's
+#     decode; the card's RQ payload (the NDK block's own count) fills the
+#     share of the port's received flits that docs/flit.md's rule gives.
 # Prints the checks as TAP and what lspci printed as comments. Exit 0 all
 # passed, 1 not (also when scripts/pciutils.sh fails), 77 (skipped) only
 # when the 6.12 kernel cannot be made here, as guest-dwc.py.
@@ -27,8 +32,8 @@ import re
 import subprocess
 import sys
 
-from e2e_support import (REPO, check, lspci_devices, pciutils_dir,
-                          pciutils_guest, report)
+from e2e_support import (REPO, check, json_docs, lspci_devices,
+                          pciutils_dir, pciutils_guest, report)
 
 K612 = os.path.join(REPO, 'scripts/guest-kernel-612.sh')
 PORT_ID, CARD_ID = '1ded:8000', '1234:0d7b'
@@ -78,7 +83,17 @@ COMMANDS = [
                                                          CARD_PERF + 8)
      + SC + '0x%x.l 0x%x.l=0' % (CARD_PERF + 0x0C, CARD_PERF + 8)),
     ('lspci-after', 'lspci -vvv -d %s' % PORT_ID),
+    ('tool-list', 'pcie-telemetry --list'),
+    ('tool-flit', 'pcie-telemetry -d 01:00.0 --flit -t 1 -j'),
+    # 0x33 raw after the tool: capability, control, status, LTSSM 0-4
+    ('setpci-perf-card', SC + ' '.join('0x%x.l' % (CARD_PERF + o)
+                                       for o in range(4, 0x24, 4))),
+    ('setpci-perf-port', SP + ' '.join('0x%x.l' % (RP_PERF + o)
+                                       for o in range(4, 0x24, 4))),
+    ('tool-block', 'pcie-telemetry -d 01:00.0 -t 1 -j'),
 ]
+# The card's RQ frames carry 240 B of payload each (docs/dwc-root-port.md)
+RQ_PAYLOAD = 240
 KMOD_NOTE = re.compile(r'^lspci: Unable to load libkmod resources.*$', re.M)
 
 
@@ -120,7 +135,7 @@ def main():
     steps, console = pciutils_guest(
         COMMANDS, QEMU_ARGS,
         [module + ':/lib/modules/dwc_pcie_pmu.ko'] + perf_files,
-        kernel=k.stdout.strip())
+        kernel=k.stdout.strip(), tool=True)
 
     def out(name):
         rc, text = steps.get(name, (None, ''))
@@ -211,10 +226,13 @@ def main():
         l0, flits = int(m.group(1)), v[0]
         notes.append('perf: L0 %d ns over a Flit Counter of %d' % (l0, flits))
         # perf's span holds the measurement's plus two setpci starts
+        # (0.1 s here, more on a loaded host): the Flit Counter stays
+        # below the PMU's L0 by the closed form, and above half of it; the
+        # RAS DES check above is the close one
         check('the PMU\'s time in L0 (%d ns, %d flits by the closed form) '
-              'holds the Flit Counter\'s %d flits, within 10 %%'
-              % (l0, slots(l0), flits),
-              flits <= slots(l0) and flits >= 0.9 * slots(l0), text)
+              'holds the Flit Counter\'s %d flits (%.1f %%)'
+              % (l0, slots(l0), flits, 100.0 * flits / max(slots(l0), 1)),
+              flits <= slots(l0) and flits >= 0.5 * slots(l0), text)
 
     # Flit->Ack on the card: 31 instances summed
     rc, text = out('ack')
@@ -231,7 +249,87 @@ def main():
           'and its Flit Counter above 0 (%s)' % (m.group(1) if m else '?'),
           re.search(r'MeasCtl:\s+En\+', text) and m and int(m.group(1)) > 0,
           text)
+    check_tool(out, port, notes)
     return report([('guest console', console.splitlines())], notes)
+
+
+def check_tool(out, port, notes):
+    rc, text = out('tool-list')
+    check('pcie-telemetry --list names the flit capabilities of the card '
+          'and the port %s' % port,
+          rc == 0 and re.search(r'flit card 0000:01:00\.0: supported, active; '
+                                r'0x0031 at 0x200, 0x0032 at 0x220, 0x0033 '
+                                r'at 0x260', text) and
+          re.search(r'flit port 0000:%s: supported, active; 0x0031 at '
+                    r'0x300, 0x0032 at 0x320, 0x0033 at 0x360'
+                    % re.escape(port), text), text)
+    rc, text = out('tool-flit')
+    docs = json_docs(text)
+    ends = {}
+    try:
+        for e in docs[0]['flit']:
+            ends[e['role']] = e
+        card, rp = ends['card'], ends['port']
+        lat = card['perf']['latency']
+        rate = rp['log']['fber']['flits_per_second']
+    except (IndexError, KeyError, TypeError) as e:
+        check('pcie-telemetry --flit -j gives the card and the port', False,
+              repr(e) + text[-2000:])
+        return
+    check('pcie-telemetry --flit -j: both ends in flit mode at 64 GT/s x16',
+          rc == 0 and card['flit_mode'] and rp['flit_mode'] and
+          card['link'] == {'speed': '64 GT/s', 'width': 16}, text[-2000:])
+    want = slots(10 ** 9)
+    notes.append('tool: the port receives %.6g flits/s (closed form %d)'
+                 % (rate, want))
+    check('the tool\'s port flits/s %.6g within 0.5 %% of the closed form '
+          '%d at x16' % (rate, want), abs(rate - want) <= 0.005 * want)
+    check('the tool\'s Flit->Ack on the card: done, 31 tracked, %d ns '
+          'average %s' % (lat.get('counter_ns') or 0, lat.get('average_ns')),
+          lat['status'] == 'done' and lat['tracked'] == 31 and
+          lat['counter'] == 31 * ((ACK_NS + 7) // 8) and
+          abs(lat['average_ns'] - 8 * ((ACK_NS + 7) // 8)) < 1e-6, str(lat))
+    for name, end, key in (('card', card, 'setpci-perf-card'),
+                           ('port', rp, 'setpci-perf-port')):
+        rc, raw = out(key)
+        v = hexes(raw)
+        if len(v) != 8:
+            check('setpci read 0x33 of the %s' % name, False, raw)
+            continue
+        perf = end['perf']
+        st = v[2]
+        states = ['not started', 'started', 'done', 'overflow']
+        ok = (perf['ltssm_registers'] == (v[0] >> 10 & 7) and
+              perf['interrupt_vector'] == (v[0] & 0x3FF) and
+              perf['control'] == v[1] and
+              perf['latency']['status'] == states[st & 3] and
+              perf['latency']['tracked'] == (st >> 2 & 31) and
+              perf['latency']['counter'] == (st >> 8 & 0xFFFF))
+        for i, reg in enumerate(perf['ltssm']):
+            ok = ok and reg['tracked'] == (v[3 + i] >> 2 & 31) and \
+                reg['counter'] == (v[3 + i] >> 8 & 0xFFFF)
+        check('setpci\'s raw 0x33 of the %s (%s) equals the tool\'s '
+              'decode' % (name, ' '.join('%08x' % x for x in v[:3])), ok,
+              '%s\n%s' % (raw, perf))
+
+    # the NDK block's RQ payload as a share of the port's flits
+    rc, text = out('tool-block')
+    try:
+        d = json_docs(text)[0]
+        rq = d['data']['endpoints'][0]['buses']['PTC -> PCIe (RQ)']
+        frames_s = rq['transactions'] / d['seconds']
+    except (IndexError, KeyError, TypeError, ZeroDivisionError) as e:
+        check('pcie-telemetry -j gives the block\'s RQ bus', False,
+              repr(e) + text[-2000:])
+        return
+    share = frames_s * RQ_PAYLOAD / 236 / rate
+    want_share = 40e6 * RQ_PAYLOAD / 236 / want
+    notes.append('block: %.6g RQ frames/s: %.4f of the port\'s flits carry '
+                 'their payload' % (frames_s, share))
+    check('the block\'s RQ payload fills %.4f of the port\'s received '
+          'flits (docs/flit.md: payload / 236 per flit; the pattern gives '
+          '%.4f)' % (share, want_share),
+          abs(share - want_share) <= 0.02 * want_share)
 
 
 if __name__ == '__main__':

@@ -435,7 +435,7 @@ static void test_interrupts(void)
                                      "flit-error",
                                      "kind=correctable,lane=0")));
     g_assert_cmphex(qtest_readl(l.qts, MSI_RAM + 0x10), ==, MSI_DATA + 1);
-    g_assert_cmphex(rd16(&l, 1, log + 0x0E), ==, 4 << 8 | 4);
+    g_assert_cmphex(rd16(&l, 1, log + 0x0E), ==, 4 << 8 | 8);
     /* without MSI enabled nothing is written */
     wr32(&l, 0, perf + PERF_CTL, 0);
     wr32(&l, 0, perf + PERF_STATUS, 0x80);

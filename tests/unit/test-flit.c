@@ -474,7 +474,7 @@ static void test_error_log_and_counter(void)
     g_assert_cmpuint(l.irqs, ==, 0);
     flit_end_rx_errors(&s, &unr, 0);
     v = rd(&s, FLIT_CAP_LOG, FLIT_LOG_CNT_CTL) >> 16;
-    g_assert_cmphex(v, ==, 42 << 8 | 4 | 3);
+    g_assert_cmphex(v, ==, 42 << 8 | 8 | 3);
     g_assert_cmpuint(l.irqs, ==, 1);
     for (int i = 0; i < 10; i++) {
         flit_end_rx_errors(&s, &unr, 0);
@@ -483,9 +483,10 @@ static void test_error_log_and_counter(void)
     g_assert_cmphex(v >> 8, ==, 0xFF);          /* saturates */
     g_assert_cmpuint(l.irqs, ==, 1);
     /* RW1C of the status's interrupt bit, by a word write at 0x0E */
-    flit_end_write(&s, FLIT_CAP_LOG, FLIT_LOG_CNT_STS, 4, 2, 0);
+    flit_end_write(&s, FLIT_CAP_LOG, FLIT_LOG_CNT_STS, 8, 2, 0);
     v = rd(&s, FLIT_CAP_LOG, FLIT_LOG_CNT_CTL) >> 16;
-    g_assert_cmphex(v & 4, ==, 0);
+    g_assert_cmphex(v & 8, ==, 0);
+    g_assert_cmphex(v & 7, ==, 3);             /* the width stays */
     g_assert_cmphex(rd(&s, FLIT_CAP_LOG, FLIT_LOG_CNT_CTL) & 0xFFFF, ==,
                     0x37);
 
