@@ -40,7 +40,7 @@ ROOMS = {
         ['ptm-core'],
         ['ptm-sizing'],
     ], []),
-    'link': ('qemu-device/link', [], [['pcie-link-totals']],
+    'link': ('qemu-device/link', [], [['pcie-link-totals', 'pcie-tlp']],
              ['pcie-link-traffic']),
     'ndp-dma': ('qemu-device/ndp-dma', ['common'], [
         ['ndp-dma-int', 'ndp-dma'],
@@ -59,7 +59,7 @@ ROOMS = {
     ], ['telemetry-traffic', 'traffic-qom']),
     'flit': ('qemu-device/flit', ['common'], [['flit-link'], ['flit-end']],
              ['flit-pci']),
-    'hisi-ptt': ('qemu-device/hisi-ptt', ['common'], [['ptt-core']],
+    'hisi-ptt': ('qemu-device/hisi-ptt', ['common', 'link'], [['ptt-core']],
                  ['hisi-ptt']),
     'dwc': ('qemu-device/dwc', ['common', 'link', 'flit'], [['dwc-ras-des']],
             ['dwc-pcie-root-port']),
@@ -67,7 +67,7 @@ ROOMS = {
                                   'flit', 'traffic-gen'],
              [['ptm-devtree']],
              ['ndk-card', 'ndk-pcie-telemetry', 'ndk-card-config',
-              'ndk-card-migration']),
+              'ndk-card-migration', 'ndk-card-tlps']),
 }
 
 # headers of QEMU's tree a glue file reaches by these names

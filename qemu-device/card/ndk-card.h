@@ -109,6 +109,16 @@ OBJECT_DECLARE_SIMPLE_TYPE(NdkPcieTelemetryState, NDK_PCIE_TELEMETRY)
 #define EXP_DEVCAP2_10BIT_TAG_REQ  0x00020000
 #define EXP_DEVCTL2_10BIT_TAG_REQ  0x1000
 
+/* A guest access to BAR0, kept for the card's TLPs (ndk-card-tlps.c) */
+#define NDK_TLP_LOG 4096
+typedef struct NdkBarAccess {
+    uint64_t t_ns;
+    uint64_t addr;              /* guest physical */
+    uint8_t size;
+    bool write;
+    uint8_t tag;
+} NdkBarAccess;
+
 struct NdkPcieTelemetryState {
     PCIDevice parent_obj;
 
@@ -181,7 +191,19 @@ struct NdkPcieTelemetryState {
     uint32_t flit_flight_ns;
     FlitPci flit;
     uint64_t flit_origin;       /* the link's totals count from here */
+
+    /* the last BAR accesses, as TLPs for a tracer (ndk-card-tlps.c) */
+    NdkBarAccess *tlp_log;
+    uint64_t tlp_log_total;
+    uint8_t tlp_tag;
 };
+
+/* ndk-card-tlps.c */
+void ndk_telemetry_log_access(NdkPcieTelemetryState *s, bool write,
+                              hwaddr bar_off, unsigned size);
+void ndk_telemetry_tlps_reset(NdkPcieTelemetryState *s);
+size_t ndk_telemetry_tlps(Object *obj, uint64_t from, uint64_t to,
+                          PcieTlp *out, size_t max, uint64_t *resume);
 
 static inline uint64_t now_ns(void)
 {

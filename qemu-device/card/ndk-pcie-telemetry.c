@@ -87,7 +87,10 @@ static void ndk_telemetry_block_write(NdkPcieTelemetryState *s, hwaddr addr,
 
 static uint64_t ndk_telemetry_read(void *opaque, hwaddr addr, unsigned size)
 {
+    NdkPcieTelemetryState *s = opaque;
+
     ndk_telemetry_count_mmio(opaque, false, size);
+    ndk_telemetry_log_access(s, false, s->block_offset + addr, size);
     /* the bytes past the block's end read 0 */
     return ndk_telemetry_block_read(opaque, addr,
                                     MIN(size, PTM_BAR_SIZE - addr));
@@ -96,7 +99,10 @@ static uint64_t ndk_telemetry_read(void *opaque, hwaddr addr, unsigned size)
 static void ndk_telemetry_write(void *opaque, hwaddr addr, uint64_t val,
                                 unsigned size)
 {
+    NdkPcieTelemetryState *s = opaque;
+
     ndk_telemetry_count_mmio(opaque, true, size);
+    ndk_telemetry_log_access(s, true, s->block_offset + addr, size);
     ndk_telemetry_block_write(opaque, addr, val,
                               MIN(size, PTM_BAR_SIZE - addr));
 }
@@ -129,6 +135,7 @@ static uint64_t ndk_telemetry_unused_read(void *opaque, hwaddr addr,
 
     trace_ptm_bar_unused(addr, size, 0);
     ndk_telemetry_count_mmio(s, false, size);
+    ndk_telemetry_log_access(s, false, addr, size);
     if (addr < off && addr + size > off) {
         return ndk_telemetry_block_read(s, 0, addr + size - off)
                << 8 * (off - addr);
@@ -144,6 +151,7 @@ static void ndk_telemetry_unused_write(void *opaque, hwaddr addr,
 
     trace_ptm_bar_unused(addr, size, 1);
     ndk_telemetry_count_mmio(s, true, size);
+    ndk_telemetry_log_access(s, true, addr, size);
     if (addr < off && addr + size > off) {
         ndk_telemetry_block_write(s, 0, val >> 8 * (off - addr),
                                   addr + size - off);
@@ -720,6 +728,7 @@ static void ndk_telemetry_realize(PCIDevice *pdev, Error **errp)
                         &ndk_telemetry_dma_owner, s);
     }
     pci_register_bar(pdev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY, &s->bar);
+    s->tlp_log = g_new0(NdkBarAccess, NDK_TLP_LOG);
 
     s->tick_ns = NDK_TELEMETRY_TICK_MIN_NS;
     s->shutdown.notify = ndk_telemetry_shutdown_notify;
@@ -759,6 +768,8 @@ static void ndk_telemetry_exit(PCIDevice *pdev)
     g_free(s->devtree_xz);
     s->devtree_xz = NULL;
     flit_pci_exit(&s->flit);
+    g_free(s->tlp_log);
+    s->tlp_log = NULL;
     msi_uninit(pdev);
 }
 
@@ -776,6 +787,7 @@ static void ndk_telemetry_reset_hold(Object *obj, ResetType type)
         ptm_dma_traffic_reset(s->dma_log, now_ns());
     }
     flit_pci_reset(&s->flit);       /* samples the link before it */
+    ndk_telemetry_tlps_reset(s);
     ndk_telemetry_link_reset(s);
     if (flit_pci_present(&s->flit)) {
         s->flit_origin = now_ns();
@@ -945,6 +957,7 @@ static void ndk_telemetry_class_init(ObjectClass *oc, void *data)
     rc->phases.hold = ndk_telemetry_reset_hold;
     rc->phases.exit = ndk_telemetry_reset_exit;
     PCIE_LINK_TRAFFIC_CLASS(oc)->totals = ndk_telemetry_link_totals;
+    PCIE_LINK_TRAFFIC_CLASS(oc)->tlps = ndk_telemetry_tlps;
     PCIE_FLIT_LINK_CLASS(oc)->flit = ndk_telemetry_flit_end;
     dc->desc = "CESNET NDK PCIE_TELEMETRY_MI block (virtual)";
     dc->vmsd = &vmstate_ndk_telemetry;

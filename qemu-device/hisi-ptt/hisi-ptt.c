@@ -22,6 +22,9 @@
 #include "system/dma.h"
 #include "qom/object.h"
 
+#include "hw/pci/pci_bridge.h"
+#include "hw/pci/pcie_port.h"
+#include "pcie-link-traffic.h"
 #include "ptt-core.h"
 #include "trace.h"
 
@@ -55,12 +58,77 @@ static uint64_t hisi_ptt_now(void)
     return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
 }
 
-/* No link yet gives TLPs to trace (docs/ptt.md, "Sources") */
+static int hisi_ptt_tlp_cmp(gconstpointer a, gconstpointer b)
+{
+    const PttTlp *x = a, *y = b;
+
+    return x->t_ns < y->t_ns ? -1 : x->t_ns > y->t_ns;
+}
+
+/*
+ * The TLPs of the functions below the root ports it covers (their
+ * pcie-link-traffic tlps), in time order: each port's id is its slot's
+ * (slot & 7) * 2, as the driver computes the filter bit.
+ */
 static size_t hisi_ptt_tlps(void *opaque, uint64_t from, uint64_t to,
                             PttTlp *out, size_t max, uint64_t *resume)
 {
+    HisiPttState *s = opaque;
+    PCIBus *root = pci_get_bus(PCI_DEVICE(s));
+    g_autoptr(GArray) all = g_array_new(false, false, sizeof(PttTlp));
+    size_t count = 0;
+
     *resume = to;
-    return 0;
+    for (unsigned bdf = s->range_lower; bdf <= s->range_upper; bdf++) {
+        PCIDevice *port = bdf >> 8 ? NULL : root->devices[bdf & 0xFF];
+        PCIBus *sec;
+
+        if (!port || !object_dynamic_cast(OBJECT(port), TYPE_PCIE_ROOT_PORT)) {
+            continue;
+        }
+        sec = pci_bridge_get_sec_bus(PCI_BRIDGE(port));
+        for (unsigned devfn = 0; devfn < 256; devfn++) {
+            PCIDevice *dev = sec->devices[devfn];
+            g_autofree PcieTlp *tlp = NULL;
+            uint64_t r;
+            size_t n;
+
+            if (!dev || !DEVICE(dev)->realized) {
+                continue;
+            }
+            /* all of a device's TLPs in the span: none lost at one instant */
+            n = pcie_link_traffic_tlps(OBJECT(dev), from, to, NULL, 0, &r);
+            if (!out || !n) {
+                count += n;
+                continue;
+            }
+            tlp = g_new(PcieTlp, n);
+            n = pcie_link_traffic_tlps(OBJECT(dev), from, to, tlp, n, &r);
+            for (size_t i = 0; i < n; i++) {
+                PttTlp t = {
+                    .t_ns = tlp[i].t_ns, .inbound = tlp[i].up,
+                    .type = tlp[i].type,
+                    .port = (PCI_SLOT(port->devfn) & 7) * 2,
+                    .function = pci_requester_id(dev),
+                };
+
+                memcpy(t.hdr, tlp[i].hdr, sizeof(t.hdr));
+                g_array_append_val(all, t);
+            }
+        }
+    }
+    if (!out) {
+        return count;
+    }
+    g_array_sort(all, hisi_ptt_tlp_cmp);
+    for (guint i = 0; i < all->len && count < max; i++) {
+        out[count++] = g_array_index(all, PttTlp, i);
+    }
+    if (count < all->len) {
+        /* the rest from its instant on; those at that instant come again */
+        *resume = g_array_index(all, PttTlp, count).t_ns;
+    }
+    return count;
 }
 
 static bool hisi_ptt_dma(void *opaque, uint64_t addr, const void *buf,

@@ -12,7 +12,7 @@
 
 #define PTT_STATE_MAGIC         0x3154545049534948ull  /* "HISIPTT1" */
 #define PTT_WINDOW_NS           1000000u    /* the budget's window: 1 ms */
-#define PTT_TLP_BATCH           256u
+#define PTT_TLP_BATCH           16384u  /* more than a card keeps */
 #define PTT_TUNE_DEFAULT        1u
 #define PTT_TUNE_MAX            2u
 
@@ -201,7 +201,7 @@ static void ptt_emit(PttCore *s, const PttTlp *t)
 
 void ptt_sync(PttCore *s, uint64_t now)
 {
-    PttTlp batch[PTT_TLP_BATCH];
+    g_autofree PttTlp *batch = NULL;
 
     while (s->tracing && s->from < now) {
         uint64_t win = s->budget_at + PTT_WINDOW_NS, end, resume;
@@ -219,6 +219,9 @@ void ptt_sync(PttCore *s, uint64_t now)
                                                NULL, 0, &resume);
             s->from = end;
             continue;
+        }
+        if (!batch) {
+            batch = g_new(PttTlp, PTT_TLP_BATCH);
         }
         n = s->tlps(s->opaque, s->from, end, batch, PTT_TLP_BATCH, &resume);
         for (size_t i = 0; i < n && s->tracing; i++) {
@@ -238,6 +241,10 @@ static void ptt_ctrl_write(PttCore *s, uint32_t val, uint64_t now)
 {
     uint32_t old = s->ctrl;
 
+    if (s->tracing && (!(val & PTT_CTRL_EN) || (val & PTT_CTRL_RST))) {
+        /* what crossed up to this instant still counts, as configured */
+        ptt_sync(s, now + 1);
+    }
     s->ctrl = val & PTT_CTRL_RW;
     if (s->ctrl & PTT_CTRL_RST) {
         /* the reset drains at once: pointer and count to 0 */

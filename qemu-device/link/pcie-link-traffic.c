@@ -23,6 +23,19 @@ bool pcie_link_traffic_totals(Object *obj, uint64_t now_ns,
     return true;
 }
 
+size_t pcie_link_traffic_tlps(Object *obj, uint64_t from, uint64_t to,
+                              PcieTlp *out, size_t max, uint64_t *resume)
+{
+    PcieLinkTrafficClass *ltc;
+
+    *resume = to;
+    if (!object_dynamic_cast(obj, TYPE_PCIE_LINK_TRAFFIC)) {
+        return 0;
+    }
+    ltc = PCIE_LINK_TRAFFIC_GET_CLASS(obj);
+    return ltc->tlps ? ltc->tlps(obj, from, to, out, max, resume) : 0;
+}
+
 static const TypeInfo pcie_link_traffic_info = {
     .name = TYPE_PCIE_LINK_TRAFFIC,
     .parent = TYPE_INTERFACE,

@@ -22,6 +22,7 @@
 
 #include "qom/object.h"
 #include "pcie-link-totals.h"
+#include "pcie-tlp.h"
 
 #define TYPE_PCIE_LINK_TRAFFIC "pcie-link-traffic"
 
@@ -30,6 +31,14 @@ typedef struct PcieLinkTrafficClass {
     InterfaceClass parent_class;
     /* cumulative since the device's last reset, as of virtual time now_ns */
     void (*totals)(Object *dev, uint64_t now_ns, PcieLinkTotals *out);
+    /*
+     * Optional: the TLPs with their headers in [from, to), oldest first,
+     * at most max into out (out NULL: how many there are); sets *resume
+     * to where a next call goes on. A device gives what it kept: docs/
+     * ptt.md says which TLPs the card keeps and for how long.
+     */
+    size_t (*tlps)(Object *dev, uint64_t from, uint64_t to, PcieTlp *out,
+                   size_t max, uint64_t *resume);
 } PcieLinkTrafficClass;
 
 DECLARE_CLASS_CHECKERS(PcieLinkTrafficClass, PCIE_LINK_TRAFFIC,
@@ -45,5 +54,9 @@ typedef struct PcieLinkTraffic PcieLinkTraffic;
  */
 bool pcie_link_traffic_totals(Object *obj, uint64_t now_ns,
                               PcieLinkTotals *out);
+
+/* obj's TLPs (the tlps method), or 0 with *resume = to if it has none */
+size_t pcie_link_traffic_tlps(Object *obj, uint64_t from, uint64_t to,
+                              PcieTlp *out, size_t max, uint64_t *resume);
 
 #endif

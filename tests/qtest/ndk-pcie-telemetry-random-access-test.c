@@ -1372,7 +1372,7 @@ static void flit_check(FlitStorm *f)
         g_assert_cmphex(flit_rd(f, end, b + 8), ==, 0);
         g_assert_cmphex(flit_rd(f, end, b + 0x0C), ==,
                         flit_active(f, end) ? 0xF : 0);
-        g_assert_cmphex(flit_rd(f, end, b + 0x20 + 0x0C) & 0x00F8F000u, ==, 0);
+        g_assert_cmphex(flit_rd(f, end, b + 0x20 + 0x0C) & 0x00F0F000u, ==, 0);
         g_assert_cmphex(flit_rd(f, end, b + 0x20 + 0x10) & ~0xDu, ==, 0);
         g_assert_cmphex(flit_rd(f, end, b + 0x20 + 0x18) >> 16, ==, 0);
         regs = flit_rd(f, end, b + 0x60 + 4) >> 10 & 7;
