@@ -54,6 +54,7 @@ typedef enum ptl_err {
     PTL_E_GONE = 11,        /* the card disappeared (removed, all ones) */
     PTL_E_PMU = 12,         /* no PMU above the card, or it refused the event */
     PTL_E_NO_FLIT = 13,     /* no flit-mode link at the card (--flit) */
+    PTL_E_NO_PTT = 14,      /* no hisi_ptt PMU covers the card (--ptt) */
 } ptl_err;
 
 typedef struct ptl_error {
@@ -721,6 +722,218 @@ ptl_err ptl_pmu_errno_error(const ptl_pmu *pmu, const char *event,
                             int errnum, ptl_error *err);
 /* /proc/sys/kernel/perf_event_paranoid, or INT_MIN when unreadable. */
 int ptl_perf_paranoid(void);
+
+/* ---------------------------------------------------------------------
+ * HiSilicon PCIe Tune and Trace (docs/ptt.md): Linux's hisi_ptt driver
+ * registers a perf PMU hisi_ptt<sicl>_<core> per PTT, with the files
+ * root_port_filters/<BDF> and requester_filters/<BDF> that name what a
+ * trace can be limited to (their content is the value of the event's
+ * filter field). A trace is an AUX-area perf event; its data are records
+ * of TLP headers, 8DW (32 bytes) or 4DW (16 bytes) each. Discovery and
+ * decoding are pure (sysfs reads, arithmetic); the recording is
+ * ptl_ptt_trace_* (ptl-ptt-perf.c). PMUs are looked for where
+ * ptl_pmu_dir says (PCIE_TELEMETRY_SYSFS for tests).
+ */
+#define PTL_PTT_PREFIX        "hisi_ptt"
+#define PTL_PTT_MAX_FILTERS   256
+#define PTL_PTT_8DW_MARK      0xFFFFF800u   /* DW0 of an 8DW record */
+#define PTL_PTT_AUX_MIN       (16u << 20)   /* the driver's four 4 MiB buffers */
+
+typedef struct ptl_ptt_filter {
+    char name[16];              /* the file's name, "0000:01:00.0" */
+    bool requester;             /* requester_filters/, else root_port_filters/ */
+    uint32_t value;             /* its content, the event's filter value */
+} ptl_ptt_filter;
+
+typedef struct ptl_ptt_pmu {
+    ptl_pmu pmu;                /* name, type, cpu, format fields */
+    unsigned nfilters;          /* at most PTL_PTT_MAX_FILTERS kept */
+    ptl_ptt_filter filters[PTL_PTT_MAX_FILTERS];    /* root ports first */
+} ptl_ptt_pmu;
+
+/* One PMU's directory: ptl_pmu_load and its filter files. */
+ptl_err ptl_ptt_load(const char *dir, ptl_ptt_pmu *p, ptl_error *err);
+/*
+ * Every hisi_ptt* PMU of ptl_pmu_dir, in name order: *pmus malloc'd
+ * (free()), *n may be 0. Errors: those of ptl_ptt_load.
+ */
+ptl_err ptl_ptt_list(ptl_ptt_pmu **pmus, unsigned *n, ptl_error *err);
+/* The filter of that name and kind, or NULL. */
+const ptl_ptt_filter *ptl_ptt_filter_find(const ptl_ptt_pmu *p,
+                                          const char *name, bool requester);
+
+/* The PMU and filter that cover a card. */
+typedef struct ptl_ptt_target {
+    char card[16];              /* "0000:01:00.0" */
+    ptl_ptt_pmu pmu;
+    ptl_ptt_filter filter;
+} ptl_ptt_target;
+
+/*
+ * The filter for a card (a PCI address or sysfs path, as
+ * ptl_pci_path_get): the requester filter named after the card, in the
+ * first PMU that has one (only the card's TLPs); else the root port
+ * filter of a bridge on the card's path, nearest first (every TLP through
+ * that port). PTL_E_NO_PTT "no hisi_ptt PMU covers ..." saying what was
+ * looked for; PTL_E_NO_CARD when the card is not in sysfs.
+ */
+ptl_err ptl_ptt_find(const char *card, ptl_ptt_target *t, ptl_error *err);
+
+typedef enum ptl_ptt_format { PTL_PTT_4DW, PTL_PTT_8DW } ptl_ptt_format;
+typedef enum ptl_ptt_dir { PTL_PTT_IN, PTL_PTT_OUT } ptl_ptt_dir;
+
+/* TLP types of the trace's type field (several may be set) */
+#define PTL_PTT_TYPE_POSTED      1u
+#define PTL_PTT_TYPE_NONPOSTED   2u
+#define PTL_PTT_TYPE_COMPLETION  4u
+#define PTL_PTT_TYPE_ALL         7u
+
+/*
+ * The direction field for a direction, relative to the root port: 4DW
+ * in 0, out 1; 8DW out 1, in 2 (posted, non-posted and class B
+ * completions: 8DW traces the class A completions, the answers to the
+ * host's own reads, only with 3, alone).
+ */
+unsigned ptl_ptt_direction_code(ptl_ptt_dir dir, ptl_ptt_format format);
+/*
+ * config[] of a trace: filter, direction, type and format (0 4DW, 1 8DW)
+ * through the PMU's format fields of those names. Errors: PTL_E_PMU.
+ */
+ptl_err ptl_ptt_encode(const ptl_pmu *pmu, uint32_t filter,
+                       unsigned direction, unsigned type,
+                       ptl_ptt_format format,
+                       uint64_t config[PTL_PMU_CONFIG_WORDS],
+                       ptl_error *err);
+
+/* What a TLP is, by the Fmt and Type of its header (PCIe base spec). */
+typedef enum ptl_tlp_kind {
+    PTL_TLP_MRD, PTL_TLP_MRDLK, PTL_TLP_MWR, PTL_TLP_IORD, PTL_TLP_IOWR,
+    PTL_TLP_CFGRD, PTL_TLP_CFGWR, PTL_TLP_MSG, PTL_TLP_MSGD,
+    PTL_TLP_CPL, PTL_TLP_CPLD, PTL_TLP_CPLLK, PTL_TLP_CPLDLK,
+    PTL_TLP_ATOMIC, PTL_TLP_OTHER,
+    PTL_TLP_NKINDS,
+} ptl_tlp_kind;
+
+/* "MRd", "MWr", "CplD", ...; "other" */
+const char *ptl_tlp_kind_name(ptl_tlp_kind k);
+/* fmt: the 3-bit Fmt (only bits 1:0 matter), type: the 5-bit Type */
+ptl_tlp_kind ptl_tlp_kind_of(unsigned fmt, unsigned type);
+
+/* One record, decoded. */
+typedef struct ptl_ptt_record {
+    ptl_ptt_format format;
+    bool valid;                 /* 8DW: DW0 had the mark */
+    uint32_t prefix;            /* 8DW: DW1 */
+    uint32_t time;              /* 8DW: DW7; 4DW: DW0 [31:21] (11 bits) */
+    /*
+     * The header DW0-3. 4DW records carry DW0 only as fields: it is
+     * rebuilt from them (Fmt, Type, T9, T8, TH, RO = !SO, Length; TC, the
+     * other attributes, TD, EP, AT are 0).
+     */
+    uint32_t header[4];
+    unsigned fmt, type;         /* Fmt (4DW: bits 1:0 only), Type */
+    bool t9, t8, th, so;        /* so: Relaxed Ordering clear (4DW only) */
+    unsigned length;            /* the Length field, 0..1023 */
+    ptl_tlp_kind kind;
+    bool has_data;              /* Fmt bit 1 */
+    unsigned payload_dw;        /* has_data: length, 0 meaning 1024; else 0 */
+    uint16_t requester;         /* requests DW1 [31:16], completions DW2 */
+    uint16_t completer;         /* completions: DW1 [31:16]; else 0 */
+} ptl_ptt_record;
+
+/* Bytes of a record in a format: 16 or 32. */
+size_t ptl_ptt_record_size(ptl_ptt_format format);
+/* 8DW when the first DW (little endian) has the mark (bits 31:11 set) */
+ptl_ptt_format ptl_ptt_guess_format(const uint8_t *p, size_t len);
+/* Decodes one record of p (ptl_ptt_record_size bytes, little endian). */
+void ptl_ptt_decode(const uint8_t *p, ptl_ptt_format format,
+                    ptl_ptt_record *r);
+
+/* Sums of one trace: one direction, TLPs and bytes by kind and requester */
+#define PTL_PTT_MAX_REQUESTERS 64
+
+typedef struct ptl_ptt_kind_sum {
+    uint64_t tlps;
+    uint64_t payload_bytes;     /* data TLPs: their payload */
+    uint64_t requested_bytes;   /* read requests: the length asked for */
+} ptl_ptt_kind_sum;
+
+typedef struct ptl_ptt_requester_sum {
+    uint16_t id;                /* bus [15:8], device [7:3], function [2:0] */
+    uint64_t tlps, payload_bytes;
+} ptl_ptt_requester_sum;
+
+typedef struct ptl_ptt_sums {
+    ptl_ptt_format format;
+    ptl_ptt_dir dir;
+    uint64_t records;
+    uint64_t invalid;           /* 8DW records without the mark: not summed */
+    uint64_t bytes;             /* every byte fed */
+    uint64_t tail;              /* bytes of a last incomplete record */
+    ptl_ptt_kind_sum kinds[PTL_TLP_NKINDS];
+    ptl_ptt_kind_sum total;
+    unsigned nrequesters;       /* in order of appearance */
+    ptl_ptt_requester_sum requesters[PTL_PTT_MAX_REQUESTERS];
+    ptl_ptt_requester_sum other_requesters;  /* past the first 64 */
+    uint8_t carry[32];          /* the start of a record split by a feed */
+} ptl_ptt_sums;
+
+void ptl_ptt_sums_init(ptl_ptt_sums *s, ptl_ptt_format format,
+                       ptl_ptt_dir dir);
+/* One decoded record added (an invalid one only counted as such). */
+void ptl_ptt_sums_add(ptl_ptt_sums *s, const ptl_ptt_record *r);
+/*
+ * Trace data as it comes, in pieces of any size: records split between
+ * two pieces are put together; s->tail is what waits for the rest.
+ */
+void ptl_ptt_sums_feed(ptl_ptt_sums *s, const void *data, size_t len);
+
+/* What the report says besides the sums (all may be empty / 0). */
+typedef struct ptl_ptt_info {
+    const char *pmu;            /* "hisi_ptt2_1", NULL: not recorded */
+    const char *card;           /* "0000:01:00.0" */
+    const ptl_ptt_filter *filter;
+    double seconds;             /* <= 0: unknown (a saved file) */
+    uint64_t truncated;         /* AUX records flagged truncated */
+    uint64_t partial;           /* AUX records flagged partial */
+} ptl_ptt_info;
+
+/*
+ * The report of a trace (see pcie-telemetry(1)): text tables, or JSON
+ * {"seconds": S, "ptt": {...}} with indent 4. 0, or -1 with errno.
+ */
+int ptl_ptt_format_text(FILE *f, const ptl_ptt_sums *s,
+                        const ptl_ptt_info *info);
+int ptl_ptt_format_json(FILE *f, const ptl_ptt_sums *s,
+                        const ptl_ptt_info *info);
+
+/*
+ * Recording (ptl-ptt-perf.c): one AUX-area event on the PMU's CPU (pid
+ * -1, created disabled, no exclude bits), its ring of 1 + 2^n pages and
+ * an AUX area of aux_bytes (rounded up to a power of two pages, at least
+ * PTL_PTT_AUX_MIN) mapped PROT_READ|PROT_WRITE. ptl_ptt_trace_drain
+ * hands the AUX data that PERF_RECORD_AUX records announced to sink, in
+ * order, and gives the space back to the kernel. Errors: PTL_E_PERM
+ * (perf_event_paranoid, or the AUX area over perf_event_mlock_kb),
+ * PTL_E_BUSY (EBUSY: the PTT traces for another event; it takes one at a
+ * time), PTL_E_PMU (the PMU gone or refusing the event), PTL_E_INTERNAL.
+ */
+typedef struct ptl_ptt_trace ptl_ptt_trace;
+typedef int (*ptl_ptt_sink)(void *opaque, const void *data, size_t len);
+
+ptl_err ptl_ptt_trace_open(const ptl_pmu *pmu,
+                           const uint64_t config[PTL_PMU_CONFIG_WORDS],
+                           size_t aux_bytes, ptl_ptt_trace **out,
+                           ptl_error *err);
+ptl_err ptl_ptt_trace_enable(ptl_ptt_trace *t, ptl_error *err);
+ptl_err ptl_ptt_trace_disable(ptl_ptt_trace *t, ptl_error *err);
+/* sink returning non-zero stops the drain: PTL_E_INTERNAL with errno */
+ptl_err ptl_ptt_trace_drain(ptl_ptt_trace *t, ptl_ptt_sink sink,
+                            void *opaque, ptl_error *err);
+/* AUX records flagged truncated (data lost) and partial so far */
+void ptl_ptt_trace_flags(const ptl_ptt_trace *t, uint64_t *truncated,
+                         uint64_t *partial);
+void ptl_ptt_trace_close(ptl_ptt_trace *t);
 
 /* ---------------------------------------------------------------------
  * Configuration space of one PCI function through libpci (sysfs access,

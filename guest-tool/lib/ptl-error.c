@@ -62,6 +62,8 @@ const char *ptl_err_name(ptl_err code)
         return "PMU";
     case PTL_E_NO_FLIT:
         return "no flit-mode link";
+    case PTL_E_NO_PTT:
+        return "no PTT trace";
     }
     return "unknown error";
 }

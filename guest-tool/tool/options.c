@@ -26,6 +26,10 @@ enum {
     OPT_PORT,
     OPT_FLIT,
     OPT_FLIT_INSTANCES,
+    OPT_PTT,
+    OPT_PTT_FORMAT,
+    OPT_PTT_RAW,
+    OPT_PTT_INPUT,
 };
 
 static const struct option long_opts[] = {
@@ -48,6 +52,10 @@ static const struct option long_opts[] = {
     { "port", required_argument, NULL, OPT_PORT },
     { "flit", no_argument, NULL, OPT_FLIT },
     { "flit-instances", required_argument, NULL, OPT_FLIT_INSTANCES },
+    { "ptt", required_argument, NULL, OPT_PTT },
+    { "ptt-format", required_argument, NULL, OPT_PTT_FORMAT },
+    { "ptt-raw", required_argument, NULL, OPT_PTT_RAW },
+    { "ptt-input", required_argument, NULL, OPT_PTT_INPUT },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 },
@@ -105,6 +113,18 @@ void ptt_print_help(FILE *f)
 "                        again at the end\n"
 "      --flit-instances N  Flit->Ack latencies summed per interval, 1 to 31\n"
 "                        (default 31; 0: the worst case instead)\n"
+"      --ptt DIR         instead of the block's report, trace the TLP headers\n"
+"                        of the card with the HiSilicon PTT that covers it\n"
+"                        (hisi_ptt perf PMU, AUX area) over the interval and\n"
+"                        report TLPs and payload bytes by kind and requester:\n"
+"                        DIR in (into the root port) or out (out of it);\n"
+"                        text or JSON\n"
+"      --ptt-format F    the trace's records: 4dw (default) or 8dw\n"
+"      --ptt-raw FILE    also write the trace's raw records (the AUX data)\n"
+"                        to FILE\n"
+"      --ptt-input FILE  report the raw records saved in FILE instead of\n"
+"                        tracing (with --ptt DIR; the format is guessed\n"
+"                        from the first record unless --ptt-format)\n"
 "\n"
 "Output (default: the report as a table):\n"
 "  -j, --json            the reference reader's JSON\n"
@@ -151,7 +171,8 @@ void ptt_print_help(FILE *f)
 "      port's counter is in use (--port)\n"
 "  11  the card disappeared\n"
 "  12  no DesignWare PMU above the card, or it refused the event (--port)\n"
-"  13  no link in flit mode at the card or the ports above it (--flit)\n",
+"  13  no link in flit mode at the card or the ports above it (--flit)\n"
+"  14  no hisi_ptt PMU covers the card (--ptt)\n",
           f);
 }
 
@@ -322,6 +343,39 @@ int ptt_parse_options(int argc, char **argv, ptt_opts *o, char *msg,
             o->flit_instances = (unsigned)v;
             o->flit_instances_given = true;
             break;
+        case OPT_PTT:
+            if (!strcmp(optarg, "in")) {
+                o->ptt = PTT_TRACE_IN;
+            } else if (!strcmp(optarg, "out")) {
+                o->ptt = PTT_TRACE_OUT;
+            } else {
+                return fail(msg, msg_len, "--ptt: '%s' is not in or out",
+                            optarg);
+            }
+            break;
+        case OPT_PTT_FORMAT:
+            if (!strcmp(optarg, "4dw")) {
+                o->ptt_8dw = false;
+            } else if (!strcmp(optarg, "8dw")) {
+                o->ptt_8dw = true;
+            } else {
+                return fail(msg, msg_len, "--ptt-format: '%s' is not 4dw or "
+                            "8dw", optarg);
+            }
+            o->ptt_format_given = true;
+            break;
+        case OPT_PTT_RAW:
+            if (!*optarg) {
+                return fail(msg, msg_len, "--ptt-raw: empty file name");
+            }
+            o->ptt_raw = optarg;
+            break;
+        case OPT_PTT_INPUT:
+            if (!*optarg) {
+                return fail(msg, msg_len, "--ptt-input: empty file name");
+            }
+            o->ptt_input = optarg;
+            break;
         case 'h':
             o->help = true;
             break;
@@ -349,6 +403,11 @@ int ptt_parse_options(int argc, char **argv, ptt_opts *o, char *msg,
         return fail(msg, msg_len, "choose one of --json, --csv and "
                     "--prometheus");
     }
+    if ((o->ptt_format_given || o->ptt_raw || o->ptt_input) && !o->ptt) {
+        return fail(msg, msg_len, "%s goes with --ptt only",
+                    o->ptt_format_given ? "--ptt-format"
+                    : o->ptt_raw ? "--ptt-raw" : "--ptt-input");
+    }
     if (o->input) {
         const char *other = o->device ? "-d" : o->index_given ? "-i"
             : o->interval_given ? "-t" : o->watch ? "-w" : o->clear ? "-c"
@@ -356,11 +415,41 @@ int ptt_parse_options(int argc, char **argv, ptt_opts *o, char *msg,
             : o->list ? "--list" : o->id_filter ? "-D" : o->nadd_ids
             ? "--add-id" : o->listen ? "--listen" : o->live ? "--live"
             : o->port ? "--port" : o->flit ? "--flit"
-            : o->flit_instances_given ? "--flit-instances" : NULL;
+            : o->flit_instances_given ? "--flit-instances"
+            : o->ptt ? "--ptt" : NULL;
 
         if (other) {
             return fail(msg, msg_len, "%s does not go with --input (which "
                         "reads no card)", other);
+        }
+        return 0;
+    }
+    if (o->ptt) {
+        /* a trace of its own: the card's TLPs, not the block */
+        const char *other = o->list ? "--list" : o->clear ? "-c"
+            : o->watch ? "-w" : o->port ? "--port" : o->flit ? "--flit"
+            : o->listen ? "--listen" : o->live ? "--live"
+            : o->index_given ? "-i" : o->bar >= 0 ? "--bar"
+            : o->offset >= 0 ? "--offset"
+            : o->format == PTT_CSV ? "--csv"
+            : o->format == PTT_PROMETHEUS ? "--prometheus" : NULL;
+
+        if (other) {
+            return fail(msg, msg_len, "%s does not go with --ptt", other);
+        }
+        if (o->ptt_input) {
+            other = o->device ? "-d" : o->interval_given ? "-t"
+                : o->id_filter ? "-D" : o->nadd_ids ? "--add-id"
+                : o->ptt_raw ? "--ptt-raw" : NULL;
+            if (other) {
+                return fail(msg, msg_len, "%s does not go with --ptt-input "
+                            "(which traces nothing)", other);
+            }
+            return 0;
+        }
+        if (o->interval == 0) {
+            return fail(msg, msg_len, "--ptt needs an interval above 0 (the "
+                        "trace runs over the tool's interval)");
         }
         return 0;
     }

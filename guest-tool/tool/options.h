@@ -25,6 +25,11 @@ typedef enum ptt_port {
     PTT_PORT_NONE, PTT_PORT_RX, PTT_PORT_TX, PTT_PORT_BOTH,
 } ptt_port;
 
+/* --ptt: the direction of a hisi_ptt trace */
+typedef enum ptt_trace {
+    PTT_TRACE_NONE, PTT_TRACE_IN, PTT_TRACE_OUT,
+} ptt_trace;
+
 typedef struct ptt_opts {
     const char *device;         /* -d */
     unsigned index;             /* -i */
@@ -42,6 +47,11 @@ typedef struct ptt_opts {
     ptt_port port;              /* --port rx|tx|both */
     bool flit;                  /* --flit: the link's flit mode */
     unsigned flit_instances;    /* --flit-instances (default 31) */
+    ptt_trace ptt;              /* --ptt in|out */
+    bool ptt_8dw;               /* --ptt-format 8dw (default 4dw) */
+    bool ptt_format_given;
+    const char *ptt_raw;        /* --ptt-raw FILE: the AUX bytes as read */
+    const char *ptt_input;      /* --ptt-input FILE: decode a saved trace */
     bool index_given, interval_given, flit_instances_given;
 } ptt_opts;
 

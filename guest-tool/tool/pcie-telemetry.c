@@ -761,6 +761,204 @@ static int do_flit(const ptt_opts *o, const ptl_find_opts *fo)
     return rc;
 }
 
+/*
+ * --ptt: a trace of the card's TLP headers with the HiSilicon PTT that
+ * covers it (the hisi_ptt perf PMU), over one interval; the records
+ * summed by kind and requester as they come out of the AUX area, and
+ * written to --ptt-raw's file as they are.
+ */
+typedef struct ptt_sink {
+    ptl_ptt_sums *sums;
+    FILE *raw;
+} ptt_sink;
+
+static int ptt_take(void *opaque, const void *data, size_t len)
+{
+    ptt_sink *k = opaque;
+
+    ptl_ptt_sums_feed(k->sums, data, len);
+    if (k->raw && fwrite(data, 1, len, k->raw) != len) {
+        return -1;
+    }
+    return 0;
+}
+
+static int ptt_print(const ptt_opts *o, const ptl_ptt_sums *sums,
+                     const ptl_ptt_info *info)
+{
+    int rc = o->format == PTT_JSON ? ptl_ptt_format_json(stdout, sums, info)
+                                   : ptl_ptt_format_text(stdout, sums, info);
+
+    if (rc != 0 || fflush(stdout) != 0) {
+        return write_failed();
+    }
+    return 0;
+}
+
+static ptl_ptt_dir ptt_dir(const ptt_opts *o)
+{
+    return o->ptt == PTT_TRACE_OUT ? PTL_PTT_OUT : PTL_PTT_IN;
+}
+
+/* --ptt-input: records saved with --ptt-raw (or by perf) summed again */
+static int do_ptt_input(const ptt_opts *o)
+{
+    bool is_stdin = !strcmp(o->ptt_input, "-");
+    FILE *f = is_stdin ? stdin : fopen(o->ptt_input, "rb");
+    static uint8_t buf[1 << 16];
+    ptl_ptt_sums *sums = calloc(1, sizeof(*sums));
+    ptl_ptt_info info = { 0 };
+    size_t got;
+    int rc;
+
+    if (!f) {
+        fprintf(stderr, PROG ": %s: %s\n", o->ptt_input, strerror(errno));
+        free(sums);
+        return PTL_E_USAGE;
+    }
+    if (!sums) {
+        fprintf(stderr, PROG ": out of memory\n");
+        rc = PTL_E_INTERNAL;
+        goto out;
+    }
+    got = fread(buf, 1, sizeof(buf), f);
+    /* the format as asked for, else told by the first record's mark */
+    ptl_ptt_sums_init(sums, o->ptt_format_given
+                      ? (o->ptt_8dw ? PTL_PTT_8DW : PTL_PTT_4DW)
+                      : ptl_ptt_guess_format(buf, got), ptt_dir(o));
+    while (got > 0) {
+        ptl_ptt_sums_feed(sums, buf, got);
+        got = fread(buf, 1, sizeof(buf), f);
+    }
+    if (ferror(f)) {
+        fprintf(stderr, PROG ": %s: %s\n", is_stdin ? "standard input"
+                : o->ptt_input, strerror(errno));
+        rc = PTL_E_USAGE;
+        goto out;
+    }
+    rc = ptt_print(o, sums, &info);
+out:
+    free(sums);
+    if (!is_stdin) {
+        fclose(f);
+    }
+    return rc;
+}
+
+/* The card: -d's, else the first taken that a PTT covers. */
+static int ptt_target(const ptl_find_opts *fo, ptl_ptt_target *t)
+{
+    ptl_card_info *cards;
+    ptl_error e = { 0 }, first = { 0 };
+    unsigned n;
+    bool found = false;
+
+    if (ptl_list(fo, &cards, &n, &e) != PTL_OK) {
+        return report(&e);
+    }
+    for (unsigned i = 0; i < n && !found; i++) {
+        ptl_err r = ptl_ptt_find(cards[i].slot, t, &e);
+
+        found = r == PTL_OK;
+        if (!found && (i == 0 || (r == PTL_E_PERM &&
+                                  first.code != PTL_E_PERM))) {
+            first = e;
+        }
+    }
+    ptl_list_free(cards, n);
+    return found ? 0 : report(&first);
+}
+
+static int do_ptt(const ptt_opts *o, const ptl_find_opts *fo)
+{
+    ptl_ptt_format fmt = o->ptt_8dw ? PTL_PTT_8DW : PTL_PTT_4DW;
+    uint64_t period = (uint64_t)(o->interval * 1e9);
+    /* drained often: the AUX area must never fill while the PTT writes */
+    const uint64_t step = 50000000ull;
+    ptl_ptt_target *t = calloc(1, sizeof(*t));
+    ptl_ptt_sums *sums = calloc(1, sizeof(*sums));
+    uint64_t config[PTL_PMU_CONFIG_WORDS];
+    ptl_ptt_trace *tr = NULL;
+    ptl_ptt_info info = { 0 };
+    ptl_error e = { 0 };
+    ptt_sink sink = { .sums = sums };
+    uint64_t start, deadline, end;
+    int rc;
+
+    if (!t || !sums) {
+        fprintf(stderr, PROG ": out of memory\n");
+        rc = PTL_E_INTERNAL;
+        goto out;
+    }
+    rc = ptt_target(fo, t);
+    if (rc) {
+        goto out;
+    }
+    if (ptl_ptt_encode(&t->pmu.pmu, t->filter.value,
+                       ptl_ptt_direction_code(ptt_dir(o), fmt),
+                       PTL_PTT_TYPE_ALL, fmt, config, &e) != PTL_OK) {
+        rc = report(&e);
+        goto out;
+    }
+    if (o->ptt_raw) {
+        sink.raw = fopen(o->ptt_raw, "wb");
+        if (!sink.raw) {
+            fprintf(stderr, PROG ": %s: %s\n", o->ptt_raw, strerror(errno));
+            rc = PTL_E_USAGE;
+            goto out;
+        }
+    }
+    ptl_ptt_sums_init(sums, fmt, ptt_dir(o));
+    if (ptl_ptt_trace_open(&t->pmu.pmu, config, PTL_PTT_AUX_MIN, &tr, &e)
+            != PTL_OK ||
+        ptl_ptt_trace_enable(tr, &e) != PTL_OK) {
+        rc = report(&e);
+        goto out;
+    }
+    start = ptt_mono_ns();
+    deadline = start + period;
+    /* Ctrl-C ends the trace early; what was recorded is still reported */
+    for (;;) {
+        uint64_t now = ptt_mono_ns();
+
+        if (now >= deadline || !sleep_until(deadline - now > step
+                                            ? now + step : deadline)) {
+            break;
+        }
+        if (ptl_ptt_trace_drain(tr, ptt_take, &sink, &e) != PTL_OK) {
+            rc = report(&e);
+            goto out;
+        }
+    }
+    /* disabling makes the driver hand over its last buffer: drain after */
+    if (ptl_ptt_trace_disable(tr, &e) != PTL_OK ||
+        ptl_ptt_trace_drain(tr, ptt_take, &sink, &e) != PTL_OK) {
+        rc = report(&e);
+        goto out;
+    }
+    end = ptt_mono_ns();
+    if (sink.raw && fflush(sink.raw) != 0) {
+        fprintf(stderr, PROG ": %s: %s\n", o->ptt_raw, strerror(errno));
+        rc = PTL_E_INTERNAL;
+        goto out;
+    }
+    info.pmu = t->pmu.pmu.name;
+    info.card = t->card;
+    info.filter = &t->filter;
+    info.seconds = (double)(end - start) / 1e9;
+    ptl_ptt_trace_flags(tr, &info.truncated, &info.partial);
+    rc = ptt_print(o, sums, &info);
+out:
+    ptl_ptt_trace_close(tr);
+    if (sink.raw && fclose(sink.raw) != 0 && rc == 0) {
+        fprintf(stderr, PROG ": %s: %s\n", o->ptt_raw, strerror(errno));
+        rc = PTL_E_INTERNAL;
+    }
+    free(sums);
+    free(t);
+    return rc;
+}
+
 static void install_signals(bool watch)
 {
     struct sigaction sa;
@@ -801,8 +999,14 @@ int main(int argc, char **argv)
     if (o.input) {
         return do_input(&o);
     }
-    /* --flit writes registers it must write back, also on SIGINT */
-    install_signals(o.watch || o.flit);
+    if (o.ptt_input) {
+        return do_ptt_input(&o);
+    }
+    /*
+     * --flit writes registers it must write back, also on SIGINT; --ptt
+     * stops its trace and reports it
+     */
+    install_signals(o.watch || o.flit || o.ptt);
 
     ptl_find_opts_init(&fo);
     fo.device = o.device;
@@ -818,6 +1022,9 @@ int main(int argc, char **argv)
     }
     if (o.flit) {
         return do_flit(&o, &fo);
+    }
+    if (o.ptt) {
+        return do_ptt(&o, &fo);
     }
     if (o.listen) {
         return ptt_exporter(&o, &fo);

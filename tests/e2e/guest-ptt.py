@@ -15,7 +15,11 @@
 #     as the requester 0x00100;
 #   - each of the five tune files reads 1 after reset, reads back 0 and
 #     2, and 5 as 2 (the hardware's clamp);
-#   - the driver's interrupt is an MSI (the device asks for one vector).
+#   - the driver's interrupt is an MSI (the device asks for one vector);
+#   - pcie-telemetry --ptt out and --ptt in (perf_event_open on the PMU,
+#     the AUX area the driver fills) over a second in which the guest
+#     reads the card's BAR 0 N times with devmem: N memory reads down and
+#     N completions with 4 bytes each up, of the card's requester filter.
 # Prints the checks as TAP; exit 0 all passed, 1 not, 77 (skipped) only
 # when the 6.12 kernel cannot be made here, as guest-dwc.py.
 import os
@@ -23,7 +27,7 @@ import re
 import subprocess
 import sys
 
-from e2e_support import REPO, check, pciutils_guest, report
+from e2e_support import REPO, check, json_docs, pciutils_guest, report
 
 K612 = os.path.join(REPO, 'scripts/guest-kernel-612.sh')
 QEMU_ARGS = [
@@ -58,6 +62,16 @@ for f in TUNE:
                      't=%s/tune/%s; cat $t; echo 0 > $t; cat $t; '
                      'echo 2 > $t; cat $t; echo 5 > $t; cat $t; '
                      'echo 1 > $t; cat $t' % (P, f)))
+# N reads of the card's BAR 0 while the tool traces one direction
+READS = 40
+BAR = ('$(cut -d" " -f1 /sys/bus/pci/devices/0000:01:00.0/resource | '
+       'head -1)')
+for d in ('out', 'in'):
+    COMMANDS.append(('trace-%s' % d,
+                     'b=%s; (sleep 0.3; i=0; while [ $i -lt %d ]; do '
+                     'devmem $b 32 > /dev/null; i=$((i+1)); done) & '
+                     'pcie-telemetry -d 01:00.0 --ptt %s -t 1 -j; wait'
+                     % (BAR, READS, d)))
 COMMANDS.append(('dmesg', 'dmesg | grep -i "hisi_ptt\\|BUG\\|WARNING"'))
 
 
@@ -76,7 +90,7 @@ def main():
     steps, console = pciutils_guest(
         COMMANDS, QEMU_ARGS,
         [module.stdout.strip() + ':/lib/modules/hisi_ptt.ko'],
-        kernel=k.stdout.strip())
+        kernel=k.stdout.strip(), tool=True)
 
     def out(name):
         return steps.get(name, (None, ''))
@@ -126,6 +140,26 @@ def main():
         check('tune/%s: 1 after reset, then 0, 2, 5 taken as 2, 1 (%s)'
               % (f, ' '.join(vals)),
               rc == 0 and vals == ['1', '0', '2', '2', '1'], text)
+    for d, kind, payload in (('out', 'MRd', 0), ('in', 'CplD', 4)):
+        rc, text = out('trace-' + d)
+        try:
+            doc = json_docs(text)[0]['ptt']
+            kinds = {k['kind']: k for k in doc['kinds']}
+        except (IndexError, KeyError, TypeError) as e:
+            check('pcie-telemetry --ptt %s -j gives a trace' % d, False,
+                  repr(e) + text[-2000:])
+            continue
+        got = kinds.get(kind, {})
+        others = sum(k['tlps'] for k in doc['kinds'] if k['kind'] != kind)
+        check('--ptt %s: %s, requester filter 0000:01:00.0, %d %s TLPs of '
+              'the %d devmem reads (%s), nothing else (%d)'
+              % (d, doc.get('pmu'), got.get('tlps', 0), kind, READS,
+                 'payload %s B' % got.get('payload_bytes'), others),
+              rc == 0 and doc.get('pmu') == PMU and
+              doc['filter']['name'] == '0000:01:00.0' and
+              got.get('tlps') == READS and others == 0 and
+              got.get('payload_bytes') == READS * payload,
+              text[-3000:])
     check('no BUG or WARNING in the guest\'s log',
           not re.search(r'BUG|WARNING', out('dmesg')[1]), out('dmesg')[1])
     return report([('guest console', console.splitlines())])
