@@ -1450,6 +1450,208 @@ static void test_flit_storm(void)
     g_rand_free(f.rng);
 }
 
+/* ------------------------------------------------------------------ */
+/* The HiSilicon PTT's BAR 2                                          */
+
+/*
+ * A hisi-ptt beside a covered root port with the card below takes seeded
+ * random accesses anywhere in its BAR 2 (every width), driver-like
+ * TRACE_CTRL sequences (reset, start with random filters, formats and
+ * directions, stop), buffers in RAM and outside it, status writes, BAR
+ * reads of the card that make TLPs, clock steps and system resets. What
+ * must hold: LOCATION and DEVICE_RANGE keep their values, reserved bits
+ * and unmodelled registers read 0, WR_STS stays below the buffer size,
+ * the status has at most the four buffer bits, nothing is written outside
+ * the four buffers' RAM, and QEMU lives on.
+ */
+#define PTT_OPS                 1200
+#define PTT_ROUNDS              3
+#define PTT_BAR_AT              0xD0000000u
+#define PTT_CARD_BAR            0xE0000000u
+#define PTT_RAM                 0x300000u
+#define PTT_GUARD               0x1000u
+
+typedef struct PttStorm {
+    QTestState *qts;
+    QPCIBus *bus;
+    GRand *rng;
+    uint32_t size;              /* the buffers' size as last written */
+    unsigned starts, stops;
+    bool wrote;                 /* a trace wrote records at some point */
+} PttStorm;
+
+static void ptt_cfg(PttStorm *p, int bus, unsigned devfn, uint32_t off,
+                    uint32_t v, int len)
+{
+    uint64_t a = ecam_at(bus, devfn, off);
+
+    if (len == 1) {
+        qtest_writeb(p->qts, a, v);
+    } else if (len == 2) {
+        qtest_writew(p->qts, a, v);
+    } else {
+        qtest_writel(p->qts, a, v);
+    }
+}
+
+static void ptt_setup(PttStorm *p)
+{
+    ecam_enable(p->bus);
+    ptt_cfg(p, 0, QPCI_DEVFN(8, 0), PCI_BASE_ADDRESS_2, PTT_BAR_AT, 4);
+    ptt_cfg(p, 0, QPCI_DEVFN(8, 0), PCI_BASE_ADDRESS_3, 0, 4);
+    ptt_cfg(p, 0, QPCI_DEVFN(8, 0), PCI_COMMAND,
+            PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER, 2);
+    ptt_cfg(p, 0, QPCI_DEVFN(0x10, 0), PCI_SECONDARY_BUS, 1, 1);
+    ptt_cfg(p, 0, QPCI_DEVFN(0x10, 0), PCI_SUBORDINATE_BUS, 1, 1);
+    ptt_cfg(p, 0, QPCI_DEVFN(0x10, 0), PCI_MEMORY_BASE, PTT_CARD_BAR >> 16,
+            2);
+    ptt_cfg(p, 0, QPCI_DEVFN(0x10, 0), PCI_MEMORY_LIMIT,
+            (PTT_CARD_BAR + 0x00F00000) >> 16, 2);
+    ptt_cfg(p, 0, QPCI_DEVFN(0x10, 0), PCI_COMMAND,
+            PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER, 2);
+    ptt_cfg(p, 1, 0, PCI_BASE_ADDRESS_0, PTT_CARD_BAR, 4);
+    ptt_cfg(p, 1, 0, PCI_COMMAND, PCI_COMMAND_MEMORY, 2);
+}
+
+static uint32_t ptt_rd(PttStorm *p, uint32_t off)
+{
+    return qtest_readl(p->qts, PTT_BAR_AT + off);
+}
+
+static void ptt_wr(PttStorm *p, uint32_t off, uint32_t v)
+{
+    qtest_writel(p->qts, PTT_BAR_AT + off, v);
+}
+
+static void ptt_any_access(PttStorm *p)
+{
+    unsigned size = 1u << rnd(p->rng, 0, 3);
+    uint32_t off = ROUND_DOWN(rnd(p->rng, 0, 0xFFF), size);
+    uint64_t a = PTT_BAR_AT + off, v = g_rand_int(p->rng);
+
+    /* the buffers' registers and the control have their own ops */
+    if ((off >= 0x800 && off < 0x860) || (off & ~7u) == 0x850) {
+        return;
+    }
+    if (rnd(p->rng, 0, 1)) {
+        qtest_readb(p->qts, a);
+    } else if (size == 1) {
+        qtest_writeb(p->qts, a, v);
+    } else if (size == 2) {
+        qtest_writew(p->qts, a, v);
+    } else if (size == 4) {
+        qtest_writel(p->qts, a, v);
+    } else {
+        qtest_writeq(p->qts, a, v);
+    }
+}
+
+/* The driver's start with random settings, or its stop */
+static void ptt_sequence(PttStorm *p)
+{
+    static const uint32_t sizes[] = { 0x40, 0x100, 0x1000, 0x20, 0x30 };
+
+    if (rnd(p->rng, 0, 1)) {
+        ptt_wr(p, 0x850, 0);
+        ptt_wr(p, 0x894, 0xF);
+        p->stops++;
+        return;
+    }
+    ptt_wr(p, 0x850, 2);
+    ptt_wr(p, 0x850, 0);
+    p->size = sizes[rnd(p->rng, 0, G_N_ELEMENTS(sizes) - 1)];
+    for (unsigned i = 0; i < 4; i++) {
+        ptt_wr(p, 0x810 + 8 * i, PTT_RAM + i * 0x1000);
+        ptt_wr(p, 0x814 + 8 * i, 0);
+    }
+    ptt_wr(p, 0x800, p->size);
+    ptt_wr(p, 0x890, 0xF);
+    ptt_wr(p, 0x894, rnd(p->rng, 0, 15));
+    ptt_wr(p, 0x850, 1 | rnd(p->rng, 0, 3) << 2 | rnd(p->rng, 1, 15) << 4 |
+           rnd(p->rng, 0, 1) << 14 | rnd(p->rng, 0, 1) << 15 |
+           (rnd(p->rng, 0, 1) ? 1u : 0x0100u) << 16);
+    p->starts++;
+}
+
+static void ptt_check(PttStorm *p)
+{
+    g_assert_cmphex(ptt_rd(p, 0xFE8), ==, 0x00020001);
+    g_assert_cmphex(ptt_rd(p, 0xFE0), ==, 0x00FF0000);
+    g_assert_cmphex(ptt_rd(p, 0x850) & 0x3F00, ==, 0);
+    g_assert_cmphex(ptt_rd(p, 0x890) & ~0xFu, ==, 0);
+    g_assert_cmphex(ptt_rd(p, 0x894) & ~0xFu, ==, 0);
+    g_assert_cmphex(ptt_rd(p, 0x898), ==, 0);
+    g_assert_cmphex(ptt_rd(p, 0x8B0) & ~1u, ==, 0);
+    g_assert_cmpuint(ptt_rd(p, 0x8A0), <=, MAX(p->size, 0x1000u));
+    p->wrote |= ptt_rd(p, 0x8A0) > 0 || ptt_rd(p, 0x890) != 0;
+    for (uint32_t off = 0x900; off < 0xFE0; off += 0x40) {
+        g_assert_cmphex(ptt_rd(p, off), ==, 0);
+    }
+    /* the guard page after the four buffers stays untouched */
+    for (uint32_t off = 0; off < PTT_GUARD; off += 0x100) {
+        g_assert_cmphex(qtest_readl(p->qts, PTT_RAM + 0x4000 + off), ==,
+                        0x5A5A5A5A);
+    }
+}
+
+static void test_ptt_storm(void)
+{
+    uint32_t seed = storm_seed();
+    PttStorm p = { 0 };
+
+    g_test_message("seed %u (NDK_QTEST_SEED=%u replays this run)", seed,
+                   seed);
+    p.rng = g_rand_new_with_seed(seed ^ 0x9177A12Eu);
+    p.qts = qtest_init("-machine q35 -nodefaults "
+                       "-device hisi-ptt,addr=08.0,sicl-id=2,core-id=1 "
+                       "-device dwc-pcie-root-port,id=rp0,chassis=1,slot=1,"
+                       "addr=10.0 -device ndk-pcie-telemetry,bus=rp0");
+    p.bus = qpci_new_pc(p.qts, NULL);
+    ptt_setup(&p);
+    qtest_memset(p.qts, PTT_RAM + 0x4000, 0x5A, PTT_GUARD);
+    p.size = 0x1000;
+    ptt_check(&p);
+    for (unsigned round = 0; round < PTT_ROUNDS && !g_test_failed();
+         round++) {
+        for (unsigned i = 0; i < PTT_OPS && !g_test_failed(); i++) {
+            unsigned k = rnd(p.rng, 0, 99);
+
+            if (k < 30) {
+                ptt_any_access(&p);
+            } else if (k < 45) {
+                ptt_sequence(&p);
+            } else if (k < 50) {
+                ptt_wr(&p, 0x890, rnd(p.rng, 0, 15));
+            } else if (k < 52) {
+                /* a buffer where no memory is */
+                ptt_wr(&p, 0x814 + 8 * rnd(p.rng, 0, 3), 0x100);
+            } else if (k < 80) {
+                qtest_readl(p.qts, PTT_CARD_BAR + 4 * rnd(p.rng, 0, 63));
+            } else if (k < 96) {
+                qtest_clock_step(p.qts, rnd(p.rng, 1, 3000000));
+            } else {
+                ptt_check(&p);
+            }
+        }
+        ptt_check(&p);
+        g_test_message("round %u: %u starts, %u stops", round, p.starts,
+                       p.stops);
+        if (round == PTT_ROUNDS / 2) {
+            qtest_qmp_assert_success(p.qts, "{ 'execute': 'system_reset' }");
+            qtest_qmp_eventwait(p.qts, "RESET");
+            ptt_setup(&p);
+            p.size = 0x1000;
+            g_assert_cmphex(ptt_rd(&p, 0x850), ==, 0);
+            ptt_check(&p);
+        }
+    }
+    g_assert_true(p.wrote);
+    g_assert_true(qtest_probe_child(p.qts));
+    qpci_free_pc(p.bus);
+    qtest_quit(p.qts);
+    g_rand_free(p.rng);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1466,6 +1668,8 @@ int main(int argc, char **argv)
                     test_dwc_storm);
     g_test_add_func("/ndk-pcie-telemetry/random-access/flit-link",
                     test_flit_storm);
+    g_test_add_func("/ndk-pcie-telemetry/random-access/hisi-ptt",
+                    test_ptt_storm);
 
     return g_test_run();
 }
