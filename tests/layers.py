@@ -47,7 +47,8 @@ ROOMS = {
         ['ndp-dma-state'],
     ], ['ndk-dma']),
     'traffic-gen': ('traffic-gen', ['common', 'telemetry'], [
-        ['ptm-gen', 'ptm-plugin-abi', 'ptm-link', 'ptm-transfers',
+        ['ptm-gen', 'ptm-plugin-abi', 'ptm-link', 'ptm-frames',
+         'ptm-transfers',
          'ptm-dma-traffic.h'],
         ['ptm-pattern', 'ptm-ptc', 'ptm-plugin', 'ptm-trace',
          'ptm-dma-traffic-int', 'ptm-dma-place'],

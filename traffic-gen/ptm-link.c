@@ -135,6 +135,8 @@ void ptm_link_totals(const PtmLinkCount *lc, PtmLinkTotals *out)
     out->payload_up = up > up_hdr ? up - up_hdr : 0;
     out->payload_down = down > down_hdr ? down - down_hdr : 0;
     out->down_cycles = lc->down_cycles;
+    out->frames_up = lc->rq_sof;
+    out->frames_down = lc->rc_sof;
 }
 
 #define LINK_MAGIC 0x4C494E4Bu          /* "LINK" */

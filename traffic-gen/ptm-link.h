@@ -32,6 +32,8 @@ typedef struct PtmLinkTotals {
     uint64_t payload_up;        /* bytes card -> port (RQ) */
     uint64_t payload_down;      /* bytes port -> card (RC) */
     uint64_t down_cycles;       /* PCIe cycles with the link down */
+    uint64_t frames_up;         /* RQ frames (SOFs) */
+    uint64_t frames_down;       /* RC frames */
 } PtmLinkTotals;
 
 /* Counting of the probe `sh` (a PCIe probe) from its cycle `start` on. */

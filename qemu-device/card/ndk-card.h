@@ -34,6 +34,7 @@
 #include "ptm-devtree.h"
 #include "ndk-dma.h"
 #include "ptm-dma-traffic.h"
+#include "ptm-frames.h"
 #include "ptm-link.h"
 #include "ptm-transfers.h"
 #include "pcie-link-traffic.h"
@@ -111,6 +112,9 @@ OBJECT_DECLARE_SIMPLE_TYPE(NdkPcieTelemetryState, NDK_PCIE_TELEMETRY)
 
 /* A guest access to BAR0, kept for the card's TLPs (ndk-card-tlps.c) */
 #define NDK_TLP_LOG 4096
+/* The addresses the card's frames write: pages from 64 GiB up, in turn */
+#define NDK_TLP_ADDR_BASE   0x1000000000ull
+#define NDK_TLP_ADDR_PAGES  65536
 typedef struct NdkBarAccess {
     uint64_t t_ns;
     uint64_t addr;              /* guest physical */
@@ -196,6 +200,11 @@ struct NdkPcieTelemetryState {
     NdkBarAccess *tlp_log;
     uint64_t tlp_log_total;
     uint8_t tlp_tag;
+    /* and its frames, one by one, from where a tracer last was */
+    PtmFrameWalk *tlp_frames;
+    PtmLinkCount *tlp_count;    /* what the walk passed, counted */
+    uint64_t tlp_counted;
+    uint64_t tlp_frame_no;
 };
 
 /* ndk-card-tlps.c */

@@ -768,6 +768,7 @@ static void ndk_telemetry_exit(PCIDevice *pdev)
     g_free(s->devtree_xz);
     s->devtree_xz = NULL;
     flit_pci_exit(&s->flit);
+    ndk_telemetry_tlps_reset(s);
     g_free(s->tlp_log);
     s->tlp_log = NULL;
     msi_uninit(pdev);

@@ -68,15 +68,18 @@ static int hisi_ptt_tlp_cmp(gconstpointer a, gconstpointer b)
 /*
  * The TLPs of the functions below the root ports it covers (their
  * pcie-link-traffic tlps), in time order: each port's id is its slot's
- * (slot & 7) * 2, as the driver computes the filter bit.
+ * (slot & 7) * 2, as the driver computes the filter bit. A function may
+ * give its TLPs only once (the card walks its frames), so each gets an
+ * equal share of max and everything it gives is passed on.
  */
 static size_t hisi_ptt_tlps(void *opaque, uint64_t from, uint64_t to,
                             PttTlp *out, size_t max, uint64_t *resume)
 {
     HisiPttState *s = opaque;
     PCIBus *root = pci_get_bus(PCI_DEVICE(s));
-    g_autoptr(GArray) all = g_array_new(false, false, sizeof(PttTlp));
-    size_t count = 0;
+    g_autoptr(GPtrArray) devs = g_ptr_array_new();
+    g_autoptr(GArray) ports = g_array_new(false, false, sizeof(uint8_t));
+    size_t count = 0, share;
 
     *resume = to;
     for (unsigned bdf = s->range_lower; bdf <= s->range_upper; bdf++) {
@@ -89,44 +92,44 @@ static size_t hisi_ptt_tlps(void *opaque, uint64_t from, uint64_t to,
         sec = pci_bridge_get_sec_bus(PCI_BRIDGE(port));
         for (unsigned devfn = 0; devfn < 256; devfn++) {
             PCIDevice *dev = sec->devices[devfn];
-            g_autofree PcieTlp *tlp = NULL;
-            uint64_t r;
-            size_t n;
+            uint8_t id = (PCI_SLOT(port->devfn) & 7) * 2;
 
-            if (!dev || !DEVICE(dev)->realized) {
-                continue;
-            }
-            /* all of a device's TLPs in the span: none lost at one instant */
-            n = pcie_link_traffic_tlps(OBJECT(dev), from, to, NULL, 0, &r);
-            if (!out || !n) {
-                count += n;
-                continue;
-            }
-            tlp = g_new(PcieTlp, n);
-            n = pcie_link_traffic_tlps(OBJECT(dev), from, to, tlp, n, &r);
-            for (size_t i = 0; i < n; i++) {
-                PttTlp t = {
-                    .t_ns = tlp[i].t_ns, .inbound = tlp[i].up,
-                    .type = tlp[i].type,
-                    .port = (PCI_SLOT(port->devfn) & 7) * 2,
-                    .function = pci_requester_id(dev),
-                };
-
-                memcpy(t.hdr, tlp[i].hdr, sizeof(t.hdr));
-                g_array_append_val(all, t);
+            if (dev && DEVICE(dev)->realized) {
+                g_ptr_array_add(devs, dev);
+                g_array_append_val(ports, id);
             }
         }
     }
-    if (!out) {
-        return count;
+    if (!devs->len) {
+        return 0;
     }
-    g_array_sort(all, hisi_ptt_tlp_cmp);
-    for (guint i = 0; i < all->len && count < max; i++) {
-        out[count++] = g_array_index(all, PttTlp, i);
+    share = out ? MAX(max / devs->len, 1) : 0;
+    for (guint k = 0; k < devs->len; k++) {
+        PCIDevice *dev = g_ptr_array_index(devs, k);
+        g_autofree PcieTlp *tlp = out ? g_new(PcieTlp, share) : NULL;
+        uint64_t r;
+        size_t n = pcie_link_traffic_tlps(OBJECT(dev), from, to, tlp,
+                                          share, &r);
+
+        if (!out) {
+            count += n;
+            continue;
+        }
+        *resume = MIN(*resume, r);
+        for (size_t i = 0; i < n && count < max; i++) {
+            PttTlp *t = &out[count++];
+
+            *t = (PttTlp) {
+                .t_ns = tlp[i].t_ns, .inbound = tlp[i].up,
+                .type = tlp[i].type,
+                .port = g_array_index(ports, uint8_t, k),
+                .function = pci_requester_id(dev),
+            };
+            memcpy(t->hdr, tlp[i].hdr, sizeof(t->hdr));
+        }
     }
-    if (count < all->len) {
-        /* the rest from its instant on; those at that instant come again */
-        *resume = g_array_index(all, PttTlp, count).t_ns;
+    if (out) {
+        qsort(out, count, sizeof(*out), hisi_ptt_tlp_cmp);
     }
     return count;
 }

@@ -229,8 +229,8 @@ void ptt_sync(PttCore *s, uint64_t now)
                 ptt_emit(s, &batch[i]);
             }
         }
-        /* a full batch goes on where the source says, never back */
-        s->from = n < PTT_TLP_BATCH ? end : MAX(resume, s->from + 1);
+        /* where the source stopped short, on from there, never back */
+        s->from = resume >= end ? end : MAX(resume, s->from + 1);
     }
     if (!s->tracing && s->from < now) {
         s->from = now;

@@ -229,6 +229,54 @@ static void test_trace_8dw_requester(void)
     qtest_quit(p.qts);
 }
 
+/*
+ * A pattern card's frames: an RQ frame of 256 B every 4000 cycles of
+ * 400 MHz (10 us) is a memory write up of 240 B (60 DW, 4DW header, the
+ * card's requester ID, pages from 64 GiB on); an RC frame of 64 B every
+ * 10 us a completion with 52 B down (13 DW) to the card.
+ */
+#define PAT_ARGS "-object telemetry-traffic-pattern,id=t0," \
+    "rq-frame-bytes=256,rq-gap=3996,rq-stall=0,rc-frame-bytes=64," \
+    "rc-gap=3999,rc-stall=0 -global ndk-pcie-telemetry.traffic=t0"
+
+static void test_trace_pattern(void)
+{
+    Ptt p;
+    uint32_t n, t0;
+
+    ptt_open(&p, PAT_ARGS);
+    /* 8DW, inbound but class A completions, posted: the writes */
+    trace_start(&p, CTRL_TARGET(1) | CTRL_TYPE(1) | CTRL_DIR(2) | CTRL_8DW);
+    qtest_clock_step(p.qts, 1000000);
+    n = trace_stop(&p);
+    /* 1 ms: 100 frames, one either side by the phase */
+    g_assert_cmpuint(n / 32, >=, 99);
+    g_assert_cmpuint(n / 32, <=, 101);
+    t0 = rec(&p, 28);
+    for (unsigned i = 0; i < n / 32; i++) {
+        uint32_t r = i * 32;
+
+        g_assert_cmphex(rec(&p, r), ==, 0xFFFFF800);
+        g_assert_cmphex(rec(&p, r + 8), ==, 0x60000000u | 60);
+        g_assert_cmphex(rec(&p, r + 12) >> 16, ==, 0x0100);
+        g_assert_cmphex(rec(&p, r + 12) & 0xFF, ==, 0xFF);
+        g_assert_cmphex(rec(&p, r + 16), ==, 0x10);
+        g_assert_cmphex(rec(&p, r + 20), ==, i * 4096);
+        g_assert_cmpuint(rec(&p, r + 28) - t0, ==, i * 10000);
+    }
+    /* 4DW outbound completions: CplD of 13 DW to the card */
+    trace_start(&p, CTRL_TARGET(1) | CTRL_TYPE(4) | CTRL_DIR(1));
+    qtest_clock_step(p.qts, 1000000);
+    n = trace_stop(&p);
+    g_assert_cmpuint(n / 16, >=, 99);
+    g_assert_cmpuint(n / 16, <=, 101);
+    g_assert_cmphex(rec(&p, 0) & 0x1FFFFF, ==,
+                    2u | 0x0Au << 2 | 1u << 10 | 13u << 11);
+    g_assert_cmphex(rec(&p, 4), ==, 52);
+    g_assert_cmphex(rec(&p, 8) >> 16, ==, 0x0100);
+    qtest_quit(p.qts);
+}
+
 /* Full buffers: status bits, and the MSI into RAM */
 static void test_buffers_and_msi(void)
 {
@@ -311,6 +359,7 @@ int main(int argc, char **argv)
     qtest_add_func("/hisi-ptt/probe-view", test_probe_view);
     qtest_add_func("/hisi-ptt/trace-4dw", test_trace_4dw);
     qtest_add_func("/hisi-ptt/trace-8dw-requester", test_trace_8dw_requester);
+    qtest_add_func("/hisi-ptt/trace-pattern", test_trace_pattern);
     qtest_add_func("/hisi-ptt/buffers-msi", test_buffers_and_msi);
     qtest_add_func("/hisi-ptt/bad-buffer", test_bad_buffer);
     qtest_add_func("/hisi-ptt/props-refused", test_props_refused);
