@@ -876,6 +876,10 @@ typedef struct ptl_ptt_sums {
     ptl_ptt_requester_sum requesters[PTL_PTT_MAX_REQUESTERS];
     ptl_ptt_requester_sum other_requesters;  /* past the first 64 */
     uint8_t carry[32];          /* the start of a record split by a feed */
+    /* 8DW records' times (ns from the trace's start, 32 bits, unwrapped) */
+    bool timed;
+    uint64_t time_first, time_last;
+    uint32_t time_raw;
 } ptl_ptt_sums;
 
 void ptl_ptt_sums_init(ptl_ptt_sums *s, ptl_ptt_format format,

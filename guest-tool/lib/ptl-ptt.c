@@ -429,6 +429,16 @@ void ptl_ptt_sums_add(ptl_ptt_sums *s, const ptl_ptt_record *r)
         s->invalid++;
         return;
     }
+    if (s->format == PTL_PTT_8DW) {
+        /* the span of the trace's own clock; it wraps every 4.29 s */
+        if (!s->timed) {
+            s->timed = true;
+            s->time_first = s->time_last = r->time;
+        } else {
+            s->time_last += (uint32_t)(r->time - s->time_raw);
+        }
+        s->time_raw = r->time;
+    }
     if (is_read_request(r->kind)) {
         requested = (uint64_t)(r->length ? r->length : 1024) * 4;
     }
@@ -613,8 +623,12 @@ int ptl_ptt_format_json(FILE *f, const ptl_ptt_sums *s,
 {
     const char *in = "            ";
     bool first = true;
-    char id[16];
+    char id[16], span[32] = "null";
 
+    if (s->timed) {
+        snprintf(span, sizeof(span), "%llu",
+                 (unsigned long long)(s->time_last - s->time_first));
+    }
     fputs("{\n    \"seconds\": ", f);
     if (info->seconds > 0) {
         fprintf(f, "%.6f", info->seconds);
@@ -640,12 +654,13 @@ int ptl_ptt_format_json(FILE *f, const ptl_ptt_sums *s,
             "\"%s\",\n        \"records\": %llu,\n        \"bytes\": %llu,\n"
             "        \"invalid_records\": %llu,\n        \"incomplete_bytes\""
             ": %llu,\n        \"truncated\": %llu,\n        \"partial\": "
-            "%llu,\n        \"kinds\": [", dir_text(s->dir),
+            "%llu,\n        \"time_span_ns\": %s,\n        \"kinds\": [",
+            dir_text(s->dir),
             s->format == PTL_PTT_8DW ? "8dw" : "4dw",
             (unsigned long long)s->records, (unsigned long long)s->bytes,
             (unsigned long long)s->invalid, (unsigned long long)s->tail,
             (unsigned long long)info->truncated,
-            (unsigned long long)info->partial);
+            (unsigned long long)info->partial, span);
     for (unsigned k = 0; k < PTL_TLP_NKINDS; k++) {
         if (!s->kinds[k].tlps) {
             continue;

@@ -19,7 +19,12 @@
 #   - pcie-telemetry --ptt out and --ptt in (perf_event_open on the PMU,
 #     the AUX area the driver fills) over a second in which the guest
 #     reads the card's BAR 0 N times with devmem: N memory reads down and
-#     N completions with 4 bytes each up, of the card's requester filter.
+#     N completions with 4 bytes each up, of the card's requester filter;
+#   - the card's pattern traffic, traced in 8DW records with their times:
+#     a write of 240 B up and a completion of 52 B down every 10 us, every
+#     one, at the rates of the NDK block's own RQ and RC frame counts
+#     (pcie-telemetry -j) and of the DesignWare PMU's Rx and Tx payload
+#     (perf stat), within 1 %.
 # Prints the checks as TAP; exit 0 all passed, 1 not, 77 (skipped) only
 # when the 6.12 kernel cannot be made here, as guest-dwc.py.
 import os
@@ -30,10 +35,17 @@ import sys
 from e2e_support import REPO, check, json_docs, pciutils_guest, report
 
 K612 = os.path.join(REPO, 'scripts/guest-kernel-612.sh')
+# RQ 256 B (4 words) and RC 64 B (1 word) every 4000 cycles of 400 MHz
+PATTERN = ('rq-frame-bytes=256,rq-gap=3996,rq-stall=0,'
+           'rc-frame-bytes=64,rc-gap=3999,rc-stall=0')
+FRAMES_S = 400e6 / 4000
+RQ_PAYLOAD, RC_PAYLOAD = 256 - 16, 64 - 12
+RATE_TOL = 0.01
 QEMU_ARGS = [
     '-device', 'hisi-ptt,addr=08.0,sicl-id=2,core-id=1',
     '-device', 'dwc-pcie-root-port,id=rp0,chassis=1,slot=1,addr=10.0',
-    '-device', 'ndk-pcie-telemetry,bus=rp0',
+    '-object', 'telemetry-traffic-pattern,id=t0,' + PATTERN,
+    '-device', 'ndk-pcie-telemetry,bus=rp0,traffic=t0',
 ]
 PMU = 'hisi_ptt2_1'
 P = '/sys/bus/event_source/devices/' + PMU
@@ -63,15 +75,29 @@ for f in TUNE:
                      'echo 2 > $t; cat $t; echo 5 > $t; cat $t; '
                      'echo 1 > $t; cat $t' % (P, f)))
 # N reads of the card's BAR 0 while the tool traces one direction
-READS = 40
+READS = 20
 BAR = ('$(cut -d" " -f1 /sys/bus/pci/devices/0000:01:00.0/resource | '
        'head -1)')
 for d in ('out', 'in'):
     COMMANDS.append(('trace-%s' % d,
                      'b=%s; (sleep 0.3; i=0; while [ $i -lt %d ]; do '
                      'devmem $b 32 > /dev/null; i=$((i+1)); done) & '
-                     'pcie-telemetry -d 01:00.0 --ptt %s -t 1 -j; wait'
+                     'pcie-telemetry -d 01:00.0 --ptt %s -t 2 -j; wait'
                      % (BAR, READS, d)))
+# the pattern alone, in 8DW records with their times
+for d in ('out', 'in'):
+    COMMANDS.append(('trace8-%s' % d, 'pcie-telemetry -d 01:00.0 --ptt %s '
+                     '--ptt-format 8dw -t 1 -j' % d))
+COMMANDS += [
+    ('block', 'pcie-telemetry -d 01:00.0 -t 1 -j'),
+    ('insmod-dwc', 'insmod /lib/modules/dwc_pcie_pmu.ko'),
+    ('perf-Rx', 'pmu=$(ls /sys/bus/event_source/devices | '
+     'grep dwc_rootport_); perf stat -a -x, '
+     '-e "$pmu/Rx_PCIe_TLP_Data_Payload/" sleep 1'),
+    ('perf-Tx', 'pmu=$(ls /sys/bus/event_source/devices | '
+     'grep dwc_rootport_); perf stat -a -x, '
+     '-e "$pmu/Tx_PCIe_TLP_Data_Payload/" sleep 1'),
+]
 COMMANDS.append(('dmesg', 'dmesg | grep -i "hisi_ptt\\|BUG\\|WARNING"'))
 
 
@@ -83,13 +109,19 @@ def main():
         return 77
     module = subprocess.run([K612, '--ptt-module'], stdout=subprocess.PIPE,
                             text=True)
+    dwc = subprocess.run([K612, '--module'], stdout=subprocess.PIPE,
+                         text=True).stdout.strip()
+    perf_files = subprocess.run([K612, '--perf-files'],
+                                stdout=subprocess.PIPE,
+                                text=True).stdout.split()
     if k.returncode != 0 or module.returncode != 0 or not module.stdout:
         check('guest-kernel-612.sh gives the kernel and hisi_ptt.ko', False,
               'exit %d, %d' % (k.returncode, module.returncode))
         return report([])
     steps, console = pciutils_guest(
         COMMANDS, QEMU_ARGS,
-        [module.stdout.strip() + ':/lib/modules/hisi_ptt.ko'],
+        [module.stdout.strip() + ':/lib/modules/hisi_ptt.ko',
+         dwc + ':/lib/modules/dwc_pcie_pmu.ko'] + perf_files,
         kernel=k.stdout.strip(), tool=True)
 
     def out(name):
@@ -143,23 +175,69 @@ def main():
     for d, kind, payload in (('out', 'MRd', 0), ('in', 'CplD', 4)):
         rc, text = out('trace-' + d)
         try:
-            doc = json_docs(text)[0]['ptt']
-            kinds = {k['kind']: k for k in doc['kinds']}
+            ptt = json_docs(text)[0]['ptt']
+            kinds = {k['kind']: k for k in ptt['kinds']}
         except (IndexError, KeyError, TypeError) as e:
             check('pcie-telemetry --ptt %s -j gives a trace' % d, False,
                   repr(e) + text[-2000:])
             continue
-        got = kinds.get(kind, {})
-        others = sum(k['tlps'] for k in doc['kinds'] if k['kind'] != kind)
+        reads = kinds.get(kind, {})
         check('--ptt %s: %s, requester filter 0000:01:00.0, %d %s TLPs of '
-              'the %d devmem reads (%s), nothing else (%d)'
-              % (d, doc.get('pmu'), got.get('tlps', 0), kind, READS,
-                 'payload %s B' % got.get('payload_bytes'), others),
-              rc == 0 and doc.get('pmu') == PMU and
-              doc['filter']['name'] == '0000:01:00.0' and
-              got.get('tlps') == READS and others == 0 and
-              got.get('payload_bytes') == READS * payload,
+              '%d B each for the %d devmem reads'
+              % (d, ptt.get('pmu'), reads.get('tlps', 0), kind, payload,
+                 READS),
+              rc == 0 and ptt.get('pmu') == PMU and
+              ptt['filter']['name'] == '0000:01:00.0' and
+              reads.get('tlps') == READS and
+              reads.get('payload_bytes') == READS * payload,
               text[-3000:])
+    # the pattern's frames, every one, at their period by the records' times
+    rates = {}
+    for d, frame, pay in (('out', 'CplD', RC_PAYLOAD),
+                          ('in', 'MWr', RQ_PAYLOAD)):
+        rc, text = out('trace8-' + d)
+        try:
+            ptt = json_docs(text)[0]['ptt']
+            kinds = {k['kind']: k for k in ptt['kinds']}
+            span = ptt['time_span_ns']
+            n = kinds[frame]['tlps']
+        except (IndexError, KeyError, TypeError) as e:
+            check('pcie-telemetry --ptt %s --ptt-format 8dw -j gives the '
+                  'frames and their span' % d, False, repr(e) + text[-2000:])
+            continue
+        rates[d] = (n - 1) / (span / 1e9) if span else 0
+        others = sum(k['tlps'] for k in ptt['kinds'] if k['kind'] != frame)
+        check('--ptt %s, 8DW: %d %s of %d B over %d ns of records: %.1f/s, '
+              'the pattern\'s %.0f/s, nothing else (%d)'
+              % (d, n, frame, pay, span or 0, rates[d], FRAMES_S, others),
+              kinds[frame]['payload_bytes'] == n * pay and others == 0 and
+              n > 0.5 * FRAMES_S and
+              abs(rates[d] - FRAMES_S) <= 1e-4 * FRAMES_S, text[-3000:])
+    # the NDK block's own frame counts and the DesignWare PMU's payload
+    rc, text = out('block')
+    try:
+        doc = json_docs(text)[0]
+        buses = doc['data']['endpoints'][0]['buses']
+        rq = buses['PTC -> PCIe (RQ)']['transactions'] / doc['seconds']
+        rcf = buses['PCIe -> PTC (RC)']['transactions'] / doc['seconds']
+    except (IndexError, KeyError, TypeError, ZeroDivisionError) as e:
+        check('pcie-telemetry -j gives the block\'s RQ and RC', False,
+              repr(e) + text[-2000:])
+        rq = rcf = 0
+    for d, block, name in (('in', rq, 'RQ'), ('out', rcf, 'RC')):
+        check('the trace\'s %s frames %.1f/s equal the block\'s %s frames '
+              '%.1f/s within 1 %%' % (d, rates.get(d, 0), name, block),
+              block and abs(rates.get(d, 0) - block) <= RATE_TOL * block)
+    for key, d, pay in (('Rx', 'in', RQ_PAYLOAD), ('Tx', 'out', RC_PAYLOAD)):
+        rc, text = out('perf-' + key)
+        m = re.search(r'^(\d+),[^,]*,dwc_rootport_\w+/%s_PCIe_TLP_Data_'
+                      r'Payload/,(\d+)' % key, text, re.M)
+        got = int(m.group(1)) / (int(m.group(2)) / 1e9) if m else 0
+        want = rates.get(d, 0) * pay
+        check('the PMU\'s %s payload %.4g B/s equals the trace\'s frames '
+              '%.1f/s x %d B = %.4g B/s within 1 %%'
+              % (key, got, rates.get(d, 0), pay, want),
+              m and abs(got - want) <= RATE_TOL * want, text)
     check('no BUG or WARNING in the guest\'s log',
           not re.search(r'BUG|WARNING', out('dmesg')[1]), out('dmesg')[1])
     return report([('guest console', console.splitlines())])
