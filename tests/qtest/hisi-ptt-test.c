@@ -4,9 +4,11 @@
  * BAR 2, MSI, LOCATION and DEVICE_RANGE), and a trace in guest memory of
  * the card's TLPs below a covered dwc-pcie-root-port: the CPU's BAR
  * reads (a memory read down, its completion up) and writes, in both
- * record formats, through the port and requester filters; the driver's
- * stop sequence, a buffer outside memory, reset while tracing, and the
- * properties refused. Register offsets, record layouts and TLP fields are
+ * record formats, through the port and requester filters; a pattern
+ * card's frames as writes and completions at their period; the traced card
+ * unplugged mid-trace; migration mid-trace against an unmigrated twin;
+ * full buffers with their MSI; the driver's stop sequence, a buffer
+ * outside memory, reset while tracing, and the properties refused. Register offsets, record layouts and TLP fields are
  * docs/ptt.md's and the PCIe specification's, worked out here.
  */
 
@@ -277,6 +279,87 @@ static void test_trace_pattern(void)
     qtest_quit(p.qts);
 }
 
+/*
+ * The traced card unplugged by its slot's power controller (native
+ * hotplug) in the middle of a trace: what the PTT took before stays, the
+ * trace goes on without it, QEMU lives on.
+ */
+static void test_unplug(void)
+{
+    Ptt p;
+    uint32_t n, sltctl, before;
+
+    ptt_open(&p, PAT_ARGS
+             " -global ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off");
+    trace_start(&p, CTRL_TARGET(1) | CTRL_TYPE(1) | CTRL_DIR(2) | CTRL_8DW);
+    qtest_clock_step(p.qts, 500000);
+    before = reg(&p, TRACE_WR_STS) / 32;
+    g_assert_cmpuint(before, >=, 49);
+    sltctl = cfg_rd(&p, 0, RP_DEVFN, 0x70 + PCI_EXP_SLTCTL) & 0xFFFF;
+    sltctl &= ~PCI_EXP_SLTCTL_PIC;
+    cfg_wr(&p, 0, RP_DEVFN, 0x70 + PCI_EXP_SLTCTL,
+           sltctl | PCI_EXP_SLTCTL_PCC | PCI_EXP_SLTCTL_PWR_IND_OFF, 2);
+    g_assert_cmphex(cfg_rd(&p, 0, RP_DEVFN, 0x70 + PCI_EXP_SLTSTA) &
+                    PCI_EXP_SLTSTA_PDS, ==, 0);
+    qtest_clock_step(p.qts, 3000000);
+    n = trace_stop(&p) / 32;
+    g_assert_cmpuint(n, >=, before);
+    g_assert_cmpuint(n, <=, before + 1);
+    g_assert_true(qtest_probe_child(p.qts));
+    qtest_quit(p.qts);
+}
+
+/*
+ * Migrated in the middle of a trace of a pattern card: the destination
+ * writes on where the source stopped, the buffers' contents with it; the
+ * trace ends with the records of an unmigrated twin (the frame that was
+ * open at the migration aside).
+ */
+static void test_migration(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("hisi-ptt-mig-XXXXXX", NULL);
+    g_autofree char *file = g_build_filename(dir, "state.mig", NULL);
+    g_autofree char *uri = g_strdup_printf("file:%s", file);
+    uint32_t twin, got, first;
+    Ptt p;
+
+    ptt_open(&p, PAT_ARGS);
+    trace_start(&p, CTRL_TARGET(1) | CTRL_TYPE(1) | CTRL_DIR(2) | CTRL_8DW);
+    qtest_clock_step(p.qts, 1500000);
+    twin = trace_stop(&p) / 32 + 128 * __builtin_popcount(
+        reg(&p, TRACE_INT_STAT));
+    qtest_quit(p.qts);
+
+    ptt_open(&p, PAT_ARGS);
+    trace_start(&p, CTRL_TARGET(1) | CTRL_TYPE(1) | CTRL_DIR(2) | CTRL_8DW);
+    qtest_clock_step(p.qts, 500000);
+    first = rec(&p, 28);
+    qtest_qmp_assert_success(p.qts, "{ 'execute': 'stop' }");
+    qtest_qmp_assert_success(p.qts, "{ 'execute': 'migrate', "
+                             "'arguments': { 'uri': %s } }", uri);
+    wait_migration(p.qts);
+    qtest_quit(p.qts);
+    p.qts = qtest_initf("-machine q35 -nodefaults %s %s -incoming defer",
+                        PTT_ARGS, PAT_ARGS);
+    qtest_qmp_assert_success(p.qts, "{ 'execute': 'migrate-incoming', "
+                             "'arguments': { 'uri': %s } }", uri);
+    wait_migration(p.qts);
+    qtest_qmp_assert_success(p.qts, "{ 'execute': 'cont' }");
+    /* the QTest clock starts again at the destination: where it was */
+    g_assert_cmpint(qtest_clock_set(p.qts, 500000), ==, 500000);
+    g_assert_cmphex(reg(&p, TRACE_STS) & 1, ==, 0);
+    g_assert_cmphex(rec(&p, 28), ==, first);
+    qtest_clock_step(p.qts, 1000000);
+    got = trace_stop(&p) / 32 + 128 * __builtin_popcount(
+        reg(&p, TRACE_INT_STAT));
+    g_test_message("records: %u, twin %u", got, twin);
+    g_assert_cmpuint(got + 1, >=, twin);
+    g_assert_cmpuint(got, <=, twin);
+    qtest_quit(p.qts);
+    unlink(file);
+    rmdir(dir);
+}
+
 /* Full buffers: status bits, and the MSI into RAM */
 static void test_buffers_and_msi(void)
 {
@@ -360,6 +443,8 @@ int main(int argc, char **argv)
     qtest_add_func("/hisi-ptt/trace-4dw", test_trace_4dw);
     qtest_add_func("/hisi-ptt/trace-8dw-requester", test_trace_8dw_requester);
     qtest_add_func("/hisi-ptt/trace-pattern", test_trace_pattern);
+    qtest_add_func("/hisi-ptt/unplug", test_unplug);
+    qtest_add_func("/hisi-ptt/migration", test_migration);
     qtest_add_func("/hisi-ptt/buffers-msi", test_buffers_and_msi);
     qtest_add_func("/hisi-ptt/bad-buffer", test_bad_buffer);
     qtest_add_func("/hisi-ptt/props-refused", test_props_refused);
