@@ -78,12 +78,14 @@ for f in TUNE:
 READS = 20
 BAR = ('$(cut -d" " -f1 /sys/bus/pci/devices/0000:01:00.0/resource | '
        'head -1)')
+# (the trace runs 4 s; the reads start 1 s in, after the tool's start,
+# and take about 0.4 s; the PTT's BAR is the driver's: no devmem there)
 for d in ('out', 'in'):
     COMMANDS.append(('trace-%s' % d,
-                     'b=%s; (sleep 0.3; i=0; while [ $i -lt %d ]; do '
-                     'devmem $b 32 > /dev/null; i=$((i+1)); done) & '
-                     'pcie-telemetry -d 01:00.0 --ptt %s -t 2 -j; wait'
-                     % (BAR, READS, d)))
+                     'b=%s; pcie-telemetry -d 01:00.0 --ptt %s -t 4 -j '
+                     '> /tmp/trace.json & sleep 1; i=0; while [ $i -lt %d ]; '
+                     'do devmem $b 32 > /dev/null; i=$((i+1)); done; wait; '
+                     'cat /tmp/trace.json' % (BAR, d, READS)))
 # the pattern alone, in 8DW records with their times
 for d in ('out', 'in'):
     COMMANDS.append(('trace8-%s' % d, 'pcie-telemetry -d 01:00.0 --ptt %s '
