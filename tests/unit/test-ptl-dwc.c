@@ -20,17 +20,10 @@
 #include <unistd.h>
 
 #include "pcie-telemetry.h"
+#include "test-sysfs-support.h"
 
 static char *top;       /* the fake /: <top>/sys/... */
 static char *sys;       /* <top>/sys */
-
-static void put(const char *dir, const char *name, const void *data,
-                gssize len)
-{
-    g_autofree char *p = g_build_filename(dir, name, NULL);
-
-    g_assert_true(g_file_set_contents(p, data, len, NULL));
-}
 
 /*
  * A PCI function at sys/devices/<path> (its last component the BDF),
@@ -59,25 +52,25 @@ static void add_function(const char *path, bool card)
     if (!card) {
         return;
     }
-    put(dir, "vendor", "0x1234\n", -1);
-    put(dir, "device", "0x0d7b\n", -1);
-    put(dir, "class", "0x020000\n", -1);
-    put(dir, "irq", "0\n", -1);
+    tsys_put(dir, "vendor", "0x1234\n", -1);
+    tsys_put(dir, "device", "0x0d7b\n", -1);
+    tsys_put(dir, "class", "0x020000\n", -1);
+    tsys_put(dir, "irq", "0\n", -1);
     r = g_string_new("0x00000000fe000000 0x00000000fe00ffff "
                      "0x0000000000040200\n");
     for (int i = 1; i < 7; i++) {
         g_string_append(r, "0x0000000000000000 0x0000000000000000 "
                         "0x0000000000000000\n");
     }
-    put(dir, "resource", r->str, r->len);
+    tsys_put(dir, "resource", r->str, r->len);
     g_string_free(r, TRUE);
     config[0] = 0x34;
     config[1] = 0x12;
     config[2] = 0x7b;
     config[3] = 0x0d;
-    put(dir, "config", config, 4096);
+    tsys_put(dir, "config", config, 4096);
     memcpy(bar, regs, sizeof(regs));
-    put(dir, "resource0", bar, 0x10000);
+    tsys_put(dir, "resource0", bar, 0x10000);
     g_assert_cmpint(symlink(target, link), ==, 0);
 }
 
@@ -97,15 +90,15 @@ static void add_pmu(const char *name, const char *type, const char *cpumask)
 
     g_assert_cmpint(g_mkdir_with_parents(fmt, 0755), ==, 0);
     g_assert_cmpint(g_mkdir_with_parents(ev, 0755), ==, 0);
-    put(real, "type", t, -1);
-    put(real, "cpumask", c, -1);
-    put(fmt, "eventid", "config:0-15\n", -1);
-    put(fmt, "type", "config:16-19\n", -1);
-    put(fmt, "lane", "config:20-27\n", -1);
-    put(ev, "Tx_PCIe_TLP_Data_Payload", "eventid=0x20,type=0x0\n", -1);
-    put(ev, "Rx_PCIe_TLP_Data_Payload", "eventid=0x21,type=0x0\n", -1);
-    put(ev, "L0", "eventid=0x3,type=0x0\n", -1);
-    put(ev, "rx_memory_read", "eventid=0x70c,type=0x1,lane=?\n", -1);
+    tsys_put(real, "type", t, -1);
+    tsys_put(real, "cpumask", c, -1);
+    tsys_put(fmt, "eventid", "config:0-15\n", -1);
+    tsys_put(fmt, "type", "config:16-19\n", -1);
+    tsys_put(fmt, "lane", "config:20-27\n", -1);
+    tsys_put(ev, "Tx_PCIe_TLP_Data_Payload", "eventid=0x20,type=0x0\n", -1);
+    tsys_put(ev, "Rx_PCIe_TLP_Data_Payload", "eventid=0x21,type=0x0\n", -1);
+    tsys_put(ev, "L0", "eventid=0x3,type=0x0\n", -1);
+    tsys_put(ev, "rx_memory_read", "eventid=0x70c,type=0x1,lane=?\n", -1);
     g_assert_cmpint(symlink(target, link), ==, 0);
 }
 
@@ -127,11 +120,11 @@ static void add_software_pmu(const char *name)
 
     g_assert_cmpint(g_mkdir_with_parents(fmt, 0755), ==, 0);
     g_assert_cmpint(g_mkdir_with_parents(ev, 0755), ==, 0);
-    put(real, "type", "1\n", -1);
-    put(real, "cpumask", "0\n", -1);
-    put(fmt, "event", "config:0-63\n", -1);
-    put(ev, "Rx_PCIe_TLP_Data_Payload", "event=0x0\n", -1);
-    put(ev, "Tx_PCIe_TLP_Data_Payload", "event=0x0\n", -1);
+    tsys_put(real, "type", "1\n", -1);
+    tsys_put(real, "cpumask", "0\n", -1);
+    tsys_put(fmt, "event", "config:0-63\n", -1);
+    tsys_put(ev, "Rx_PCIe_TLP_Data_Payload", "event=0x0\n", -1);
+    tsys_put(ev, "Tx_PCIe_TLP_Data_Payload", "event=0x0\n", -1);
     g_assert_cmpint(symlink(target, link), ==, 0);
 }
 
@@ -169,27 +162,6 @@ static void setup(void)
     /* in domain 1: 0001:30:03.0, the driver's documented example */
     add_function("pci0001:30/0001:30:03.0/0001:31:00.0", true);
     add_pmu("dwc_rootport_13018", "60003", "3");
-}
-
-static void rm_rf(const char *path)
-{
-    GDir *d;
-    const char *n;
-
-    if (g_file_test(path, G_FILE_TEST_IS_SYMLINK)) {
-        g_remove(path);
-        return;
-    }
-    d = g_dir_open(path, 0, NULL);
-    if (d) {
-        while ((n = g_dir_read_name(d))) {
-            g_autofree char *p = g_build_filename(path, n, NULL);
-
-            rm_rf(p);
-        }
-        g_dir_close(d);
-    }
-    g_remove(path);
 }
 
 static void test_name(void)
@@ -479,13 +451,13 @@ static void test_scale_unit(void)
     ptl_pmu_event e1;
     ptl_error e = { 0 };
 
-    put(ev, "L0.scale", "2.5e-1\n", -1);
-    put(ev, "L0.unit", "ms\n", -1);
+    tsys_put(ev, "L0.scale", "2.5e-1\n", -1);
+    tsys_put(ev, "L0.unit", "ms\n", -1);
     load("dwc_rootport_8", &p);
     g_assert_cmpint(ptl_pmu_event_get(&p, "L0", &e1, &e), ==, PTL_OK);
     g_assert_cmpfloat(e1.scale, ==, 0.25);
     g_assert_cmpstr(e1.unit, ==, "ms");
-    put(ev, "L0.scale", "zero\n", -1);
+    tsys_put(ev, "L0.scale", "zero\n", -1);
     g_assert_cmpint(ptl_pmu_event_get(&p, "L0", &e1, &e), ==, PTL_E_PMU);
     g_assert_nonnull(strstr(e.msg, "is not a scale"));
     {
@@ -510,10 +482,10 @@ static void test_load_errors(void)
     g_assert_nonnull(strstr(e.msg, "/pmu-missing/type"));
 
     g_assert_cmpint(g_mkdir_with_parents(fmt, 0755), ==, 0);
-    put(dir, "type", "twelve\n", -1);
+    tsys_put(dir, "type", "twelve\n", -1);
     g_assert_cmpint(ptl_pmu_load(dir, &p, &e), ==, PTL_E_PMU);
     g_assert_nonnull(strstr(e.msg, "'twelve' is not a PMU type"));
-    put(dir, "type", "12\n", -1);
+    tsys_put(dir, "type", "12\n", -1);
     /* no cpumask: CPU 0; an empty one as well */
     g_assert_cmpint(ptl_pmu_load(dir, &p, &e), ==, PTL_OK);
     g_assert_cmpstr(p.name, ==, "pmu-bad");
@@ -521,20 +493,20 @@ static void test_load_errors(void)
     g_assert_cmpint(p.cpu, ==, 0);
     g_assert_false(p.has_cpumask);
     g_assert_cmpuint(p.nformats, ==, 0);
-    put(dir, "cpumask", "\n", -1);
+    tsys_put(dir, "cpumask", "\n", -1);
     g_assert_cmpint(ptl_pmu_load(dir, &p, &e), ==, PTL_OK);
     g_assert_false(p.has_cpumask);
-    put(dir, "cpumask", "5,7-9\n", -1);
+    tsys_put(dir, "cpumask", "5,7-9\n", -1);
     g_assert_cmpint(ptl_pmu_load(dir, &p, &e), ==, PTL_OK);
     g_assert_cmpint(p.cpu, ==, 5);
     g_assert_true(p.has_cpumask);
-    put(dir, "cpumask", "x\n", -1);
+    tsys_put(dir, "cpumask", "x\n", -1);
     g_assert_cmpint(ptl_pmu_load(dir, &p, &e), ==, PTL_E_PMU);
-    put(dir, "cpumask", "2\n", -1);
-    put(fmt, "event", "config9:0-7\n", -1);
+    tsys_put(dir, "cpumask", "2\n", -1);
+    tsys_put(fmt, "event", "config9:0-7\n", -1);
     g_assert_cmpint(ptl_pmu_load(dir, &p, &e), ==, PTL_E_PMU);
     g_assert_true(g_str_has_prefix(e.msg, "pmu-bad: format event: "));
-    put(fmt, "event", "config:0-7\n", -1);
+    tsys_put(fmt, "event", "config:0-7\n", -1);
     g_assert_cmpint(ptl_pmu_load(dir, &p, &e), ==, PTL_OK);
     g_assert_cmpuint(p.nformats, ==, 1);
     /* the name is the directory's, trailing slashes or not */
@@ -555,7 +527,7 @@ static void test_load_errors(void)
                         PTL_OK);
         g_assert_cmphex(ev.config[0], ==, 9);
     }
-    rm_rf(dir);
+    tsys_rm_rf(dir);
 }
 
 static void test_errno_messages(void)
@@ -668,36 +640,6 @@ static void test_counter(void)
 
 /* ---------------------------------------------------------------- tool */
 
-static int run_tool(const char *const *args, char **out, char **err)
-{
-    const char *tool = g_getenv("PTT_TOOL");
-    GPtrArray *argv = g_ptr_array_new();
-    GError *ge = NULL;
-    int status;
-
-    g_ptr_array_add(argv, (char *)tool);
-    for (unsigned i = 0; args[i]; i++) {
-        g_ptr_array_add(argv, (char *)args[i]);
-    }
-    g_ptr_array_add(argv, NULL);
-    g_assert_true(g_spawn_sync(NULL, (char **)argv->pdata, NULL,
-                               G_SPAWN_DEFAULT, NULL, NULL, out, err,
-                               &status, &ge));
-    g_assert_no_error(ge);
-    g_ptr_array_free(argv, TRUE);
-    g_assert_true(WIFEXITED(status));
-    return WEXITSTATUS(status);
-}
-
-static bool have_tool(void)
-{
-    if (!g_getenv("PTT_TOOL")) {
-        g_test_skip("PTT_TOOL not set");
-        return false;
-    }
-    return true;
-}
-
 static void test_tool_list(void)
 {
     g_autofree char *out = NULL, *err = NULL;
@@ -705,10 +647,10 @@ static void test_tool_list(void)
     g_auto(GStrv) lines = NULL;
     int seen = 0;
 
-    if (!have_tool()) {
+    if (!tsys_have_tool()) {
         return;
     }
-    g_assert_cmpint(run_tool(args, &out, &err), ==, 0);
+    g_assert_cmpint(tsys_run_tool(args, &out, &err), ==, 0);
     lines = g_strsplit(out, "\n", -1);
     /* each card's PMU lines come after its own first line */
     for (char **l = lines; *l; l++) {
@@ -752,10 +694,10 @@ static void test_tool_port(void)
     ptl_error e = { 0 };
     int rc;
 
-    if (!have_tool()) {
+    if (!tsys_have_tool()) {
         return;
     }
-    rc = run_tool(args, &json, &err);
+    rc = tsys_run_tool(args, &json, &err);
     if (rc == PTL_E_PERM || (rc == PTL_E_PMU &&
                              strstr(err, "not available"))) {
         g_test_skip("perf_event_open refused or missing here");
@@ -828,11 +770,11 @@ static void test_tool_port(void)
     /* read back: the same document, and the text report of it */
     g_assert_true(g_file_set_contents(saved, json, -1, &ge));
     g_free(err);
-    g_assert_cmpint(run_tool(iargs, &back, &err), ==, 0);
+    g_assert_cmpint(tsys_run_tool(iargs, &back, &err), ==, 0);
     g_assert_cmpstr(back, ==, json);
     g_free(back);
     g_free(err);
-    g_assert_cmpint(run_tool(itargs, &back, &err), ==, 0);
+    g_assert_cmpint(tsys_run_tool(itargs, &back, &err), ==, 0);
     g_assert_nonnull(strstr(back, "\nRoot port 0000:00:04.0 (dwc_rootport_20)"
                             " above 0000:06:00.0, PCIe endpoint 0\n"));
     g_assert_nonnull(strstr(back, "\ncard -> port (Rx)  PTC -> PCIe (RQ)  "));
@@ -840,7 +782,7 @@ static void test_tool_port(void)
 
     /* text, rx only: tx is not counted */
     g_free(err);
-    g_assert_cmpint(run_tool(targs, &text, &err), ==, 0);
+    g_assert_cmpint(tsys_run_tool(targs, &text, &err), ==, 0);
     g_assert_nonnull(strstr(text, "\nRoot port 0000:00:04.0 (dwc_rootport_20)"
                             " above 0000:06:00.0, PCIe endpoint 0\n"
                             "----------------------------------------------"
@@ -872,7 +814,7 @@ static void test_tool_errors(void)
           "it)\n" },
     };
 
-    if (!have_tool()) {
+    if (!tsys_have_tool()) {
         return;
     }
     for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -880,7 +822,7 @@ static void test_tool_errors(void)
         const char *args[] = { "-d", cases[i].dev, "--bar", "0", "--offset",
                                "0", "--port", cases[i].which, NULL };
 
-        g_assert_cmpint(run_tool(args, &out, &err), ==, cases[i].rc);
+        g_assert_cmpint(tsys_run_tool(args, &out, &err), ==, cases[i].rc);
         g_assert_cmpstr(out, ==, "");
         g_assert_true(g_str_has_prefix(err, cases[i].msg));
         g_assert_cmpuint(strlen(err) - strlen(strchr(err, '\n')), ==,
@@ -908,7 +850,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ptl-dwc/tool-port", test_tool_port);
     g_test_add_func("/ptl-dwc/tool-errors", test_tool_errors);
     r = g_test_run();
-    rm_rf(top);
+    tsys_rm_rf(top);
     g_free(top);
     g_free(sys);
     return r;

@@ -16,16 +16,9 @@
 #include <unistd.h>
 
 #include "pcie-telemetry.h"
+#include "test-sysfs-support.h"
 
 static char *root;
-
-static void put(const char *dir, const char *name, const void *data,
-                gsize len)
-{
-    g_autofree char *p = g_build_filename(dir, name, NULL);
-
-    g_assert_true(g_file_set_contents(p, data, len, NULL));
-}
 
 /* A function with no capabilities; config_size 256 = conventional PCI. */
 static void add_function(const char *slot, unsigned vendor, unsigned device,
@@ -49,25 +42,25 @@ static void add_function(const char *slot, unsigned vendor, unsigned device,
     GString *r = g_string_new(res);
 
     g_assert_cmpint(g_mkdir_with_parents(dir, 0755), ==, 0);
-    put(dir, "vendor", v, -1);
-    put(dir, "device", d, -1);
-    put(dir, "class", "0x020000\n", -1);
-    put(dir, "irq", "0\n", -1);
+    tsys_put(dir, "vendor", v, -1);
+    tsys_put(dir, "device", d, -1);
+    tsys_put(dir, "class", "0x020000\n", -1);
+    tsys_put(dir, "irq", "0\n", -1);
     for (int i = 1; i < 7; i++) {
         g_string_append(r, "0x0000000000000000 0x0000000000000000 "
                         "0x0000000000000000\n");
     }
-    put(dir, "resource", r->str, r->len);
+    tsys_put(dir, "resource", r->str, r->len);
     g_string_free(r, TRUE);
     config[0] = vendor;
     config[1] = vendor >> 8;
     config[2] = device;
     config[3] = device >> 8;
-    put(dir, "config", config, config_size);
+    tsys_put(dir, "config", config, config_size);
     memcpy((uint8_t *)bar + block_at, regs, sizeof(regs));
     /* counter 0 (PCIe cycles of endpoint 0) */
     ((uint8_t *)bar)[block_at + 0x8000] = 0x2a;
-    put(dir, "resource0", bar, bar0_size);
+    tsys_put(dir, "resource0", bar, bar0_size);
 }
 
 static void setup(void)
@@ -78,22 +71,6 @@ static void setup(void)
     add_function("0000:00:04.0", 0x1234, 0x0d7b, 4096, 0x20000, 0x10000);
     add_function("0000:00:05.0", 0x18ec, 0xc000, 256, 0x10000, 0);
     add_function("0000:00:06.0", 0x8086, 0x1234, 4096, 0x10000, 0);
-}
-
-static void rm_rf(const char *path)
-{
-    GDir *d = g_dir_open(path, 0, NULL);
-    const char *n;
-
-    if (d) {
-        while ((n = g_dir_read_name(d))) {
-            g_autofree char *p = g_build_filename(path, n, NULL);
-
-            rm_rf(p);
-        }
-        g_dir_close(d);
-    }
-    g_remove(path);
 }
 
 static void test_list_default(void)
@@ -234,7 +211,7 @@ static void test_no_card(void)
                             "18ec, 1b26, 1bad, 1c2c"));
     g_assert_nonnull(strstr(e.msg, "-d"));
     g_setenv("PCIE_TELEMETRY_SYSFS", root, TRUE);
-    rm_rf(empty);
+    tsys_rm_rf(empty);
 }
 
 static void test_open_without_tree(void)
@@ -434,7 +411,7 @@ static void set_express_cap(const char *slot, uint16_t flags,
     memcpy(config + 0x42, &flags, 2);
     memcpy(config + 0x4c, &lnkcap, 4);
     memcpy(config + 0x52, &lnksta, 2);
-    put(dir, "config", config, len);
+    tsys_put(dir, "config", config, len);
 }
 
 static char *card_lines(const ptl_card_info *c)
@@ -597,7 +574,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ptl-find/link-lines", test_link_lines);
     g_test_add_func("/ptl-find/link-list", test_link_list);
     r = g_test_run();
-    rm_rf(root);
+    tsys_rm_rf(root);
     g_free(root);
     return r;
 }

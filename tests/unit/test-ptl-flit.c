@@ -29,6 +29,7 @@
 #include "options.h"
 /* the QEMU-free model of a link end (qemu-device/flit), read only */
 #include "flit-end.h"
+#include "test-sysfs-support.h"
 
 /* ------------------------------------------------------------ decoding */
 
@@ -1116,14 +1117,6 @@ static void test_options(void)
 
 static char *top, *sys;
 
-static void put(const char *dir, const char *name, const void *data,
-                gssize len)
-{
-    g_autofree char *p = g_build_filename(dir, name, NULL);
-
-    g_assert_true(g_file_set_contents(p, data, len, NULL));
-}
-
 /* A function at sys/devices/<path>, linked from bus/pci/devices. */
 static void add_function(const char *path, const fake *f)
 {
@@ -1137,13 +1130,13 @@ static void add_function(const char *path, const fake *f)
     g_autofree char *d = g_strdup_printf("0x%04x\n", f->cfg[0] >> 16);
 
     g_assert_cmpint(g_mkdir_with_parents(dir, 0755), ==, 0);
-    put(dir, "vendor", v, -1);
-    put(dir, "device", d, -1);
-    put(dir, "class", "0x020000\n", -1);
-    put(dir, "irq", "0\n", -1);
-    put(dir, "resource", "0x0000000000000000 0x0000000000000000 "
+    tsys_put(dir, "vendor", v, -1);
+    tsys_put(dir, "device", d, -1);
+    tsys_put(dir, "class", "0x020000\n", -1);
+    tsys_put(dir, "irq", "0\n", -1);
+    tsys_put(dir, "resource", "0x0000000000000000 0x0000000000000000 "
         "0x0000000000000000\n", -1);
-    put(dir, "config", f->cfg, 4096);
+    tsys_put(dir, "config", f->cfg, 4096);
     g_assert_cmpint(symlink(target, link), ==, 0);
 }
 
@@ -1196,57 +1189,6 @@ static void setup_tree(void)
     add_function("pci0000:00/0000:00:02.0/0000:02:00.0", &f);
 }
 
-static void rm_rf(const char *path)
-{
-    GDir *d;
-    const char *n;
-
-    if (g_file_test(path, G_FILE_TEST_IS_SYMLINK)) {
-        g_remove(path);
-        return;
-    }
-    d = g_dir_open(path, 0, NULL);
-    if (d) {
-        while ((n = g_dir_read_name(d))) {
-            g_autofree char *p = g_build_filename(path, n, NULL);
-
-            rm_rf(p);
-        }
-        g_dir_close(d);
-    }
-    g_remove(path);
-}
-
-static int run_tool(const char *const *args, char **out, char **err)
-{
-    const char *tool = g_getenv("PTT_TOOL");
-    GPtrArray *argv = g_ptr_array_new();
-    GError *ge = NULL;
-    int status;
-
-    g_ptr_array_add(argv, (char *)tool);
-    for (unsigned i = 0; args[i]; i++) {
-        g_ptr_array_add(argv, (char *)args[i]);
-    }
-    g_ptr_array_add(argv, NULL);
-    g_assert_true(g_spawn_sync(NULL, (char **)argv->pdata, NULL,
-                               G_SPAWN_DEFAULT, NULL, NULL, out, err,
-                               &status, &ge));
-    g_assert_no_error(ge);
-    g_ptr_array_free(argv, TRUE);
-    g_assert_true(WIFEXITED(status));
-    return WEXITSTATUS(status);
-}
-
-static bool have_tool(void)
-{
-    if (!g_getenv("PTT_TOOL")) {
-        g_test_skip("PTT_TOOL not set");
-        return false;
-    }
-    return true;
-}
-
 static void test_tool_list(void)
 {
     g_autofree char *out = NULL, *err = NULL;
@@ -1254,10 +1196,10 @@ static void test_tool_list(void)
     g_auto(GStrv) lines = NULL;
     int seen = 0;
 
-    if (!have_tool()) {
+    if (!tsys_have_tool()) {
         return;
     }
-    g_assert_cmpint(run_tool(args, &out, &err), ==, 0);
+    g_assert_cmpint(tsys_run_tool(args, &out, &err), ==, 0);
     lines = g_strsplit(out, "\n", -1);
     for (char **l = lines; *l; l++) {
         if (g_str_has_prefix(*l, "0000:01:00.0 ")) {
@@ -1294,10 +1236,10 @@ static void test_tool_flit(void)
     const ptl_json *flit, *v;
     ptl_error e = { 0 };
 
-    if (!have_tool()) {
+    if (!tsys_have_tool()) {
         return;
     }
-    g_assert_cmpint(run_tool(args, &out, &err), ==, 0);
+    g_assert_cmpint(tsys_run_tool(args, &out, &err), ==, 0);
     g_assert_cmpstr(err, ==, "");
     g_assert_cmpint(ptl_json_parse(out, strlen(out), 0, 0, NULL, &doc, &e),
                     ==, PTL_OK);
@@ -1335,7 +1277,7 @@ static void test_tool_flit(void)
                     ==, 0);
 
     g_free(err);
-    g_assert_cmpint(run_tool(targs, &text, &err), ==, 0);
+    g_assert_cmpint(tsys_run_tool(targs, &text, &err), ==, 0);
     g_assert_true(g_str_has_prefix(text, "Flit mode of 0000:01:00.0 and the "
                                    "ports above it, over 0.0"));
     g_assert_nonnull(strstr(text, "\n0000:00:01.0 (port): flit mode "
@@ -1362,7 +1304,7 @@ static void test_tool_errors(void)
           "matches 0000:09:00.0" },
     };
 
-    if (!have_tool()) {
+    if (!tsys_have_tool()) {
         return;
     }
     for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -1370,7 +1312,7 @@ static void test_tool_errors(void)
         const char *args[] = { "--flit", "-d", cases[i].dev, "-t", "0.01",
                                NULL };
 
-        g_assert_cmpint(run_tool(args, &out, &err), ==, cases[i].rc);
+        g_assert_cmpint(tsys_run_tool(args, &out, &err), ==, cases[i].rc);
         g_assert_cmpstr(out, ==, "");
         g_assert_true(g_str_has_prefix(err, cases[i].msg));
     }
@@ -1403,7 +1345,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ptl-flit/tool-flit", test_tool_flit);
     g_test_add_func("/ptl-flit/tool-errors", test_tool_errors);
     r = g_test_run();
-    rm_rf(top);
+    tsys_rm_rf(top);
     g_free(top);
     g_free(sys);
     return r;

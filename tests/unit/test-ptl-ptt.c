@@ -15,6 +15,7 @@
 
 #include "pcie-telemetry.h"
 #include "options.h"
+#include "test-sysfs-support.h"
 
 static char *top;       /* the fake /: <top>/sys/... */
 static char *sys;       /* <top>/sys */
@@ -321,13 +322,6 @@ static void test_direction(void)
 
 /* ------------------------------------------------------------- sysfs */
 
-static void put(const char *dir, const char *name, const char *text)
-{
-    g_autofree char *p = g_build_filename(dir, name, NULL);
-
-    g_assert_true(g_file_set_contents(p, text, -1, NULL));
-}
-
 /*
  * A PCI function at sys/devices/<path>, linked from bus/pci/devices; a
  * card (the virtual card's ID, so that the tool takes it) when card.
@@ -348,11 +342,11 @@ static void add_function(const char *path, bool card)
     if (!card) {
         return;
     }
-    put(dir, "vendor", "0x1234\n");
-    put(dir, "device", "0x0d7b\n");
-    put(dir, "class", "0x020000\n");
-    put(dir, "irq", "0\n");
-    put(dir, "resource", "0x00000000fe000000 0x00000000fe00ffff "
+    tsys_put_text(dir, "vendor", "0x1234\n");
+    tsys_put_text(dir, "device", "0x0d7b\n");
+    tsys_put_text(dir, "class", "0x020000\n");
+    tsys_put_text(dir, "irq", "0\n");
+    tsys_put_text(dir, "resource", "0x00000000fe000000 0x00000000fe00ffff "
         "0x0000000000040200\n");
     config[0] = 0x34;
     config[1] = 0x12;
@@ -382,17 +376,17 @@ static void add_ptt(const char *name, const char *type, const char *cpumask,
     g_assert_cmpint(g_mkdir_with_parents(fmt, 0755), ==, 0);
     g_assert_cmpint(g_mkdir_with_parents(rp, 0755), ==, 0);
     g_assert_cmpint(g_mkdir_with_parents(rq, 0755), ==, 0);
-    put(real, "type", t);
-    put(real, "cpumask", c);
-    put(fmt, "filter", "config:0-19\n");
-    put(fmt, "direction", "config:20-23\n");
-    put(fmt, "type", "config:24-31\n");
-    put(fmt, "format", "config:32-35\n");
+    tsys_put_text(real, "type", t);
+    tsys_put_text(real, "cpumask", c);
+    tsys_put_text(fmt, "filter", "config:0-19\n");
+    tsys_put_text(fmt, "direction", "config:20-23\n");
+    tsys_put_text(fmt, "type", "config:24-31\n");
+    tsys_put_text(fmt, "format", "config:32-35\n");
     for (; ports && *ports; ports += 2) {
-        put(rp, ports[0], ports[1]);
+        tsys_put_text(rp, ports[0], ports[1]);
     }
     for (; reqs && *reqs; reqs += 2) {
-        put(rq, reqs[0], reqs[1]);
+        tsys_put_text(rq, reqs[0], reqs[1]);
     }
     g_assert_cmpint(symlink(real, link), ==, 0);
 }
@@ -437,27 +431,6 @@ static void setup(void)
     add_function("pci0000:00/0000:00:13.0/0000:08:00.0", true);
     add_ptt("hisi_ptt3_0", "61000", "8-15", NULL, reqs3);
     add_ptt("hisi_ptt2_1", "60000", "0-3", ports2, reqs2);
-}
-
-static void rm_rf(const char *path)
-{
-    GDir *d;
-    const char *n;
-
-    if (g_file_test(path, G_FILE_TEST_IS_SYMLINK)) {
-        g_remove(path);
-        return;
-    }
-    d = g_dir_open(path, 0, NULL);
-    if (d) {
-        while ((n = g_dir_read_name(d))) {
-            g_autofree char *p = g_build_filename(path, n, NULL);
-
-            rm_rf(p);
-        }
-        g_dir_close(d);
-    }
-    g_remove(path);
 }
 
 static void test_list(void)
@@ -565,13 +538,13 @@ static void test_load_errors(void)
     ptl_error e = { 0 };
 
     g_assert_cmpint(g_mkdir_with_parents(rq, 0755), ==, 0);
-    put(dir, "type", "12\n");
-    put(rq, "0000:01:00.0", "zz\n");
-    put(rq, "not-a-bdf", "0x1\n");         /* not a filter: left alone */
+    tsys_put_text(dir, "type", "12\n");
+    tsys_put_text(rq, "0000:01:00.0", "zz\n");
+    tsys_put_text(rq, "not-a-bdf", "0x1\n");         /* not a filter: left alone */
     g_assert_cmpint(ptl_ptt_load(dir, p, &e), ==, PTL_E_PMU);
     g_assert_true(g_str_has_prefix(e.msg, "cannot read the filter "));
     g_assert_true(g_str_has_suffix(e.msg, "0000:01:00.0: not a hex number"));
-    put(rq, "0000:01:00.0", "0x00100\n");
+    tsys_put_text(rq, "0000:01:00.0", "0x00100\n");
     g_assert_cmpint(ptl_ptt_load(dir, p, &e), ==, PTL_OK);
     g_assert_cmpuint(p->nfilters, ==, 1);
     g_assert_cmpuint(p->pmu.nformats, ==, 0);
@@ -797,27 +770,6 @@ static void test_options(void)
 
 /* -------------------------------------------------------------- tool */
 
-static int run_tool(const char *const *args, char **out, char **err)
-{
-    const char *tool = g_getenv("PTT_TOOL");
-    GPtrArray *argv = g_ptr_array_new();
-    GError *ge = NULL;
-    int status;
-
-    g_ptr_array_add(argv, (char *)tool);
-    for (unsigned i = 0; args[i]; i++) {
-        g_ptr_array_add(argv, (char *)args[i]);
-    }
-    g_ptr_array_add(argv, NULL);
-    g_assert_true(g_spawn_sync(NULL, (char **)argv->pdata, NULL,
-                               G_SPAWN_DEFAULT, NULL, NULL, out, err,
-                               &status, &ge));
-    g_assert_no_error(ge);
-    g_ptr_array_free(argv, TRUE);
-    g_assert_true(WIFEXITED(status));
-    return WEXITSTATUS(status);
-}
-
 static void test_tool(void)
 {
     g_autofree char *file = g_build_filename(top, "trace.bin", NULL);
@@ -826,14 +778,13 @@ static void test_tool(void)
     char *out = NULL, *err = NULL;
     int rc;
 
-    if (!g_getenv("PTT_TOOL")) {
-        g_test_skip("PTT_TOOL not set");
+    if (!tsys_have_tool()) {
         return;
     }
     {
         const char *args[] = { "--ptt", "in", "-d", "07:00.0", NULL };
 
-        g_assert_cmpint(run_tool(args, &out, &err), ==, 14);
+        g_assert_cmpint(tsys_run_tool(args, &out, &err), ==, 14);
         g_assert_cmpstr(out, ==, "");
         g_assert_true(g_str_has_prefix(err, "pcie-telemetry: no hisi_ptt "
                                        "PMU covers 0000:07:00.0 (no "
@@ -849,7 +800,7 @@ static void test_tool(void)
         const char *args[] = { "--ptt", "in", "-d", "01:00.0", "-t", "0.01",
                                NULL };
 
-        rc = run_tool(args, &out, &err);
+        rc = tsys_run_tool(args, &out, &err);
         g_assert_true(rc == 12 || rc == 4);
         g_assert_cmpstr(out, ==, "");
         g_assert_true(g_str_has_prefix(err, rc == 12
@@ -869,7 +820,7 @@ static void test_tool(void)
         ptl_error e = { 0 };
         const ptl_json *p;
 
-        g_assert_cmpint(run_tool(args, &out, &err), ==, 0);
+        g_assert_cmpint(tsys_run_tool(args, &out, &err), ==, 0);
         g_assert_cmpstr(err, ==, "");
         g_assert_cmpint(ptl_json_parse(out, strlen(out), 0, 0, NULL, &doc,
                                        &e), ==, PTL_OK);
@@ -886,7 +837,7 @@ static void test_tool(void)
         const char *args[] = { "--ptt", "in", "--ptt-input", "/nonexistent",
                                NULL };
 
-        g_assert_cmpint(run_tool(args, &out, &err), ==, 2);
+        g_assert_cmpint(tsys_run_tool(args, &out, &err), ==, 2);
         g_assert_cmpstr(err, ==, "pcie-telemetry: /nonexistent: No such "
                         "file or directory\n");
         g_free(out);
@@ -914,7 +865,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ptl-ptt/options", test_options);
     g_test_add_func("/ptl-ptt/tool", test_tool);
     r = g_test_run();
-    rm_rf(top);
+    tsys_rm_rf(top);
     g_free(top);
     g_free(sys);
     return r;
