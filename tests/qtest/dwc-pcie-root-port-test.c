@@ -111,15 +111,6 @@ static void set_reg(const Rp *rp, uint32_t off, uint32_t v)
     wr32(rp, rp->cap + off, v);
 }
 
-/* MCH's PCIEXBAR: 256 buses at ECAM_BASE, enabled */
-static void ecam_on(QTestState *qts)
-{
-    qtest_outl(qts, 0xcf8, 0x80000000u | 0x64);
-    qtest_outl(qts, 0xcfc, 0);
-    qtest_outl(qts, 0xcf8, 0x80000000u | 0x60);
-    qtest_outl(qts, 0xcfc, (uint32_t)ECAM_BASE | 1);
-}
-
 /*
  * pci_find_vsec_capability() as Linux has it: the function's vendor must
  * be the one asked for; then the first vendor-specific extended

@@ -84,14 +84,6 @@ static void wr16(Link *l, int bus, uint32_t off, uint16_t v)
     qtest_writew(l->qts, at(bus, off), v);
 }
 
-static void ecam_on(QTestState *qts)
-{
-    qtest_outl(qts, 0xcf8, 0x80000000u | 0x64);
-    qtest_outl(qts, 0xcfc, 0);
-    qtest_outl(qts, 0xcf8, 0x80000000u | 0x60);
-    qtest_outl(qts, 0xcfc, (uint32_t)ECAM_BASE | 1);
-}
-
 static void link_open(Link *l, const char *args)
 {
     l->qts = qtest_initf("-machine q35 -nodefaults %s", args);

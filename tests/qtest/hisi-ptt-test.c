@@ -8,8 +8,9 @@
  * card's frames as writes and completions at their period; the traced card
  * unplugged mid-trace; migration mid-trace against an unmigrated twin;
  * full buffers with their MSI; the driver's stop sequence, a buffer
- * outside memory, reset while tracing, and the properties refused. Register offsets, record layouts and TLP fields are
- * docs/ptt.md's and the PCIe specification's, worked out here.
+ * outside memory, reset while tracing, and the properties refused.
+ * Register offsets, record layouts and TLP fields are docs/ptt.md's and
+ * the PCIe specification's, worked out here.
  */
 
 #include "ndk-common.h"
@@ -49,20 +50,6 @@ static uint32_t cfg_rd(Ptt *p, int bus, unsigned devfn, uint32_t off)
     return qtest_readl(p->qts, ecam_at(bus, devfn, off));
 }
 
-static void cfg_wr(Ptt *p, int bus, unsigned devfn, uint32_t off,
-                   uint32_t v, int len)
-{
-    uint64_t a = ecam_at(bus, devfn, off);
-
-    if (len == 1) {
-        qtest_writeb(p->qts, a, v);
-    } else if (len == 2) {
-        qtest_writew(p->qts, a, v);
-    } else {
-        qtest_writel(p->qts, a, v);
-    }
-}
-
 static uint32_t reg(Ptt *p, uint32_t off)
 {
     return qtest_readl(p->qts, PTT_BAR + off);
@@ -77,25 +64,22 @@ static void ptt_open(Ptt *p, const char *extra)
 {
     p->qts = qtest_initf("-machine q35 -nodefaults %s %s", PTT_ARGS,
                          extra ? extra : "");
-    qtest_outl(p->qts, 0xcf8, 0x80000000u | 0x64);
-    qtest_outl(p->qts, 0xcfc, 0);
-    qtest_outl(p->qts, 0xcf8, 0x80000000u | 0x60);
-    qtest_outl(p->qts, 0xcfc, (uint32_t)ECAM_BASE | 1);
+    ecam_on(p->qts);
     /* the PTT's BAR 2 (64-bit), memory and bus mastering */
-    cfg_wr(p, 0, PTT_DEVFN, PCI_BASE_ADDRESS_2, PTT_BAR, 4);
-    cfg_wr(p, 0, PTT_DEVFN, PCI_BASE_ADDRESS_3, 0, 4);
-    cfg_wr(p, 0, PTT_DEVFN, PCI_COMMAND,
-           PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER, 2);
+    ecam_wr(p->qts, 0, PTT_DEVFN, PCI_BASE_ADDRESS_2, PTT_BAR, 4);
+    ecam_wr(p->qts, 0, PTT_DEVFN, PCI_BASE_ADDRESS_3, 0, 4);
+    ecam_wr(p->qts, 0, PTT_DEVFN, PCI_COMMAND,
+            PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER, 2);
     /* the port forwards bus 1 and a window with the card's BAR 0 */
-    cfg_wr(p, 0, RP_DEVFN, PCI_SECONDARY_BUS, 1, 1);
-    cfg_wr(p, 0, RP_DEVFN, PCI_SUBORDINATE_BUS, 1, 1);
-    cfg_wr(p, 0, RP_DEVFN, PCI_MEMORY_BASE, CARD_BAR >> 16, 2);
-    cfg_wr(p, 0, RP_DEVFN, PCI_MEMORY_LIMIT, (CARD_BAR + 0x00F00000) >> 16,
-           2);
-    cfg_wr(p, 0, RP_DEVFN, PCI_COMMAND,
-           PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER, 2);
-    cfg_wr(p, 1, 0, PCI_BASE_ADDRESS_0, CARD_BAR, 4);
-    cfg_wr(p, 1, 0, PCI_COMMAND, PCI_COMMAND_MEMORY, 2);
+    ecam_wr(p->qts, 0, RP_DEVFN, PCI_SECONDARY_BUS, 1, 1);
+    ecam_wr(p->qts, 0, RP_DEVFN, PCI_SUBORDINATE_BUS, 1, 1);
+    ecam_wr(p->qts, 0, RP_DEVFN, PCI_MEMORY_BASE, CARD_BAR >> 16, 2);
+    ecam_wr(p->qts, 0, RP_DEVFN, PCI_MEMORY_LIMIT,
+            (CARD_BAR + 0x00F00000) >> 16, 2);
+    ecam_wr(p->qts, 0, RP_DEVFN, PCI_COMMAND,
+            PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER, 2);
+    ecam_wr(p->qts, 1, 0, PCI_BASE_ADDRESS_0, CARD_BAR, 4);
+    ecam_wr(p->qts, 1, 0, PCI_COMMAND, PCI_COMMAND_MEMORY, 2);
 }
 
 /* The driver's start: idle, reset drain, buffers, status, enable */
@@ -139,10 +123,10 @@ static void test_probe_view(void)
     g_assert_cmphex(cfg_rd(&p, 0, PTT_DEVFN, PCI_VENDOR_ID), ==,
                     0xa12e19e5);
     /* BAR 2: 64-bit memory of 4 KiB */
-    cfg_wr(&p, 0, PTT_DEVFN, PCI_BASE_ADDRESS_2, 0xFFFFFFFF, 4);
+    ecam_wr(p.qts, 0, PTT_DEVFN, PCI_BASE_ADDRESS_2, 0xFFFFFFFF, 4);
     g_assert_cmphex(cfg_rd(&p, 0, PTT_DEVFN, PCI_BASE_ADDRESS_2), ==,
                     0xFFFFF004);
-    cfg_wr(&p, 0, PTT_DEVFN, PCI_BASE_ADDRESS_2, PTT_BAR, 4);
+    ecam_wr(p.qts, 0, PTT_DEVFN, PCI_BASE_ADDRESS_2, PTT_BAR, 4);
     g_assert_cmphex(cfg_rd(&p, 0, PTT_DEVFN, PCI_BASE_ADDRESS_0), ==, 0);
     /* no INTx pin; MSI with one vector, 64-bit */
     g_assert_cmphex(cfg_rd(&p, 0, PTT_DEVFN, PCI_INTERRUPT_LINE) >> 8 & 0xFF,
@@ -297,8 +281,8 @@ static void test_unplug(void)
     g_assert_cmpuint(before, >=, 49);
     sltctl = cfg_rd(&p, 0, RP_DEVFN, 0x70 + PCI_EXP_SLTCTL) & 0xFFFF;
     sltctl &= ~PCI_EXP_SLTCTL_PIC;
-    cfg_wr(&p, 0, RP_DEVFN, 0x70 + PCI_EXP_SLTCTL,
-           sltctl | PCI_EXP_SLTCTL_PCC | PCI_EXP_SLTCTL_PWR_IND_OFF, 2);
+    ecam_wr(p.qts, 0, RP_DEVFN, 0x70 + PCI_EXP_SLTCTL,
+            sltctl | PCI_EXP_SLTCTL_PCC | PCI_EXP_SLTCTL_PWR_IND_OFF, 2);
     g_assert_cmphex(cfg_rd(&p, 0, RP_DEVFN, 0x70 + PCI_EXP_SLTSTA) &
                     PCI_EXP_SLTSTA_PDS, ==, 0);
     qtest_clock_step(p.qts, 3000000);
@@ -366,10 +350,11 @@ static void test_buffers_and_msi(void)
     Ptt p;
 
     ptt_open(&p, NULL);
-    cfg_wr(&p, 0, PTT_DEVFN, 0x50 + PCI_MSI_ADDRESS_LO, 0x280000, 4);
-    cfg_wr(&p, 0, PTT_DEVFN, 0x50 + PCI_MSI_ADDRESS_HI, 0, 4);
-    cfg_wr(&p, 0, PTT_DEVFN, 0x50 + PCI_MSI_DATA_64, 0x77, 2);
-    cfg_wr(&p, 0, PTT_DEVFN, 0x50 + PCI_MSI_FLAGS, PCI_MSI_FLAGS_ENABLE, 2);
+    ecam_wr(p.qts, 0, PTT_DEVFN, 0x50 + PCI_MSI_ADDRESS_LO, 0x280000, 4);
+    ecam_wr(p.qts, 0, PTT_DEVFN, 0x50 + PCI_MSI_ADDRESS_HI, 0, 4);
+    ecam_wr(p.qts, 0, PTT_DEVFN, 0x50 + PCI_MSI_DATA_64, 0x77, 2);
+    ecam_wr(p.qts, 0, PTT_DEVFN, 0x50 + PCI_MSI_FLAGS, PCI_MSI_FLAGS_ENABLE,
+            2);
     trace_start(&p, CTRL_TARGET(1) | CTRL_TYPE(7) | CTRL_DIR(3));
     /* 0x1000 / 16 = 256 records fill a buffer: 128 reads */
     for (unsigned i = 0; i < 130; i++) {
@@ -382,10 +367,9 @@ static void test_buffers_and_msi(void)
     g_assert_cmphex(reg(&p, TRACE_WR_STS), ==, 4 * 16);
     /* reset while tracing: idle, registers 0 (BAR set up again) */
     qtest_system_reset(p.qts);
-    qtest_outl(p.qts, 0xcf8, 0x80000000u | 0x60);
-    qtest_outl(p.qts, 0xcfc, (uint32_t)ECAM_BASE | 1);
-    cfg_wr(&p, 0, PTT_DEVFN, PCI_BASE_ADDRESS_2, PTT_BAR, 4);
-    cfg_wr(&p, 0, PTT_DEVFN, PCI_COMMAND, PCI_COMMAND_MEMORY, 2);
+    ecam_on(p.qts);
+    ecam_wr(p.qts, 0, PTT_DEVFN, PCI_BASE_ADDRESS_2, PTT_BAR, 4);
+    ecam_wr(p.qts, 0, PTT_DEVFN, PCI_COMMAND, PCI_COMMAND_MEMORY, 2);
     g_assert_cmphex(reg(&p, TRACE_STS) & 1, ==, 1);
     g_assert_cmphex(reg(&p, TRACE_CTRL), ==, 0);
     g_assert_cmphex(reg(&p, TRACE_INT_STAT), ==, 0);

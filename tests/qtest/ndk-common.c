@@ -307,6 +307,29 @@ void ecam_enable(QPCIBus *bus)
     g_assert_cmphex(qndk_q35_ecam(bus), ==, ECAM_BASE);
 }
 
+/* PCIEXBAR (0x60, 64 bits): 256 buses at ECAM_BASE, enabled */
+void ecam_on(QTestState *qts)
+{
+    qtest_outl(qts, 0xcf8, 0x80000000u | 0x64);
+    qtest_outl(qts, 0xcfc, 0);
+    qtest_outl(qts, 0xcf8, 0x80000000u | 0x60);
+    qtest_outl(qts, 0xcfc, (uint32_t)ECAM_BASE | 1);
+}
+
+void ecam_wr(QTestState *qts, int bus, int devfn, uint32_t off, uint32_t v,
+             int len)
+{
+    uint64_t a = ecam_at(bus, devfn, off);
+
+    if (len == 1) {
+        qtest_writeb(qts, a, v);
+    } else if (len == 2) {
+        qtest_writew(qts, a, v);
+    } else {
+        qtest_writel(qts, a, v);
+    }
+}
+
 /* ------------------------------------------------------------------ */
 /* QMP, files, QEMUs that must not start                              */
 

@@ -202,6 +202,11 @@ void set_pcie_settings(Ndk *n, uint8_t exp, unsigned mps, unsigned mrrs,
 uint64_t ecam_at(int bus, int devfn, uint32_t off);
 /* q35's ECAM on at ECAM_BASE again (a system reset turns it off) */
 void ecam_enable(QPCIBus *bus);
+/* The same without a libqos bus: MCH's PCIEXBAR through 0xcf8/0xcfc */
+void ecam_on(QTestState *qts);
+/* A configuration write of len 1, 2 or 4 bytes through ECAM */
+void ecam_wr(QTestState *qts, int bus, int devfn, uint32_t off, uint32_t v,
+             int len);
 
 /* ------------------------------------------------------------------ */
 /* QMP, files, QEMUs that must not start                                */

@@ -1480,37 +1480,23 @@ typedef struct PttStorm {
     bool wrote;                 /* a trace wrote records at some point */
 } PttStorm;
 
-static void ptt_cfg(PttStorm *p, int bus, unsigned devfn, uint32_t off,
-                    uint32_t v, int len)
-{
-    uint64_t a = ecam_at(bus, devfn, off);
-
-    if (len == 1) {
-        qtest_writeb(p->qts, a, v);
-    } else if (len == 2) {
-        qtest_writew(p->qts, a, v);
-    } else {
-        qtest_writel(p->qts, a, v);
-    }
-}
-
 static void ptt_setup(PttStorm *p)
 {
     ecam_enable(p->bus);
-    ptt_cfg(p, 0, QPCI_DEVFN(8, 0), PCI_BASE_ADDRESS_2, PTT_BAR_AT, 4);
-    ptt_cfg(p, 0, QPCI_DEVFN(8, 0), PCI_BASE_ADDRESS_3, 0, 4);
-    ptt_cfg(p, 0, QPCI_DEVFN(8, 0), PCI_COMMAND,
+    ecam_wr(p->qts, 0, QPCI_DEVFN(8, 0), PCI_BASE_ADDRESS_2, PTT_BAR_AT, 4);
+    ecam_wr(p->qts, 0, QPCI_DEVFN(8, 0), PCI_BASE_ADDRESS_3, 0, 4);
+    ecam_wr(p->qts, 0, QPCI_DEVFN(8, 0), PCI_COMMAND,
             PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER, 2);
-    ptt_cfg(p, 0, QPCI_DEVFN(0x10, 0), PCI_SECONDARY_BUS, 1, 1);
-    ptt_cfg(p, 0, QPCI_DEVFN(0x10, 0), PCI_SUBORDINATE_BUS, 1, 1);
-    ptt_cfg(p, 0, QPCI_DEVFN(0x10, 0), PCI_MEMORY_BASE, PTT_CARD_BAR >> 16,
+    ecam_wr(p->qts, 0, QPCI_DEVFN(0x10, 0), PCI_SECONDARY_BUS, 1, 1);
+    ecam_wr(p->qts, 0, QPCI_DEVFN(0x10, 0), PCI_SUBORDINATE_BUS, 1, 1);
+    ecam_wr(p->qts, 0, QPCI_DEVFN(0x10, 0), PCI_MEMORY_BASE, PTT_CARD_BAR >> 16,
             2);
-    ptt_cfg(p, 0, QPCI_DEVFN(0x10, 0), PCI_MEMORY_LIMIT,
+    ecam_wr(p->qts, 0, QPCI_DEVFN(0x10, 0), PCI_MEMORY_LIMIT,
             (PTT_CARD_BAR + 0x00F00000) >> 16, 2);
-    ptt_cfg(p, 0, QPCI_DEVFN(0x10, 0), PCI_COMMAND,
+    ecam_wr(p->qts, 0, QPCI_DEVFN(0x10, 0), PCI_COMMAND,
             PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER, 2);
-    ptt_cfg(p, 1, 0, PCI_BASE_ADDRESS_0, PTT_CARD_BAR, 4);
-    ptt_cfg(p, 1, 0, PCI_COMMAND, PCI_COMMAND_MEMORY, 2);
+    ecam_wr(p->qts, 1, 0, PCI_BASE_ADDRESS_0, PTT_CARD_BAR, 4);
+    ecam_wr(p->qts, 1, 0, PCI_COMMAND, PCI_COMMAND_MEMORY, 2);
 }
 
 static uint32_t ptt_rd(PttStorm *p, uint32_t off)
