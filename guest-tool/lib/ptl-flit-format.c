@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "pcie-telemetry.h"
+#include "ptl-jw.h"
 
 static int finish(FILE *f)
 {
@@ -257,71 +258,22 @@ int ptl_flit_format_text(FILE *f, const ptl_flit_dev *devs, unsigned n,
 
 /* ---------------------------------------------------------------- JSON */
 
-/* Members one per line, indented by 4 a level, as the report's JSON. */
-typedef struct jw {
-    FILE *f;
-    unsigned depth;
-    bool first[16];
-} jw;
-
-static void jw_item(jw *w)
+/* A container as a member (key) or as an item of an array (NULL) */
+static void jw_open_at(jw *w, const char *key, char c)
 {
-    fputs(w->first[w->depth] ? "\n" : ",\n", w->f);
-    w->first[w->depth] = false;
-    for (unsigned i = 0; i < w->depth * 4; i++) {
-        fputc(' ', w->f);
-    }
-}
-
-static void jw_open(jw *w, const char *key, char c)
-{
-    jw_item(w);
     if (key) {
-        fprintf(w->f, "\"%s\": ", key);
+        jw_key(w, key);
+    } else {
+        jw_item(w);
     }
-    fputc(c, w->f);
-    w->depth++;
-    w->first[w->depth] = true;
-}
-
-static void jw_close(jw *w, char c)
-{
-    bool empty = w->first[w->depth];
-
-    w->depth--;
-    if (!empty) {
-        fputc('\n', w->f);
-        for (unsigned i = 0; i < w->depth * 4; i++) {
-            fputc(' ', w->f);
-        }
-    }
-    fputc(c, w->f);
-}
-
-/* the keys and strings written here are plain ASCII, never quoted */
-static void jw_key(jw *w, const char *key)
-{
-    jw_item(w);
-    fprintf(w->f, "\"%s\": ", key);
-}
-
-static void jw_uint(jw *w, const char *key, unsigned long long v)
-{
-    jw_key(w, key);
-    fprintf(w->f, "%llu", v);
-}
-
-static void jw_bool(jw *w, const char *key, bool v)
-{
-    jw_key(w, key);
-    fputs(v ? "true" : "false", w->f);
+    jw_open(w, c);
 }
 
 static void jw_str(jw *w, const char *key, const char *s)
 {
     jw_key(w, key);
     if (s) {
-        fprintf(w->f, "\"%s\"", s);
+        jw_string(w, s);
     } else {
         fputs("null", w->f);
     }
@@ -347,7 +299,7 @@ static void jw_null(jw *w, const char *key)
 static void jw_width(jw *w, const char *key, unsigned width)
 {
     if (width) {
-        jw_uint(w, key, width);
+        jw_u64(w, key, width);
     } else {
         jw_null(w, key);
     }
@@ -356,9 +308,9 @@ static void jw_width(jw *w, const char *key, unsigned width)
 static void json_status(jw *w, const ptl_flit_perf_status *s)
 {
     jw_str(w, "status", ptl_flit_status_text(s->status));
-    jw_uint(w, "tracked", s->tracked);
+    jw_u64(w, "tracked", s->tracked);
     jw_bool(w, "interrupt", s->interrupt);
-    jw_uint(w, "counter", s->counter);
+    jw_u64(w, "counter", s->counter);
 }
 
 static void json_log(jw *w, const ptl_flit_dev *d)
@@ -367,49 +319,49 @@ static void json_log(jw *w, const ptl_flit_dev *d)
     const ptl_flit_err_counter *c = &d->counter;
     const ptl_flit_fber *fb = &d->fber;
 
-    jw_open(w, "log", '{');
-    jw_uint(w, "offset", d->mode.cap[PTL_FLIT_CAP_LOG]);
-    jw_open(w, "error_log", '{');
-    jw_uint(w, "log1", e->log1);
-    jw_uint(w, "log2", e->log2);
+    jw_open_at(w, "log", '{');
+    jw_u64(w, "offset", d->mode.cap[PTL_FLIT_CAP_LOG]);
+    jw_open_at(w, "error_log", '{');
+    jw_u64(w, "log1", e->log1);
+    jw_u64(w, "log2", e->log2);
     jw_bool(w, "valid", e->valid);
     jw_width(w, "width", e->width);
-    jw_uint(w, "offset", e->offset);
-    jw_uint(w, "consecutive", e->consecutive);
+    jw_u64(w, "offset", e->offset);
+    jw_u64(w, "consecutive", e->consecutive);
     jw_bool(w, "more", e->more);
     jw_bool(w, "unrecognized", e->unrecognized);
     jw_bool(w, "uncorrectable", e->uncorrectable);
-    jw_uint(w, "syndrome", e->syndrome);
+    jw_u64(w, "syndrome", e->syndrome);
     jw_close(w, '}');
-    jw_open(w, "error_counter", '{');
-    jw_uint(w, "control", c->control);
-    jw_uint(w, "status", c->status);
+    jw_open_at(w, "error_counter", '{');
+    jw_u64(w, "control", c->control);
+    jw_u64(w, "status", c->status);
     jw_bool(w, "enabled", c->enabled);
     jw_bool(w, "interrupt_enable", c->int_enable);
-    jw_uint(w, "events", c->events);
-    jw_uint(w, "trigger", c->trigger);
+    jw_u64(w, "events", c->events);
+    jw_u64(w, "trigger", c->trigger);
     jw_width(w, "width", c->width);
     jw_bool(w, "interrupt", c->interrupt);
-    jw_uint(w, "count", c->count);
+    jw_u64(w, "count", c->count);
     jw_close(w, '}');
-    jw_open(w, "fber", '{');
-    jw_uint(w, "control", d->fber_found.control);
+    jw_open_at(w, "fber", '{');
+    jw_u64(w, "control", d->fber_found.control);
     jw_bool(w, "enabled", d->fber_found.enabled);
-    jw_uint(w, "granularity", d->fber_found.granularity);
+    jw_u64(w, "granularity", d->fber_found.granularity);
     if (fb->measured) {
         jw_bool(w, "cleared", fb->cleared);
         jw_num(w, "seconds", fb->seconds);
-        jw_uint(w, "flits", fb->flits);
+        jw_u64(w, "flits", fb->flits);
         jw_num(w, "flits_per_second", fb->flits_per_s);
-        jw_uint(w, "invalid", fb->invalid);
+        jw_u64(w, "invalid", fb->invalid);
         jw_bool(w, "invalid_saturated", fb->invalid_saturated);
-        jw_open(w, "lanes", '[');
+        jw_open_at(w, "lanes", '[');
         for (unsigned i = 0; i < fb->nlanes; i++) {
             jw_item(w);
             fprintf(w->f, "%u", fb->lane[i]);
         }
         jw_close(w, ']');
-        jw_open(w, "lanes_saturated", '[');
+        jw_open_at(w, "lanes_saturated", '[');
         for (unsigned i = 0; i < fb->nlanes; i++) {
             jw_item(w);
             fputs(fb->lane_saturated[i] ? "true" : "false", w->f);
@@ -427,13 +379,13 @@ static void json_perf(jw *w, const ptl_flit_dev *d)
     unsigned n = p->nltssm < PTL_FPERF_LTSSM_MAX ? p->nltssm
                                                  : PTL_FPERF_LTSSM_MAX;
 
-    jw_open(w, "perf", '{');
-    jw_uint(w, "offset", d->mode.cap[PTL_FLIT_CAP_PERF]);
-    jw_uint(w, "ltssm_registers", p->nltssm);
-    jw_uint(w, "interrupt_vector", p->vector);
-    jw_uint(w, "control", p->found.control);
+    jw_open_at(w, "perf", '{');
+    jw_u64(w, "offset", d->mode.cap[PTL_FLIT_CAP_PERF]);
+    jw_u64(w, "ltssm_registers", p->nltssm);
+    jw_u64(w, "interrupt_vector", p->vector);
+    jw_u64(w, "control", p->found.control);
     jw_bool(w, "enabled", p->found.enabled);
-    jw_open(w, "trackers", '[');
+    jw_open_at(w, "trackers", '[');
     for (unsigned k = 0; k < 5; k++) {
         if ((p->found.trackers >> k) & 1) {
             jw_item(w);
@@ -442,9 +394,9 @@ static void json_perf(jw *w, const ptl_flit_dev *d)
     }
     jw_close(w, ']');
     if (l->measured) {
-        jw_open(w, "latency", '{');
+        jw_open_at(w, "latency", '{');
         jw_str(w, "type", "flit_ack");
-        jw_uint(w, "instances", l->instances);
+        jw_u64(w, "instances", l->instances);
         json_status(w, &l->st);
         jw_num(w, "counter_ns", l->counter_ns);
         jw_num(w, "average_ns", l->average_ns);
@@ -454,15 +406,15 @@ static void json_perf(jw *w, const ptl_flit_dev *d)
         jw_null(w, "latency");
     }
     jw_str(w, "latency_skipped", l->skipped[0] ? l->skipped : NULL);
-    jw_open(w, "ltssm", '[');
+    jw_open_at(w, "ltssm", '[');
     for (unsigned i = 0; i < n; i++) {
         int k = ptl_flit_ltssm_tracker(p->found.trackers, i);
 
-        jw_open(w, NULL, '{');
-        jw_uint(w, "register", i);
+        jw_open_at(w, NULL, '{');
+        jw_u64(w, "register", i);
         jw_str(w, "tracker", k >= 0 ? ptl_flit_tracker_name(k) : NULL);
         json_status(w, &p->ltssm[i]);
-        jw_uint(w, "counter_us",
+        jw_u64(w, "counter_us",
                 (unsigned long long)p->ltssm[i].counter * PTL_FLTSSM_UNIT_US);
         jw_close(w, '}');
     }
@@ -472,16 +424,16 @@ static void json_perf(jw *w, const ptl_flit_dev *d)
 
 static void json_dev(jw *w, const ptl_flit_dev *d)
 {
-    jw_open(w, NULL, '{');
+    jw_open_at(w, NULL, '{');
     jw_str(w, "device", d->slot);
     jw_str(w, "role", role(d));
     jw_bool(w, "flit_mode", d->mode.active);
     jw_bool(w, "flit_mode_supported", d->mode.supported);
     jw_bool(w, "flit_mode_disable", d->mode.disable);
     if (d->link.present) {
-        jw_open(w, "link", '{');
+        jw_open_at(w, "link", '{');
         jw_str(w, "speed", ptl_link_speed_text(d->link.speed));
-        jw_uint(w, "width", d->link.width);
+        jw_u64(w, "width", d->link.width);
         jw_close(w, '}');
     } else {
         jw_null(w, "link");
@@ -489,9 +441,9 @@ static void json_dev(jw *w, const ptl_flit_dev *d)
     if (d->mode.cap[PTL_FLIT_CAP_64GT]) {
         const ptl_flit_64gt *s = &d->pl64;
 
-        jw_open(w, "pl_64gt", '{');
-        jw_uint(w, "offset", d->mode.cap[PTL_FLIT_CAP_64GT]);
-        jw_uint(w, "status", s->status);
+        jw_open_at(w, "pl_64gt", '{');
+        jw_u64(w, "offset", d->mode.cap[PTL_FLIT_CAP_64GT]);
+        jw_u64(w, "status", s->status);
         jw_bool(w, "eq_complete", s->eq_complete);
         jw_bool(w, "eq_phase1", s->eq_phase1);
         jw_bool(w, "eq_phase2", s->eq_phase2);
@@ -519,11 +471,9 @@ int ptl_flit_format_json(FILE *f, const ptl_flit_dev *devs, unsigned n,
 {
     jw w = { .f = f };
 
-    fputc('{', f);
-    w.depth = 1;
-    w.first[1] = true;
+    jw_open(&w, '{');
     jw_num(&w, "seconds", seconds);
-    jw_open(&w, "flit", '[');
+    jw_open_at(&w, "flit", '[');
     for (unsigned i = 0; i < n; i++) {
         json_dev(&w, &devs[i]);
     }
