@@ -45,12 +45,6 @@ void ndk_telemetry_tlps_reset(NdkPcieTelemetryState *s)
     s->tlp_frame_no = 0;
 }
 
-static uint64_t ndk_tlp_cycle(NdkPcieTelemetryState *s, uint64_t t_ns)
-{
-    return (uint64_t)((unsigned __int128)t_ns * s->cfg.pcie_clk_hz /
-                      NANOSECONDS_PER_SECOND);
-}
-
 /* The first ns at or after cycle c starts */
 static uint64_t ndk_tlp_ns(NdkPcieTelemetryState *s, uint64_t c)
 {
@@ -207,7 +201,7 @@ size_t ndk_telemetry_tlps(Object *obj, uint64_t from, uint64_t to,
     NdkPcieTelemetryState *s = NDK_PCIE_TELEMETRY(obj);
     uint64_t first = s->tlp_log_total > NDK_TLP_LOG ?
                      s->tlp_log_total - NDK_TLP_LOG : 0;
-    uint64_t cto = ndk_tlp_cycle(s, to);
+    uint64_t cto = ndk_telemetry_pcie_cycle(s, to);
     size_t nbar = 0, n = 0, nf = 0;
     g_autofree PtmLinkFrame *fr = NULL;
 
@@ -224,7 +218,7 @@ size_t ndk_telemetry_tlps(Object *obj, uint64_t from, uint64_t to,
             nbar += a->write ? 1 : 2;
         }
     }
-    if (ndk_tlp_frames_at(s, ndk_tlp_cycle(s, from))) {
+    if (ndk_tlp_frames_at(s, ndk_telemetry_pcie_cycle(s, from))) {
         if (!out) {
             /* counted, not walked: the tracer drops them */
             n = ndk_tlp_count_to(s, cto);

@@ -224,6 +224,8 @@ void ndk_telemetry_quiesce(NdkPcieTelemetryState *s);
 void ndk_telemetry_schedule(NdkPcieTelemetryState *s);
 void ndk_telemetry_link_shape(NdkPcieTelemetryState *s,
                                      PtmProbeShape *sh);
+/* The PCIe clock's cycle at virtual time t_ns */
+uint64_t ndk_telemetry_pcie_cycle(NdkPcieTelemetryState *s, uint64_t t_ns);
 
 /* ndk-card-config.c */
 void ndk_telemetry_sync_settings(NdkPcieTelemetryState *s);

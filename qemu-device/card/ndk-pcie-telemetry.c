@@ -434,8 +434,7 @@ static void ndk_telemetry_warn_sizing(NdkPcieTelemetryState *s)
 
 /* ---- the link, as a port above counts it ------------------------ */
 
-static uint64_t ndk_telemetry_pcie_cycle(NdkPcieTelemetryState *s,
-                                         uint64_t t_ns)
+uint64_t ndk_telemetry_pcie_cycle(NdkPcieTelemetryState *s, uint64_t t_ns)
 {
     return (uint64_t)((unsigned __int128)t_ns * s->cfg.pcie_clk_hz /
                       NANOSECONDS_PER_SECOND);

@@ -62,7 +62,7 @@ static int hisi_ptt_tlp_cmp(gconstpointer a, gconstpointer b)
 {
     const PttTlp *x = a, *y = b;
 
-    return x->t_ns < y->t_ns ? -1 : x->t_ns > y->t_ns;
+    return x->tlp.t_ns < y->tlp.t_ns ? -1 : x->tlp.t_ns > y->tlp.t_ns;
 }
 
 /*
@@ -78,7 +78,6 @@ static size_t hisi_ptt_tlps(void *opaque, uint64_t from, uint64_t to,
     HisiPttState *s = opaque;
     PCIBus *root = pci_get_bus(PCI_DEVICE(s));
     g_autoptr(GPtrArray) devs = g_ptr_array_new();
-    g_autoptr(GArray) ports = g_array_new(false, false, sizeof(uint8_t));
     size_t count = 0, share;
 
     *resume = to;
@@ -92,11 +91,9 @@ static size_t hisi_ptt_tlps(void *opaque, uint64_t from, uint64_t to,
         sec = pci_bridge_get_sec_bus(PCI_BRIDGE(port));
         for (unsigned devfn = 0; devfn < 256; devfn++) {
             PCIDevice *dev = sec->devices[devfn];
-            uint8_t id = (PCI_SLOT(port->devfn) & 7) * 2;
 
             if (dev && DEVICE(dev)->realized) {
                 g_ptr_array_add(devs, dev);
-                g_array_append_val(ports, id);
             }
         }
     }
@@ -106,6 +103,7 @@ static size_t hisi_ptt_tlps(void *opaque, uint64_t from, uint64_t to,
     share = out ? MAX(max / devs->len, 1) : 0;
     for (guint k = 0; k < devs->len; k++) {
         PCIDevice *dev = g_ptr_array_index(devs, k);
+        PCIDevice *port = pci_bridge_get_device(pci_get_bus(dev));
         g_autofree PcieTlp *tlp = out ? g_new(PcieTlp, share) : NULL;
         uint64_t r;
         size_t n = pcie_link_traffic_tlps(OBJECT(dev), from, to, tlp,
@@ -120,12 +118,10 @@ static size_t hisi_ptt_tlps(void *opaque, uint64_t from, uint64_t to,
             PttTlp *t = &out[count++];
 
             *t = (PttTlp) {
-                .t_ns = tlp[i].t_ns, .inbound = tlp[i].up,
-                .type = tlp[i].type,
-                .port = g_array_index(ports, uint8_t, k),
+                .tlp = tlp[i],
+                .port = (PCI_SLOT(port->devfn) & 7) * 2,
                 .function = pci_requester_id(dev),
             };
-            memcpy(t->hdr, tlp[i].hdr, sizeof(t->hdr));
         }
     }
     if (out) {

@@ -90,7 +90,7 @@ bool ptt_match(uint32_t ctrl, const PttTlp *t)
     uint16_t target = ctrl >> PTT_CTRL_TARGET_SHIFT;
     bool in_ok, out_ok;
 
-    if (!(types & t->type)) {
+    if (!(types & t->tlp.type)) {
         return false;
     }
     if (ctrl & PTT_CTRL_REQ_FILTER) {
@@ -103,17 +103,17 @@ bool ptt_match(uint32_t ctrl, const PttTlp *t)
     if (ctrl & PTT_CTRL_8DW) {
         /* 1 outbound, 2 inbound but CPL A, 3 inbound CPL A, 0 reserved */
         out_ok = dir == 1;
-        in_ok = (dir == 2 && !(t->type == PTT_TYPE_CPL && !t->cpl_b)) ||
-                (dir == 3 && t->type == PTT_TYPE_CPL && !t->cpl_b);
+        in_ok = (dir == 2 && !(t->tlp.type == PTT_TYPE_CPL && !t->cpl_b)) ||
+                (dir == 3 && t->tlp.type == PTT_TYPE_CPL && !t->cpl_b);
     } else {
         /* 0 inbound, 1 outbound, 2 both (inbound but CPL A), 3 both
          * (inbound CPL A only) */
         out_ok = dir != 0;
         in_ok = dir == 0 ||
-                (dir == 2 && !(t->type == PTT_TYPE_CPL && !t->cpl_b)) ||
-                (dir == 3 && t->type == PTT_TYPE_CPL && !t->cpl_b);
+                (dir == 2 && !(t->tlp.type == PTT_TYPE_CPL && !t->cpl_b)) ||
+                (dir == 3 && t->tlp.type == PTT_TYPE_CPL && !t->cpl_b);
     }
-    return t->inbound ? in_ok : out_ok;
+    return t->tlp.up ? in_ok : out_ok;
 }
 
 /*
@@ -123,12 +123,12 @@ bool ptt_match(uint32_t ctrl, const PttTlp *t)
  */
 size_t ptt_encode(const PttTlp *t, bool dw8, uint32_t time, uint32_t *out)
 {
-    uint32_t h0 = t->hdr[0];
+    uint32_t h0 = t->tlp.hdr[0];
 
     if (dw8) {
         out[0] = PTT_8DW_MARK;
         out[1] = 0;                     /* no PASID prefix */
-        memcpy(&out[2], t->hdr, sizeof(t->hdr));
+        memcpy(&out[2], t->tlp.hdr, sizeof(t->tlp.hdr));
         out[6] = 0;
         out[7] = time;
         return PTT_REC_8DW;
@@ -141,9 +141,9 @@ size_t ptt_encode(const PttTlp *t, bool dw8, uint32_t time, uint32_t *out)
              (!((h0 >> 13) & 1)) << 10 |        /* SO: not Relaxed Ordering */
              (h0 & 0x3FF) << 11 |               /* Length */
              (time & 0x7FF) << 21;
-    out[1] = t->hdr[1];
-    out[2] = t->hdr[2];
-    out[3] = t->hdr[3];
+    out[1] = t->tlp.hdr[1];
+    out[2] = t->tlp.hdr[2];
+    out[3] = t->tlp.hdr[3];
     return PTT_REC_4DW;
 }
 
@@ -175,7 +175,7 @@ static void ptt_emit(PttCore *s, const PttTlp *t)
         s->stats.dropped_budget++;
         return;
     }
-    len = ptt_encode(t, dw8, (uint32_t)(t->t_ns - s->t0), rec);
+    len = ptt_encode(t, dw8, (uint32_t)(t->tlp.t_ns - s->t0), rec);
     if (s->wr + len > s->addr_size) {
         ptt_halt(s);                    /* a buffer smaller than a record */
         return;

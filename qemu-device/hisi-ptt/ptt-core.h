@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pcie-tlp.h"
+
 #define PTT_BAR_SIZE            0x1000u
 
 /* BAR 2 registers */
@@ -48,10 +50,10 @@
 #define PTT_CTRL_TARGET_SHIFT   16      /* [31:16] */
 #define PTT_CTRL_RW             0xFFFFC0FFu
 
-/* TLP types of the type field */
-#define PTT_TYPE_P              1u
-#define PTT_TYPE_NP             2u
-#define PTT_TYPE_CPL            4u
+/* TLP types of the type field: bit for bit PcieTlp's types */
+#define PTT_TYPE_P              PCIE_TLP_P
+#define PTT_TYPE_NP             PCIE_TLP_NP
+#define PTT_TYPE_CPL            PCIE_TLP_CPL
 
 #define PTT_REC_4DW             16u
 #define PTT_REC_8DW             32u
@@ -64,10 +66,7 @@ extern const uint32_t ptt_tune_codes[PTT_TUNE_EVENTS];
 
 /* A TLP that crossed a covered root port */
 typedef struct PttTlp {
-    uint64_t t_ns;              /* virtual time it crossed */
-    uint32_t hdr[4];            /* header DW0-3 as the TLP carries them */
-    bool inbound;               /* towards the root complex */
-    uint8_t type;               /* PTT_TYPE_* */
+    PcieTlp tlp;                /* time, header, type; up: inbound */
     bool cpl_b;                 /* an inbound completion of class B */
     uint8_t port;               /* its root port's core port id: 0 to 15 */
     uint16_t function;          /* the endpoint function it belongs to */

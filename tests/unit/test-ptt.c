@@ -33,7 +33,7 @@ static size_t env_tlps(void *opaque, uint64_t from, uint64_t to,
 
     *resume = to;
     for (size_t i = 0; i < e->n; i++) {
-        if (e->tlp[i].t_ns < from || e->tlp[i].t_ns >= to) {
+        if (e->tlp[i].tlp.t_ns < from || e->tlp[i].tlp.t_ns >= to) {
             continue;
         }
         if (!out) {
@@ -41,7 +41,7 @@ static size_t env_tlps(void *opaque, uint64_t from, uint64_t to,
             continue;
         }
         if (k == max) {
-            *resume = e->tlp[i].t_ns;
+            *resume = e->tlp[i].tlp.t_ns;
             return k;
         }
         out[k++] = e->tlp[i];
@@ -90,9 +90,10 @@ static uint32_t mem32(Env *e, uint32_t addr)
 static PttTlp mwr64(uint64_t t)
 {
     PttTlp x = {
-        .t_ns = t, .hdr = { 0x60000001, 0x01000f1e, 0x00000004,
-                            0x02810040 },
-        .inbound = true, .type = PTT_TYPE_P, .port = 0, .function = 0x0100,
+        .tlp = { .t_ns = t,
+                 .hdr = { 0x60000001, 0x01000f1e, 0x00000004, 0x02810040 },
+                 .up = true, .type = PTT_TYPE_P },
+        .port = 0, .function = 0x0100,
     };
     return x;
 }
@@ -192,7 +193,7 @@ static void test_encode(void)
     g_assert_cmphex(r[2], ==, 0x00000004);
     g_assert_cmphex(r[3], ==, 0x02810040);
     /* a CplD, 3DW: Fmt 010, Type 01010, RO set, T9 T8 TH set, Length 0x3FF */
-    t.hdr[0] = 0x4A000000 | 1u << 23 | 1u << 19 | 1u << 16 | 1u << 13 |
+    t.tlp.hdr[0] = 0x4A000000 | 1u << 23 | 1u << 19 | 1u << 16 | 1u << 13 |
                0x3FF;
     ptt_encode(&t, false, 0x7FF, r);
     g_assert_cmphex(r[0], ==, 2u | 0x0Au << 2 | 1u << 7 | 1u << 8 |
@@ -204,9 +205,9 @@ static void test_match(void)
     PttTlp in_p = mwr64(0), out_cpl = mwr64(0), in_cpl_a = mwr64(0);
     uint32_t c;
 
-    out_cpl.inbound = false;
-    out_cpl.type = PTT_TYPE_CPL;
-    in_cpl_a.type = PTT_TYPE_CPL;
+    out_cpl.tlp.up = false;
+    out_cpl.tlp.type = PTT_TYPE_CPL;
+    in_cpl_a.tlp.type = PTT_TYPE_CPL;
     /* port filter: port id 0 is bit 0; port id 4 is bit 4 */
     c = CTRL_PORT0_P_IN;
     g_assert_true(ptt_match(c, &in_p));
@@ -317,7 +318,7 @@ static void test_formats_and_filters(void)
     e->tlp[1] = mwr64(200);
     e->tlp[1].port = 6;                 /* another port: filtered out */
     e->tlp[2] = mwr64(300);
-    e->tlp[2].type = PTT_TYPE_NP;       /* another type */
+    e->tlp[2].tlp.type = PTT_TYPE_NP;       /* another type */
     e->tlp[3] = mwr64(400);
     e->n = 4;
     ptt_init(&s, &c, env_tlps, env_dma, env_irq, e);
