@@ -29,6 +29,51 @@ def check(desc, ok, detail=''):
     tests.append((desc, bool(ok), detail))
 
 
+K612 = os.path.join(REPO, 'scripts/guest-kernel-612.sh')
+
+
+class Guest612:
+    """The 6.12 guest's parts from scripts/guest-kernel-612.sh: kernel,
+    release, and files (FILE:PATH pairs for an initramfs): dwc_pcie_pmu.ko
+    as /lib/modules/dwc_pcie_pmu.ko, with ptt also hisi_ptt.ko, and perf
+    with its libraries. skip: the kernel cannot be made here (the script
+    exited 77); error: what failed otherwise, else None."""
+
+    def __init__(self, ptt=False):
+        def run(*args):
+            return subprocess.run([K612] + list(args),
+                                  stdout=subprocess.PIPE, text=True)
+
+        k = run()
+        self.skip = k.returncode == 77
+        self.kernel = k.stdout.strip()
+        self.release = self.error = None
+        self.files = []
+        if self.skip:
+            return
+        parts = [('--module', '/lib/modules/dwc_pcie_pmu.ko')]
+        if ptt:
+            parts.append(('--ptt-module', '/lib/modules/hisi_ptt.ko'))
+        failed = [] if k.returncode == 0 and self.kernel else ['the kernel']
+        for opt, dest in parts:
+            r = run(opt)
+            if r.returncode != 0 or not r.stdout.strip():
+                failed.append(opt)
+            self.files.append(r.stdout.strip() + ':' + dest)
+        perf = run('--perf-files').stdout.split()
+        if not perf:
+            failed.append('--perf-files')
+        self.files += perf
+        self.release = run('--release').stdout.strip()
+        if failed:
+            self.error = ('guest-kernel-612.sh gives %s: no (kernel exit %d)'
+                          % (', '.join(failed), k.returncode))
+
+    def skip_line(self):
+        return ('1..0 # SKIP the 6.12 guest kernel cannot be made here '
+                '(scripts/guest-kernel-612.sh exited 77)')
+
+
 def guest_initrd(path, main_script, files=()):
     """An initramfs at path: busybox, main_script (relative to the
     repository) as the guest's main and the FILE:PATH pairs of files."""

@@ -24,10 +24,9 @@ import subprocess
 import sys
 import tempfile
 
-from e2e_support import (REPO, check, guest_steps, json_docs, report,
-                          tool_initrd)
+from e2e_support import (REPO, Guest612, check, guest_steps, json_docs,
+                          report, tool_initrd)
 
-K612 = os.path.join(REPO, 'scripts/guest-kernel-612.sh')
 
 # The card's PCIe clock is 400 MHz (the default); its buses move words of
 # 2 regions of 32 B. A period is stall + words + gap cycles.
@@ -68,11 +67,6 @@ QEMU_ARGS = [
     '-object', 'telemetry-traffic-pattern,id=t0,' + PATTERN,
     '-device', 'ndk-pcie-telemetry,bus=rp0,traffic=t0',
 ]
-
-
-def k612(*args):
-    return subprocess.run([K612] + list(args), stdout=subprocess.PIPE,
-                          text=True)
 
 
 def dwc_name(addr):
@@ -159,24 +153,19 @@ def check_port_doc(name, doc, port_addr, pmu, directions):
 
 
 def main():
-    r = k612()
-    if r.returncode == 77:
-        print('1..0 # SKIP the 6.12 guest kernel cannot be made here '
-              '(scripts/guest-kernel-612.sh exited 77)')
+    g = Guest612()
+    if g.skip:
+        print(g.skip_line())
         return 77
-    kernel = r.stdout.strip()
-    module = k612('--module').stdout.strip()
-    release = k612('--release').stdout.strip()
-    perf_files = k612('--perf-files').stdout.split()
-    if r.returncode != 0 or not module or not perf_files:
+    if g.error:
         check('guest-kernel-612.sh gives the kernel, the module and perf',
-              False, 'exit %d' % r.returncode)
+              False, g.error)
         return report([])
+    kernel, release = g.kernel, g.release
 
     with tempfile.TemporaryDirectory() as tmp:
         initrd = os.path.join(tmp, 'initrd.gz')
-        tool_initrd(initrd, 'guest/e2e-dwc.sh',
-                    [module + ':/lib/modules/dwc_pcie_pmu.ko'] + perf_files)
+        tool_initrd(initrd, 'guest/e2e-dwc.sh', g.files)
         env = dict(os.environ, GUEST_KERNEL=kernel, GUEST_TIMEOUT='240')
         p = subprocess.run([os.path.join(REPO, 'scripts/guest-run.sh'),
                             initrd] + QEMU_ARGS, capture_output=True,

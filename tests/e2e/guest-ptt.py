@@ -28,14 +28,11 @@
 #     1 %.
 # Prints the checks as TAP; exit 0 all passed, 1 not, 77 (skipped) only
 # when the 6.12 kernel cannot be made here, as guest-dwc.py.
-import os
 import re
-import subprocess
 import sys
 
-from e2e_support import REPO, check, json_docs, pciutils_guest, report
+from e2e_support import Guest612, check, json_docs, pciutils_guest, report
 
-K612 = os.path.join(REPO, 'scripts/guest-kernel-612.sh')
 # RQ 256 B (4 words) and RC 64 B (1 word) every 4000 cycles of 400 MHz
 PATTERN = ('rq-frame-bytes=256,rq-gap=3996,rq-stall=0,'
            'rc-frame-bytes=64,rc-gap=3999,rc-stall=0')
@@ -106,27 +103,16 @@ COMMANDS.append(('dmesg', 'dmesg | grep -i "hisi_ptt\\|BUG\\|WARNING"'))
 
 
 def main():
-    k = subprocess.run([K612], stdout=subprocess.PIPE, text=True)
-    if k.returncode == 77:
-        print('1..0 # SKIP the 6.12 guest kernel cannot be made here '
-              '(scripts/guest-kernel-612.sh exited 77)')
+    g = Guest612(ptt=True)
+    if g.skip:
+        print(g.skip_line())
         return 77
-    module = subprocess.run([K612, '--ptt-module'], stdout=subprocess.PIPE,
-                            text=True)
-    dwc = subprocess.run([K612, '--module'], stdout=subprocess.PIPE,
-                         text=True).stdout.strip()
-    perf_files = subprocess.run([K612, '--perf-files'],
-                                stdout=subprocess.PIPE,
-                                text=True).stdout.split()
-    if k.returncode != 0 or module.returncode != 0 or not module.stdout:
-        check('guest-kernel-612.sh gives the kernel and hisi_ptt.ko', False,
-              'exit %d, %d' % (k.returncode, module.returncode))
+    if g.error:
+        check('guest-kernel-612.sh gives the kernel, hisi_ptt.ko, '
+              'dwc_pcie_pmu.ko and perf', False, g.error)
         return report([])
-    steps, console = pciutils_guest(
-        COMMANDS, QEMU_ARGS,
-        [module.stdout.strip() + ':/lib/modules/hisi_ptt.ko',
-         dwc + ':/lib/modules/dwc_pcie_pmu.ko'] + perf_files,
-        kernel=k.stdout.strip(), tool=True)
+    steps, console = pciutils_guest(COMMANDS, QEMU_ARGS, g.files,
+                                    kernel=g.kernel, tool=True)
 
     def out(name):
         return steps.get(name, (None, ''))
