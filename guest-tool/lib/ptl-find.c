@@ -566,54 +566,86 @@ static void cand_fail(cand *c, ptl_err code, const char *fmt, ...)
     copy_str(c->ci.tree_error, sizeof(c->ci.tree_error), c->msg);
 }
 
+/* What the kernel lets this process do with a function's config file */
+typedef struct config_access {
+    int open_errno;             /* 0: it opens for reading */
+    bool extended;              /* more than the 256 bytes of PCI */
+    bool readable;              /* the bytes at `at` read (CAP_SYS_ADMIN) */
+    int write_errno;            /* 0: it opens for writing (if asked) */
+} config_access;
+
 /*
- * Reading the extended configuration space needs CAP_SYS_ADMIN: without
- * it the kernel returns only the first 64 bytes and libpci would see a
- * card without capabilities. Ask the sysfs file directly first.
+ * Without CAP_SYS_ADMIN the kernel gives only the first 64 bytes of the
+ * config file and libpci would read all ones beyond them: ask the file
+ * itself, reading 4 bytes at `at` (past those 64).
+ */
+static void config_access_probe(const char *path, off_t at, bool writable,
+                                config_access *a)
+{
+    uint8_t b[4];
+    struct stat st;
+    int fd;
+
+    memset(a, 0, sizeof(*a));
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        a->open_errno = errno;
+        return;
+    }
+    a->extended = fstat(fd, &st) == 0 && st.st_size > 256;
+    a->readable = pread(fd, b, sizeof(b), at) == (ssize_t)sizeof(b);
+    close(fd);
+    if (writable) {
+        fd = open(path, O_RDWR | O_CLOEXEC);
+        if (fd < 0) {
+            a->write_errno = errno;
+        } else {
+            close(fd);
+        }
+    }
+}
+
+static bool perm_errno(int e)
+{
+    return e == EACCES || e == EPERM;
+}
+
+/*
+ * The card's extended configuration space (its device tree) must read
+ * and, for the tree's word index, write.
  */
 static bool check_config(scan *s, cand *c)
 {
     char path[PATH_MAX + 32];
-    uint8_t b[4];
-    struct stat st;
-    int fd;
-    ssize_t n;
+    config_access a;
 
     snprintf(path, sizeof(path), "%s/config", c->ci.sysfs);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        if (errno == EACCES || errno == EPERM) {
+    config_access_probe(path, 0x100, true, &a);
+    if (a.open_errno) {
+        if (perm_errno(a.open_errno)) {
             cand_fail(c, PTL_E_PERM, "reading the configuration space of "
                       "%s needs root (CAP_SYS_ADMIN)", c->ci.slot);
         } else {
             cand_fail(c, PTL_E_DEVTREE, "cannot open %s: %s", path,
-                      strerror(errno));
+                      strerror(a.open_errno));
         }
         return false;
     }
-    if (fstat(fd, &st) == 0 && st.st_size <= 256) {
-        close(fd);
+    if (!a.extended) {
         cand_fail(c, PTL_E_DEVTREE, "%s has no NDK device tree: it has no "
                   "extended configuration space (conventional PCI); "
                   "--bar and --offset reach the block anyway", c->ci.slot);
         return false;
     }
-    n = pread(fd, b, sizeof(b), 0x100);
-    close(fd);
-    if (n != (ssize_t)sizeof(b)) {
+    if (!a.readable) {
         cand_fail(c, PTL_E_PERM, "reading the configuration space of %s "
                   "needs root (CAP_SYS_ADMIN)", c->ci.slot);
         return false;
     }
-    /* the tree is read by writing a word index: needs write access */
-    fd = open(path, O_RDWR | O_CLOEXEC);
-    if (fd < 0 && (errno == EACCES || errno == EPERM)) {
+    if (perm_errno(a.write_errno)) {
         cand_fail(c, PTL_E_PERM, "writing the configuration space of %s "
                   "needs root (CAP_SYS_ADMIN)", c->ci.slot);
         return false;
-    }
-    if (fd >= 0) {
-        close(fd);
     }
     (void)s;
     return true;
@@ -1316,53 +1348,40 @@ static void config_init_cb(void *ctx)
                             (int)i->dev, (int)i->fn);
 }
 
-/*
- * As check_config: without CAP_SYS_ADMIN the kernel gives the first 64
- * bytes only, and libpci would read all ones beyond them. Reading is
- * checked first, so that a user who may do neither hears of that.
- */
+/* Reading is checked first, so that a user who may do neither hears of it */
 static ptl_err config_check(const char *slot, bool writable, bool *extended,
                             ptl_error *err)
 {
     const char *root = getenv(SYSFS_ENV);
     char path[PATH_MAX + 64];
-    uint8_t b[4];
-    struct stat st;
-    ssize_t n;
-    int fd;
+    config_access a;
 
     snprintf(path, sizeof(path), "%s/devices/%s/config",
              root && *root ? root : "/sys/bus/pci", slot);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        if (errno == EACCES || errno == EPERM) {
+    /* the first byte others may not read; the PCIe capability is there */
+    config_access_probe(path, 0x40, writable, &a);
+    if (a.open_errno) {
+        if (perm_errno(a.open_errno)) {
             return ptl_set_error(err, PTL_E_PERM, "reading the configuration "
                                  "space of %s needs root (CAP_SYS_ADMIN)",
                                  slot);
         }
-        return ptl_set_error(err, errno == ENOENT ? PTL_E_NO_CARD
+        return ptl_set_error(err, a.open_errno == ENOENT ? PTL_E_NO_CARD
                              : PTL_E_INTERNAL, "cannot open %s: %s", path,
-                             strerror(errno));
+                             strerror(a.open_errno));
     }
-    *extended = fstat(fd, &st) == 0 && st.st_size > 256;
-    /* the first byte others may not read; the PCIe capability is there */
-    n = pread(fd, b, sizeof(b), 0x40);
-    close(fd);
-    if (n != (ssize_t)sizeof(b)) {
+    *extended = a.extended;
+    if (!a.readable) {
         return ptl_set_error(err, PTL_E_PERM, "reading the configuration "
                              "space of %s needs root (CAP_SYS_ADMIN)", slot);
     }
-    if (writable) {
-        fd = open(path, O_RDWR | O_CLOEXEC);
-        if (fd < 0) {
-            return ptl_set_error(err, errno == EACCES || errno == EPERM
-                                 ? PTL_E_PERM : PTL_E_INTERNAL, "writing the "
-                                 "configuration space of %s %s", slot,
-                                 errno == EACCES || errno == EPERM
-                                 ? "needs root (CAP_SYS_ADMIN)"
-                                 : strerror(errno));
-        }
-        close(fd);
+    if (a.write_errno) {
+        return ptl_set_error(err, perm_errno(a.write_errno) ? PTL_E_PERM
+                             : PTL_E_INTERNAL, "writing the configuration "
+                             "space of %s %s", slot,
+                             perm_errno(a.write_errno)
+                             ? "needs root (CAP_SYS_ADMIN)"
+                             : strerror(a.write_errno));
     }
     return PTL_OK;
 }
