@@ -939,6 +939,30 @@ void ptl_ptt_trace_flags(const ptl_ptt_trace *t, uint64_t *truncated,
                          uint64_t *partial);
 void ptl_ptt_trace_close(ptl_ptt_trace *t);
 
+/*
+ * A file that `perf record` wrote (ptl-perf-data.c), e.g. of
+ * `perf record -e hisi_ptt2_1/.../`: the payloads of its
+ * PERF_RECORD_AUXTRACE records, the trace data, handed to sink in file
+ * order, read forward only (a file, or perf's pipe mode on a pipe).
+ * ptl_perf_data_magic tells such a file by its first 8 bytes. Errors:
+ * PTL_E_USAGE (not such a file, or cut short: the message names the
+ * byte), PTL_E_INTERNAL (a read error, or sink returned non-zero).
+ */
+typedef struct ptl_perf_data_info {
+    uint64_t auxtrace_records;  /* PERF_RECORD_AUXTRACE */
+    uint64_t aux_bytes;         /* their payload */
+    uint64_t aux_truncated;     /* PERF_RECORD_AUX flagged truncated */
+    uint64_t aux_partial;       /* ... flagged partial */
+    uint32_t auxtrace_type;     /* of PERF_RECORD_AUXTRACE_INFO; 0 none */
+    uint64_t pmu_type;          /* its priv[0] (hisi_ptt: the PMU's type) */
+} ptl_perf_data_info;
+
+bool ptl_perf_data_magic(const void *head, size_t len);
+/* head: the first head_len bytes of the file, already read from f */
+ptl_err ptl_perf_data_aux(FILE *f, const void *head, size_t head_len,
+                          const char *name, ptl_ptt_sink sink, void *opaque,
+                          ptl_perf_data_info *info, ptl_error *err);
+
 /* ---------------------------------------------------------------------
  * Configuration space of one PCI function through libpci (sysfs access,
  * as the scan reads it), for what is read and written after the scan.

@@ -800,7 +800,58 @@ static ptl_ptt_dir ptt_dir(const ptt_opts *o)
     return o->ptt == PTT_TRACE_OUT ? PTL_PTT_OUT : PTL_PTT_IN;
 }
 
-/* --ptt-input: records saved with --ptt-raw (or by perf) summed again */
+/* The sums of a trace whose format is told by its first bytes. */
+typedef struct ptt_input_sums {
+    const ptt_opts *o;
+    ptl_ptt_sums *sums;
+    bool started;
+} ptt_input_sums;
+
+static int ptt_input_feed(void *opaque, const void *data, size_t len)
+{
+    ptt_input_sums *in = opaque;
+    const ptt_opts *o = in->o;
+
+    if (!in->started && len > 0) {
+        /* the format as asked for, else told by the first record's mark */
+        ptl_ptt_sums_init(in->sums, o->ptt_format_given
+                          ? (o->ptt_8dw ? PTL_PTT_8DW : PTL_PTT_4DW)
+                          : ptl_ptt_guess_format(data, len), ptt_dir(o));
+        in->started = true;
+    }
+    ptl_ptt_sums_feed(in->sums, data, len);
+    return 0;
+}
+
+/* --ptt-input of a file perf record wrote: its AUX data summed */
+static int ptt_input_perf(const ptt_opts *o, FILE *f, const uint8_t *head,
+                          size_t head_len, ptl_ptt_sums *sums)
+{
+    ptt_input_sums in = { o, sums, false };
+    ptl_perf_data_info pinfo;
+    ptl_ptt_info info = { 0 };
+    ptl_error e = { 0 };
+    const char *name = strcmp(o->ptt_input, "-") ? o->ptt_input
+                       : "standard input";
+
+    if (ptl_perf_data_aux(f, head, head_len, name, ptt_input_feed, &in,
+                          &pinfo, &e) != PTL_OK) {
+        return report(&e);
+    }
+    if (!in.started) {
+        /* no AUX data at all */
+        ptl_ptt_sums_init(sums, o->ptt_format_given && o->ptt_8dw
+                          ? PTL_PTT_8DW : PTL_PTT_4DW, ptt_dir(o));
+    }
+    info.truncated = pinfo.aux_truncated;
+    info.partial = pinfo.aux_partial;
+    return ptt_print(o, sums, &info);
+}
+
+/*
+ * --ptt-input: records saved with --ptt-raw (or by perf), or a file that
+ * perf record wrote, summed again
+ */
 static int do_ptt_input(const ptt_opts *o)
 {
     bool is_stdin = !strcmp(o->ptt_input, "-");
@@ -822,6 +873,10 @@ static int do_ptt_input(const ptt_opts *o)
         goto out;
     }
     got = fread(buf, 1, sizeof(buf), f);
+    if (ptl_perf_data_magic(buf, got)) {
+        rc = ptt_input_perf(o, f, buf, got, sums);
+        goto out;
+    }
     /* the format as asked for, else told by the first record's mark */
     ptl_ptt_sums_init(sums, o->ptt_format_given
                       ? (o->ptt_8dw ? PTL_PTT_8DW : PTL_PTT_4DW)

@@ -312,6 +312,155 @@ static void test_sums(void)
     g_free(s);
 }
 
+/* ------------------------------------------------------- perf.data */
+
+static void put_le64(uint8_t *p, uint64_t v)
+{
+    put_le32(p, (uint32_t)v);
+    put_le32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* A record header: type, misc 0, size. */
+static size_t rec_header(uint8_t *p, uint32_t type, uint16_t size)
+{
+    put_le32(p, type);
+    p[4] = p[5] = 0;
+    p[6] = size & 0xff;
+    p[7] = size >> 8;
+    return 8;
+}
+
+/*
+ * A file as perf record writes it (perf's perf.data-file-format.txt), its
+ * records built here field by field: an unrelated record, AUXTRACE_INFO
+ * (type 6, priv[0] 42), the trace's first 40 bytes in one AUXTRACE record
+ * (so a record is split), an AUX record flagged truncated, the rest in a
+ * second AUXTRACE record; then bytes past the data section that are not
+ * records. pipe: perf's pipe mode (a 16-byte header, records to the end).
+ */
+static size_t make_perf_data(uint8_t *b, const uint8_t *trace, size_t n,
+                             bool pipe)
+{
+    size_t hsize = pipe ? 16 : 104, start = pipe ? 16 : 104 + 16, k = start;
+    const size_t cut = 40;
+
+    memset(b, 0, start);
+    memcpy(b, "PERFILE2", 8);
+    put_le64(b + 8, hsize);
+    k += rec_header(b + k, 3, 24);              /* PERF_RECORD_COMM */
+    memset(b + k, 0x5a, 16);
+    k += 16;
+    k += rec_header(b + k, 70, 24);             /* AUXTRACE_INFO */
+    put_le32(b + k, 6);
+    put_le32(b + k + 4, 0);
+    put_le64(b + k + 8, 42);
+    k += 16;
+    for (int part = 0; part < 2; part++) {
+        size_t len = part == 0 ? cut : n - cut;
+
+        k += rec_header(b + k, 71, 48);         /* AUXTRACE */
+        put_le64(b + k, len);
+        memset(b + k + 8, 0, 32);
+        k += 40;
+        memcpy(b + k, trace + (part == 0 ? 0 : cut), len);
+        k += len;
+        if (part == 0) {
+            k += rec_header(b + k, 11, 40);     /* AUX, a sample_id after */
+            put_le64(b + k, 0);
+            put_le64(b + k + 8, 4096);
+            put_le64(b + k + 16, 1);            /* truncated */
+            put_le64(b + k + 24, 0);
+            k += 32;
+        }
+    }
+    if (!pipe) {
+        put_le64(b + 16, 136);                  /* attr_size */
+        put_le64(b + 24, 104);                  /* attrs: none */
+        put_le64(b + 40, start);                /* data */
+        put_le64(b + 48, k - start);
+        memset(b + k, 0xee, 24);                /* a feature section */
+        k += 24;
+    }
+    return k;
+}
+
+static int sums_sink(void *opaque, const void *data, size_t len)
+{
+    ptl_ptt_sums_feed(opaque, data, len);
+    return 0;
+}
+
+static ptl_err read_perf_data(const uint8_t *b, size_t len, size_t head,
+                              ptl_ptt_sums *s, ptl_perf_data_info *info,
+                              ptl_error *e)
+{
+    FILE *f = fmemopen((void *)(b + head), len - head, "rb");
+    ptl_err r;
+
+    g_assert_nonnull(f);
+    ptl_ptt_sums_init(s, PTL_PTT_4DW, PTL_PTT_OUT);
+    r = ptl_perf_data_aux(f, b, head, "t.data", sums_sink, s, info, e);
+    fclose(f);
+    return r;
+}
+
+static void test_perf_data(void)
+{
+    static uint8_t b[2048];
+    uint8_t trace[256];
+    size_t n = make_trace(trace);
+
+    for (int pipe = 0; pipe < 2; pipe++) {
+        size_t len = make_perf_data(b, trace, n, pipe);
+
+        g_assert_true(ptl_perf_data_magic(b, len));
+        /* the caller has read none, some or all of the header */
+        for (size_t head = 0; head <= 20; head += 10) {
+            ptl_ptt_sums s;
+            ptl_perf_data_info info;
+            ptl_error e = { 0 };
+
+            g_assert_cmpint(read_perf_data(b, len, head, &s, &info, &e), ==,
+                            PTL_OK);
+            check_sums(&s);
+            g_assert_cmpuint(info.auxtrace_records, ==, 2);
+            g_assert_cmpuint(info.aux_bytes, ==, n);
+            g_assert_cmpuint(info.aux_truncated, ==, 1);
+            g_assert_cmpuint(info.aux_partial, ==, 0);
+            g_assert_cmpuint(info.auxtrace_type, ==, 6);
+            g_assert_cmpuint(info.pmu_type, ==, 42);
+        }
+    }
+    {
+        size_t len = make_perf_data(b, trace, n, false);
+        ptl_ptt_sums s;
+        ptl_perf_data_info info;
+        ptl_error e = { 0 };
+
+        /* cut inside the second AUXTRACE record's data */
+        g_assert_cmpint(read_perf_data(b, len - 24 - 20, 0, &s, &info, &e),
+                        ==, PTL_E_USAGE);
+        g_assert_cmpstr(e.msg, ==, "t.data: a perf.data file cut short at "
+                        "byte 396");
+        /* a record claiming fewer bytes than its header */
+        b[120 + 6] = 4;
+        g_assert_cmpint(read_perf_data(b, len, 0, &s, &info, &e), ==,
+                        PTL_E_USAGE);
+        g_assert_cmpstr(e.msg, ==, "t.data: a record of 4 bytes at byte 120");
+        memcpy(b, "2ELIFREP", 8);
+        g_assert_false(ptl_perf_data_magic(b, len));
+        g_assert_cmpint(read_perf_data(b, len, 0, &s, &info, &e), ==,
+                        PTL_E_USAGE);
+        g_assert_cmpstr(e.msg, ==, "t.data: a perf.data file of the other "
+                        "byte order");
+        memcpy(b, "PERFILE1", 8);
+        g_assert_cmpint(read_perf_data(b, len, 0, &s, &info, &e), ==,
+                        PTL_E_USAGE);
+        g_assert_cmpstr(e.msg, ==, "t.data: not a perf.data file (no "
+                        "PERFILE2 magic)");
+    }
+}
+
 static void test_direction(void)
 {
     g_assert_cmpuint(ptl_ptt_direction_code(PTL_PTT_IN, PTL_PTT_4DW), ==, 0);
@@ -833,6 +982,29 @@ static void test_tool(void)
         g_free(out);
         g_free(err);
     }
+    /* the same records in a file perf record wrote */
+    {
+        static uint8_t pd[2048];
+        size_t len = make_perf_data(pd, b, n, false);
+        const char *args[] = { "--ptt", "out", "--ptt-input", file, NULL };
+
+        g_assert_true(g_file_set_contents(file, (char *)pd, len, NULL));
+        g_assert_cmpint(tsys_run_tool(args, &out, &err), ==, 0);
+        g_assert_cmpstr(err, ==, "");
+        g_assert_nonnull(strstr(out, "MWr"));
+        g_assert_true(g_regex_match_simple("^total +7 ", out,
+                                           G_REGEX_MULTILINE, 0));
+        g_free(out);
+        g_free(err);
+        /* cut short: the byte named, exit 2 */
+        g_assert_true(g_file_set_contents(file, (char *)pd, 300, NULL));
+        g_assert_cmpint(tsys_run_tool(args, &out, &err), ==, 2);
+        g_assert_cmpstr(out, ==, "");
+        g_assert_true(g_str_has_suffix(err, "trace.bin: a perf.data file "
+                                       "cut short at byte 300\n"));
+        g_free(out);
+        g_free(err);
+    }
     {
         const char *args[] = { "--ptt", "in", "--ptt-input", "/nonexistent",
                                NULL };
@@ -856,6 +1028,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ptl-ptt/kinds", test_kinds);
     g_test_add_func("/ptl-ptt/sums", test_sums);
     g_test_add_func("/ptl-ptt/direction", test_direction);
+    g_test_add_func("/ptl-ptt/perf-data", test_perf_data);
     g_test_add_func("/ptl-ptt/list", test_list);
     g_test_add_func("/ptl-ptt/find", test_find);
     g_test_add_func("/ptl-ptt/find-none", test_find_none);
