@@ -3,6 +3,14 @@
 # Runs inside the demo guest: list the cards pcie-telemetry finds, then
 # print its report of one second of traffic. With "shell" on the kernel
 # command line, leave the user at a shell instead of powering off.
+# A kernel booted without firmware (the arm64 guest: -M virt -kernel)
+# leaves memory decoding off on functions no driver took: turn it on for
+# those, as a driver would.
+if [ "$(uname -m)" = aarch64 ]; then
+    for d in /sys/bus/pci/devices/*; do
+        [ -e "$d/driver" ] || echo 1 > "$d/enable"
+    done
+fi
 echo
 echo '$ pcie-telemetry --list'
 pcie-telemetry --list

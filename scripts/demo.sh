@@ -9,21 +9,40 @@
 #   scripts/demo.sh            report and power off
 #   scripts/demo.sh --shell    report, then a shell in the guest (exit or
 #                              Ctrl-A X leaves)
+#   scripts/demo.sh --arm64    the same in an arm64 guest (-M virt, Debian's
+#                              arm64 kernel, the tool cross-built; its
+#                              first run builds qemu-system-aarch64 and
+#                              fetches the guest: about 10 minutes more)
 # Further arguments are passed to QEMU, e.g. to change the card:
 #   scripts/demo.sh -global ndk-pcie-telemetry.dma-ports=2
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 shell=0
-if [ "${1:-}" = --shell ]; then
-    shell=1
-    shift
+arm64=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --shell) shell=1; shift;;
+        --arm64) arm64=1; shift;;
+        *) break;;
+    esac
+done
+if [ $arm64 = 1 ]; then
+    "$REPO/scripts/setup.sh" --arm64
+    printf '\n==> Preparing the arm64 guest (Debian kernel, busybox, pcie-telemetry cross-built)\n'
+    export GUEST_ARCH=arm64
+    "$REPO/scripts/guest-arm64.sh" --image > /dev/null
+    mapfile -t files < <("$REPO/scripts/guest-arm64.sh" --tool-files)
+    BUSYBOX=$("$REPO/scripts/guest-arm64.sh" --busybox)
+    export BUSYBOX
+    initrd="$REPO/build/demo-initramfs-arm64.gz"
+else
+    "$REPO/scripts/setup.sh"
+    printf '\n==> Preparing the guest (Debian kernel, busybox and pcie-telemetry)\n'
+    "$REPO/scripts/guest-kernel.sh" > /dev/null
+    mapfile -t files < <("$REPO/scripts/guest-tool-files.sh" "$REPO/build"
+                         "$REPO/scripts/guest-lspci-files.sh")
+    initrd="$REPO/build/demo-initramfs.gz"
 fi
-"$REPO/scripts/setup.sh"
-printf '\n==> Preparing the guest (Debian kernel, busybox and pcie-telemetry)\n'
-"$REPO/scripts/guest-kernel.sh" > /dev/null
-initrd="$REPO/build/demo-initramfs.gz"
-mapfile -t files < <("$REPO/scripts/guest-tool-files.sh" "$REPO/build"
-                     "$REPO/scripts/guest-lspci-files.sh")
 "$REPO/scripts/guest-initramfs.sh" "$initrd" "$REPO/guest/demo-report.sh" \
     "${files[@]}"
 card=(-object telemetry-traffic-ptc,id=traffic0

@@ -5,6 +5,9 @@
 # plus any further FILE:PATH pairs (e.g. a tool and its libraries). A FILE
 # that is a directory is copied whole as the directory PATH (e.g.
 # scripts/pciutils.sh's as /opt/pciutils).
+# The environment variable BUSYBOX names the busybox binary to put in as
+# /bin/busybox (default /bin/busybox, the host's; e.g. the arm64 one of
+# scripts/guest-arm64.sh --busybox for an arm64 guest).
 # usage: guest-initramfs.sh OUT.gz MAIN [FILE:PATH ...]
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,7 +17,7 @@ root=$(mktemp -d)
 chmod 755 "$root"   # mktemp makes it 0700: nobody could not reach /bin
 trap 'rm -rf "$root"' EXIT
 mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp,etc,root}
-cp /bin/busybox "$root/bin/busybox"
+cp "${BUSYBOX:-/bin/busybox}" "$root/bin/busybox"
 ln -s busybox "$root/bin/sh"
 install -m 755 "$REPO/guest/init" "$root/init"
 install -m 755 "$main" "$root/guest-main.sh"

@@ -6,7 +6,8 @@
 # Extra arguments go to `meson test` (e.g. --suite unit).
 set -uo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
-"$REPO/scripts/setup.sh" || exit 1
+# with the arm64 emulator for the arm64 guest's test (e2e-guest-arm64)
+"$REPO/scripts/setup.sh" --arm64 || exit 1
 "$REPO/scripts/guest-kernel.sh" > /dev/null || exit 1
 # pciutils 3.15 for the guests (cached; e2e-guest-flit fails without it,
 # the other tests do not need it)

@@ -25,17 +25,24 @@
 # both sanitizers (build-san/). With --qemu-only it builds this clone's
 # qemu-system-x86_64 alone (no QTests, no project build) and links it as
 # build/qemu-system-x86_64: enough to tell two clones' QEMUs apart
-# (tests/clones/run.sh).
+# (tests/clones/run.sh). With --arm64 it also builds this clone's
+# qemu-system-aarch64 (a cache slot of its own, its objects shared through
+# the same ccache) and links it as build/qemu-system-aarch64: the arm64
+# guests' emulator (scripts/guest-arm64.sh, docs/arm64.md). Only what asks
+# for it builds it, so the main job's first run does not grow.
 set -euo pipefail
 
 SANITIZE=0
 QEMU_ONLY=0
-case "${1:-}" in
-    --sanitize) SANITIZE=1;;
-    --qemu-only) QEMU_ONLY=1;;
-    "") ;;
-    *) echo "usage: setup.sh [--sanitize | --qemu-only]" >&2; exit 2;;
-esac
+ARM64=0
+for arg; do
+    case "$arg" in
+        --sanitize) SANITIZE=1;;
+        --qemu-only) QEMU_ONLY=1;;
+        --arm64) ARM64=1;;
+        *) echo "usage: setup.sh [--sanitize | --qemu-only] [--arm64]" >&2; exit 2;;
+    esac
+done
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${NDK_TELEMETRY_CACHE:-$HOME/.cache/ndk-pcie-telemetry}
@@ -43,6 +50,11 @@ QEMU_SERIES=10.0
 # Configuration of the QEMU build. Changing it selects another cache slot.
 QEMU_CONFIG=(--python=/usr/bin/python3 --target-list=x86_64-softmmu
     --without-default-features --disable-fdt --disable-install-blobs
+    --disable-docs --disable-tools --disable-user --disable-werror)
+# The arm64 emulator: virt's device tree needs libfdt (Debian's source
+# package has no dtc subproject, so the system's).
+QEMU_ARM64_CONFIG=(--python=/usr/bin/python3 --target-list=aarch64-softmmu
+    --without-default-features --enable-fdt=system --disable-install-blobs
     --disable-docs --disable-tools --disable-user --disable-werror)
 # User networking for the guest tests that reach a guest's exporter from
 # the host (not in the sanitized QEMU, whose slot stays as it was).
@@ -235,7 +247,8 @@ gc_clone_builds() {
 }
 
 # build_qemu NAME CONFIG...: configure and build QEMU with the device for this
-# clone, in the cache slot keyed by its configuration; sets QEMU_BLD.
+# clone, in the cache slot keyed by its configuration; sets QEMU_BLD. Builds
+# QEMU_NINJA_TARGETS.
 build_qemu() {
     local name=$1; shift
     local config=("$@") key
@@ -289,7 +302,7 @@ exec gcc \"\$@\""
         touch "$bld/.ndk-configured"
     fi
 
-    step "Building $name qemu-system-x86_64 and the QTests (first time ~6 min on 2 cores, sanitized ~12 min; in a further clone ~1 min from ccache; then seconds)"
+    step "Building $name ${QEMU_NINJA_TARGETS[0]}${QEMU_NINJA_TARGETS[1]:+ and the QTests} (first time ~6 min on 2 cores, sanitized ~12 min; in a further clone ~1 min from ccache; then seconds)"
     if ! ninja -C "$bld" -j "$JOBS" "${QEMU_NINJA_TARGETS[@]}" > "$dir/build.log" 2>&1 &
     then :; fi
     local pid=$! ticks=0
@@ -376,6 +389,12 @@ main() {
         step "Building the QEMU-free parts with clang, ASan, UBSan and the fuzz targets (build-san/)"
         CC=clang meson_build "$REPO/build-san" -Db_sanitize=address,undefined \
             -Db_lundef=false -Dfuzz=enabled
+    fi
+    if [ "$ARM64" = 1 ]; then
+        QEMU_NINJA_TARGETS=(qemu-system-aarch64)
+        build_qemu "the arm64" "${QEMU_ARM64_CONFIG[@]}"
+        ln -sfn "$QEMU_BLD/qemu-system-aarch64" "$REPO/build/qemu-system-aarch64"
+        step "Ready: build/qemu-system-aarch64 (QEMU $QEMU_VERSION with ndk-pcie-telemetry)"
     fi
     step "Ready: build/qemu-system-x86_64 (QEMU $QEMU_VERSION with ndk-pcie-telemetry)"
 }

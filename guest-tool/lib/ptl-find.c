@@ -958,6 +958,39 @@ static void driver_name(const char *sysfs, char *buf, size_t len)
     }
 }
 
+/*
+ * The Command register's Memory Space bit, from the sysfs config file (its
+ * first 64 bytes are everyone's): false only when it reads clear. With it
+ * clear the function decodes none of its BARs, which read all ones. A
+ * driver's pci_enable_device() or the firmware sets it; a kernel booted
+ * without firmware that enumerates PCI (e.g. QEMU's arm64 virt with
+ * -kernel) leaves it clear on functions no driver took.
+ */
+static bool memory_decoding_on(const char *sysfs)
+{
+    char path[PATH_MAX + 16];
+    uint8_t cmd[2];
+    int fd;
+    ssize_t got;
+
+    snprintf(path, sizeof(path), "%s/config", sysfs);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return true;
+    }
+    got = pread(fd, cmd, sizeof(cmd), 4);
+    close(fd);
+    return got != (ssize_t)sizeof(cmd) || (cmd[0] & 0x02);
+}
+
+static ptl_err decoding_off(const ptl_card_info *ci, ptl_error *err)
+{
+    return ptl_set_error(err, PTL_E_BAR, "%s does not decode its BARs (the "
+                         "Memory Space bit of its Command register is "
+                         "clear: no driver or firmware has enabled it); as "
+                         "root: echo 1 > %s/enable", ci->slot, ci->sysfs);
+}
+
 static ptl_err map_block(ptl_handle *h, ptl_error *err)
 {
     const ptl_card_info *ci = &h->card;
@@ -997,6 +1030,9 @@ static ptl_err map_block(ptl_handle *h, ptl_error *err)
                              (unsigned long long)off + PTL_BLOCK_SIZE);
     }
 
+    if (!memory_decoding_on(ci->sysfs)) {
+        return decoding_off(ci, err);
+    }
     h->fd = open(path, O_RDWR | O_SYNC | O_CLOEXEC);
     if (h->fd < 0) {
         if (errno == EACCES || errno == EPERM) {
@@ -1121,6 +1157,10 @@ static ptl_err handle_gone(ptl_handle *h, ptl_err rc, ptl_error *err)
 {
     if (ptl_handle_present(h, err) != PTL_OK) {
         return PTL_E_GONE;
+    }
+    if (rc == PTL_E_GONE && !memory_decoding_on(h->card.sysfs)) {
+        /* disabled since it was opened (e.g. its driver unbound) */
+        return decoding_off(&h->card, err);
     }
     if (rc == PTL_E_GONE) {
         return ptl_set_error(err, PTL_E_GONE, "%s disappeared (not "

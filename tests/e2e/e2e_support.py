@@ -74,12 +74,67 @@ class Guest612:
                 '(scripts/guest-kernel-612.sh exited 77)')
 
 
-def guest_initrd(path, main_script, files=()):
-    """An initramfs at path: busybox, main_script (relative to the
-    repository) as the guest's main and the FILE:PATH pairs of files."""
+ARM64 = os.path.join(REPO, 'scripts/guest-arm64.sh')
+QEMU_ARM64 = os.path.join(BUILD, 'qemu-system-aarch64')
+
+
+class Arm64Guest:
+    """The arm64 guest's parts from scripts/guest-arm64.sh: kernel
+    (Debian's 6.12 arm64 Image), release, busybox, and files (FILE:PATH
+    pairs for an initramfs): the cross-built pcie-telemetry with its
+    libraries, dwc_pcie_pmu.ko and hisi_ptt.ko in /lib/modules, perf with
+    its libraries. skip: they cannot be made here (the script exited 77);
+    error: what failed otherwise (also a missing build/qemu-system-
+    aarch64: scripts/setup.sh --arm64 builds it), else None."""
+
+    def __init__(self):
+        def run(*args):
+            return subprocess.run([ARM64] + list(args),
+                                  stdout=subprocess.PIPE, text=True)
+
+        k = run('--image')
+        self.skip = k.returncode == 77
+        self.kernel = k.stdout.strip()
+        self.release = self.error = self.busybox = None
+        self.files = []
+        if self.skip:
+            return
+        failed = [] if k.returncode == 0 and self.kernel else ['--image']
+        for opt, dest in (('--dwc-module', '/lib/modules/dwc_pcie_pmu.ko'),
+                          ('--ptt-module', '/lib/modules/hisi_ptt.ko')):
+            r = run(opt)
+            if r.returncode != 0 or not r.stdout.strip():
+                failed.append(opt)
+            self.files.append(r.stdout.strip() + ':' + dest)
+        for opt in ('--perf-files', '--tool-files'):
+            r = run(opt)
+            if r.returncode != 0 or not r.stdout.split():
+                failed.append(opt)
+            self.files += r.stdout.split()
+        r = run('--busybox')
+        self.busybox = r.stdout.strip()
+        if r.returncode != 0 or not self.busybox:
+            failed.append('--busybox')
+        self.release = run('--release').stdout.strip()
+        if failed:
+            self.error = ('guest-arm64.sh gives %s: no' % ', '.join(failed))
+        elif not os.access(QEMU_ARM64, os.X_OK):
+            self.error = ('%s is missing: scripts/setup.sh --arm64 builds it'
+                          % QEMU_ARM64)
+
+    def skip_line(self):
+        return ('1..0 # SKIP the arm64 guest cannot be made here '
+                '(scripts/guest-arm64.sh exited 77)')
+
+
+def guest_initrd(path, main_script, files=(), busybox=None):
+    """An initramfs at path: busybox (the host's, or the binary busybox
+    names), main_script (relative to the repository) as the guest's main
+    and the FILE:PATH pairs of files."""
+    env = dict(os.environ, BUSYBOX=busybox) if busybox else None
     subprocess.run([os.path.join(REPO, 'scripts/guest-initramfs.sh'), path,
                     os.path.join(REPO, main_script)] + list(files),
-                   check=True)
+                   check=True, env=env)
 
 
 def tool_initrd(path, main_script, files=()):
@@ -129,14 +184,16 @@ def pciutils_files():
 
 
 def guest_commands(commands, qemu_args=(), files=(), kernel=None,
-                   timeout=240, tool=False):
+                   timeout=240, tool=False, arm64=None):
     """Boot a guest (scripts/guest-run.sh) whose main runs each (name,
     shell command) of commands in turn, stdout and stderr together, between
     the markers guest_steps() reads, then ends with 0. files: further
     FILE:PATH pairs for its initramfs (guest_initrd()); kernel: a kernel to
     boot instead of scripts/guest-kernel.sh's (e.g. scripts/guest-kernel-
     612.sh's); qemu_args: the devices; timeout: seconds for the whole run;
-    tool: the initramfs has pcie-telemetry too (tool_initrd()).
+    tool: the initramfs has pcie-telemetry too (tool_initrd()); arm64:
+    an Arm64Guest to boot instead (its kernel, busybox and files, the
+    tool among them).
     Returns (steps, console): guest_steps() of the console, {name: (exit
     status, output)}, and the console without carriage returns (it ends
     with "GUEST-EXIT 0" when the guest ran all commands)."""
@@ -150,8 +207,14 @@ def guest_commands(commands, qemu_args=(), files=(), kernel=None,
                 f.write('echo "=== RC %s $?"\n' % name)
             f.write('exit 0\n')
         initrd = os.path.join(tmp, 'initrd.gz')
-        (tool_initrd if tool else guest_initrd)(initrd, main, files)
         env = dict(os.environ, GUEST_TIMEOUT=str(timeout))
+        if arm64:
+            guest_initrd(initrd, main, arm64.files + list(files),
+                         arm64.busybox)
+            env.update(GUEST_ARCH='arm64', QEMU=QEMU_ARM64)
+            kernel = kernel or arm64.kernel
+        else:
+            (tool_initrd if tool else guest_initrd)(initrd, main, files)
         if kernel:
             env['GUEST_KERNEL'] = kernel
         p = subprocess.run([os.path.join(REPO, 'scripts/guest-run.sh'),

@@ -68,6 +68,7 @@ static void add_function(const char *path, bool card)
     config[1] = 0x12;
     config[2] = 0x7b;
     config[3] = 0x0d;
+    config[4] = 0x06;           /* Command: memory, bus master (firmware) */
     tsys_put(dir, "config", config, 4096);
     memcpy(bar, regs, sizeof(regs));
     tsys_put(dir, "resource0", bar, 0x10000);

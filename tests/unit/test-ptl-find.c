@@ -56,6 +56,7 @@ static void add_function(const char *slot, unsigned vendor, unsigned device,
     config[1] = vendor >> 8;
     config[2] = device;
     config[3] = device >> 8;
+    config[4] = 0x06;           /* Command: memory, bus master (firmware) */
     tsys_put(dir, "config", config, config_size);
     memcpy((uint8_t *)bar + block_at, regs, sizeof(regs));
     /* counter 0 (PCIe cycles of endpoint 0) */
@@ -256,6 +257,29 @@ static void test_open_explicit(void)
     g_assert_cmpuint(rd->counters[1], ==, 0);
     ptl_reading_free(rd);
     ptl_close(h);
+
+    /*
+     * memory decoding off (no firmware or driver enabled the function):
+     * refused before mapping, with the way to turn it on
+     */
+    {
+        g_autofree char *cfg = g_build_filename(path, "config", NULL);
+        g_autofree char *config = NULL;
+        gsize len;
+
+        g_assert_true(g_file_get_contents(cfg, &config, &len, NULL));
+        config[4] = 0x04;
+        tsys_put(path, "config", config, len);
+        g_assert_cmpint(ptl_open(&o, 0, &h, &e), ==, PTL_E_BAR);
+        g_assert_true(g_str_has_prefix(e.msg, "0000:00:04.0 does not decode "
+                                       "its BARs (the Memory Space bit of "
+                                       "its Command register is clear"));
+        g_assert_nonnull(strstr(e.msg, "; as root: echo 1 > "));
+        g_assert_true(g_str_has_suffix(e.msg,
+                                       "/devices/0000:00:04.0/enable"));
+        config[4] = 0x06;
+        tsys_put(path, "config", config, len);
+    }
 
     /* the MAGIC is not at offset 0 */
     o.offset = 0;
