@@ -26,6 +26,7 @@
 #     pattern's frames at the block's rate within 1 %, the PMU's payload
 #     is that rate times the frame's payload within 1 %, and the tool's
 #     decode of the same perf.data (--ptt-input) gives the same counts;
+#   - perf stat of the PMU's LTSSM event L0 counts the time it ran;
 #   - the tool traces natively (--ptt in) and reads the port (--port).
 # Prints the checks as TAP; exit 0 all passed, 1 not, 77 (skipped) only
 # when scripts/guest-arm64.sh cannot make the guest here.
@@ -99,6 +100,9 @@ for d, (key, code) in DIRS.items():
         'echo "=== TOOL"; pcie-telemetry --ptt %s --ptt-input /tmp/%s.data -j;'
         ' exit $rc' % (key, d, PMU, code, d, SUMMARY, d, d)))
 COMMANDS += [
+    # an LTSSM event: the link stays in L0, so its ns are perf's own
+    ('perf-l0', 'pmu=$(ls /sys/bus/event_source/devices | grep '
+     'dwc_rootport_); perf stat -a -x, -e "$pmu/L0/" sleep 1'),
     ('tool-ptt', 'pcie-telemetry -d 01:00.0 --ptt in --ptt-format 8dw '
      '-t 1 -j'),
     ('tool-port', 'pcie-telemetry -d 01:00.0 --port both -t 1 -j'),
@@ -257,6 +261,13 @@ def main():
               tkinds == kinds and tool['total']['tlps'] == records and
               tpay.get(frame) == n * pay, parts.get('TOOL'))
 
+    rc, text = out('perf-l0')
+    m = re.search(r'^(\d+),[^,]*,dwc_rootport_\w+/L0/,(\d+)', text, re.M)
+    l0, ran = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+    check('perf stat of the DesignWare PMU\'s LTSSM event L0: %d ns over '
+          'the %d ns it counted (the link up all the time) within 1 %%'
+          % (l0, ran), rc == 0 and ran > 0 and abs(l0 - ran) <= 0.01 * ran,
+          text)
     rc, text = out('tool-ptt')
     try:
         ptt = json_docs(text)[0]['ptt']
