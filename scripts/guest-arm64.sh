@@ -64,6 +64,7 @@
 # other error; 2 wrong usage.
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
+. "$REPO/scripts/lib/private-apt.sh"
 CACHE=${NDK_TELEMETRY_CACHE:-$HOME/.cache/ndk-pcie-telemetry}
 dir="$CACHE/arm64-6.12"
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
@@ -268,48 +269,16 @@ dl="$dir/dl"
 mkdir -p "$dl"
 
 # --- apt of our own, for arm64 --------------------------------------------
-# Debian 12's arm64 index in $dir/apt: its own sources, lists, cache, no
-# preferences, no status of the machine (nothing is installed), arm64 only,
-# no translations; the machine's apt.conf.d still applies (proxies), less
-# its update hooks.
+# Debian 12's arm64 index in $dir/apt (scripts/lib/private-apt.sh)
 A="$dir/apt"
 APTCONF="$A/apt.conf"
-mkdir -p "$A/lists/partial" "$A/cache/archives/partial" "$A/empty"
+mkdir -p "$A"
 cat > "$A/sources.list" <<EOF
 deb [signed-by=$KEYRING] $MIRROR bookworm main
 deb [signed-by=$KEYRING] $MIRROR bookworm-updates main
 deb [signed-by=$KEYRING] $SECURITY bookworm-security main
 EOF
-{
-    echo "// written by scripts/guest-arm64.sh: apt on Debian 12's arm64 index, in $A"
-    echo "Dir::Etc::SourceList \"$A/sources.list\";"
-    echo "Dir::Etc::SourceParts \"/dev/null\";"
-    echo "Dir::Etc::Preferences \"/dev/null\";"
-    echo "Dir::Etc::PreferencesParts \"$A/empty\";"
-    echo "Dir::State::Lists \"$A/lists\";"
-    echo "Dir::State::status \"/dev/null\";"
-    echo "Dir::Cache \"$A/cache\";"
-    # a binary cache of the index, or each apt-cache call reads it anew
-    echo "Dir::Cache::pkgcache \"pkgcache.bin\";"
-    echo "Dir::Cache::srcpkgcache \"\";"
-    # the lists unpacked: apt-cache show reads a record at its offset
-    echo "Acquire::GzipIndexes \"false\";"
-    echo "APT::Architecture \"arm64\";"
-    echo "#clear APT::Architectures;"
-    echo "APT::Architectures:: \"arm64\";"
-    echo "Acquire::Languages \"none\";"
-    echo "#clear APT::Update::Pre-Invoke;"
-    echo "#clear APT::Update::Post-Invoke;"
-    echo "#clear APT::Update::Post-Invoke-Success;"
-    for t in Contents-deb Contents-udeb Contents-deb-legacy DEP-11 \
-             DEP-11-icons DEP-11-icons-small DEP-11-icons-large \
-             DEP-11-icons-hidpi DEP-11-icons-large-hidpi; do
-        echo "Acquire::IndexTargets::deb::$t::DefaultEnabled \"false\";"
-    done
-    # as root apt would download as _apt, who cannot reach a cache in
-    # /root: it would only say so and download as root anyway
-    [ "$(id -u)" != 0 ] || echo 'APT::Sandbox::User "root";'
-} > "$APTCONF"
+private_apt_conf "$A" arm64 "$A/sources.list" scripts/guest-arm64.sh
 a64_get() { apt-get -c "$APTCONF" -q "$@"; }
 a64_cache() { apt-cache -c "$APTCONF" "$@"; }
 

@@ -43,6 +43,7 @@
 # root when missing). Exit status 0 ready, 1 error (the reason on stderr).
 # usage: pciutils.sh
 set -euo pipefail
+. "$(cd "$(dirname "$0")" && pwd)/lib/private-apt.sh"
 CACHE=${NDK_TELEMETRY_CACHE:-$HOME/.cache/ndk-pcie-telemetry}
 VERSION=${PCIUTILS_VERSION:-1:3.15.0-2}
 MIRROR=${PCIUTILS_MIRROR:-http://deb.debian.org/debian}
@@ -116,7 +117,7 @@ fi
 A="$dir/apt"
 APTCONF="$A/apt.conf"
 setup_apt() {
-    mkdir -p "$A/lists/partial" "$A/cache/archives/partial" "$A/empty"
+    mkdir -p "$A"
     cat > "$A/unstable.sources" <<EOF
 Types: deb
 URIs: $MIRROR
@@ -125,36 +126,7 @@ Components: main
 Architectures: amd64
 Signed-By: $KEYRING
 EOF
-    {
-        echo "// written by scripts/pciutils.sh: apt on Debian unstable's index, in $A"
-        echo "Dir::Etc::sourcelist \"$A/unstable.sources\";"
-        echo "Dir::Etc::sourceparts \"$A/empty\";"
-        echo "Dir::Etc::preferences \"/dev/null\";"
-        echo "Dir::Etc::preferencesparts \"$A/empty\";"
-        echo "Dir::State::Lists \"$A/lists\";"
-        echo "Dir::State::status \"/dev/null\";"
-        echo "Dir::Cache \"$A/cache\";"
-        # a binary cache of the index, or each apt-cache call reads it anew
-        echo "Dir::Cache::pkgcache \"pkgcache.bin\";"
-        echo "Dir::Cache::srcpkgcache \"\";"
-        # the lists unpacked: apt-cache show reads a record at its offset
-        echo "Acquire::GzipIndexes \"false\";"
-        echo "APT::Architecture \"amd64\";"
-        echo "#clear APT::Architectures;"
-        echo "APT::Architectures:: \"amd64\";"
-        echo "Acquire::Languages \"none\";"
-        echo "#clear APT::Update::Pre-Invoke;"
-        echo "#clear APT::Update::Post-Invoke;"
-        echo "#clear APT::Update::Post-Invoke-Success;"
-        for t in Contents-deb Contents-udeb Contents-deb-legacy DEP-11 \
-                 DEP-11-icons DEP-11-icons-small DEP-11-icons-large \
-                 DEP-11-icons-hidpi DEP-11-icons-large-hidpi; do
-            echo "Acquire::IndexTargets::deb::$t::DefaultEnabled \"false\";"
-        done
-        # as root apt would download as _apt, who cannot reach a cache in
-        # /root: it would only say so and download as root anyway
-        [ "$(id -u)" != 0 ] || echo 'APT::Sandbox::User "root";'
-    } > "$APTCONF"
+    private_apt_conf "$A" amd64 "$A/unstable.sources" scripts/pciutils.sh
 }
 apt_get() { apt-get -c "$APTCONF" -q "$@"; }
 apt_cache() { apt-cache -c "$APTCONF" "$@"; }
