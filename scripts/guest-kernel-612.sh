@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # A Debian 6.12 guest kernel with the DesignWare PCIe PMU driver
-# (drivers/perf/dwc_pcie_pmu.c) and the HiSilicon PCIe Tune and Trace driver
-# (drivers/hwtracing/ptt/hisi_ptt.c), which Debian does not build, as
-# modules, and Debian's perf for the guest.
+# (drivers/perf/dwc_pcie_pmu.c), the HiSilicon PCIe Tune and Trace driver
+# (drivers/hwtracing/ptt/hisi_ptt.c) and the DesignWare xData traffic
+# generator's driver (drivers/misc/dw-xdata-pcie.c), which Debian does not
+# build, as modules, and Debian's perf for the guest.
 #
 # Fetches, with apt-get download into the cache, the newest
 # linux-image-6.12.*+deb12-amd64 and, at the same Debian version, its
@@ -26,6 +27,7 @@
 #   guest-kernel-612.sh --ptt-module hisi_ptt.ko (on a cache made before
 #                                    it, fetches linux-source-6.12 again
 #                                    and builds just that)
+#   guest-kernel-612.sh --xdata-module dw-xdata-pcie.ko (the same way)
 #   guest-kernel-612.sh --perf-files FILE:PATH pairs for guest-initramfs.sh,
 #                                    one a line: perf as /usr/bin/perf and
 #                                    its libraries
@@ -42,7 +44,7 @@ CACHE=${NDK_TELEMETRY_CACHE:-$HOME/.cache/ndk-pcie-telemetry}
 dir="$CACHE/kernel-6.12"
 say() { echo "guest-kernel-612: $*" >&2; }
 usage() {
-    echo "usage: guest-kernel-612.sh [--vmlinux|--bzimage|--module|--ptt-module|--perf-files|--headers|--release]" >&2
+    echo "usage: guest-kernel-612.sh [--vmlinux|--bzimage|--module|--ptt-module|--xdata-module|--perf-files|--headers|--release]" >&2
     exit 2
 }
 mode=vmlinux
@@ -51,6 +53,7 @@ case "${1:-}" in
     --bzimage) mode=bzimage ;;
     --module) mode=module ;;
     --ptt-module) mode=ptt ;;
+    --xdata-module) mode=xdata ;;
     --perf-files) mode=perf ;;
     --headers) mode=headers ;;
     --release) mode=release ;;
@@ -64,6 +67,7 @@ answer() {
         bzimage) echo "$dir/vmlinuz" ;;
         module) echo "$dir/dwc_pcie_pmu.ko" ;;
         ptt) echo "$dir/hisi_ptt.ko" ;;
+        xdata) echo "$dir/dw-xdata-pcie.ko" ;;
         perf) cat "$dir/perf-files" ;;
         headers) cat "$dir/headers-dir" ;;
         release) cat "$dir/release" ;;
@@ -71,8 +75,12 @@ answer() {
     exit 0
 }
 # the stamp is written last: with it, everything else is there but
-# hisi_ptt.ko, which a cache made before it lacks (or whose build failed)
-ready() { [ -s "$dir/stamp" ] && { [ $mode != ptt ] || [ -s "$dir/hisi_ptt.ko" ]; }; }
+# hisi_ptt.ko and dw-xdata-pcie.ko, which a cache made before them lacks (or
+# whose build failed)
+ready() {
+    [ -s "$dir/stamp" ] && { [ $mode != ptt ] || [ -s "$dir/hisi_ptt.ko" ]; } &&
+        { [ $mode != xdata ] || [ -s "$dir/dw-xdata-pcie.ko" ]; }
+}
 ready && answer
 mkdir -p "$dir"
 # one build at a time (guests of a test may start side by side)
@@ -84,6 +92,7 @@ t0=$(date +%s)
 # the drivers' files, in linux-source-6.12's tree
 DWC_SRC=(drivers/perf/dwc_pcie_pmu.c)
 PTT_SRC=(drivers/hwtracing/ptt/hisi_ptt.c drivers/hwtracing/ptt/hisi_ptt.h)
+XDATA_SRC=(drivers/misc/dw-xdata-pcie.c)
 
 # fetch_debs PACKAGE...: each at $ver into $dl, unless a whole one is there
 fetch_debs() {
@@ -160,6 +169,17 @@ build_ptt() {
     mv "$dir/.hisi_ptt.ko.new" "$dir/hisi_ptt.ko"
 }
 
+# build_xdata: dw-xdata-pcie.ko the same way (its source stays beside it)
+build_xdata() {
+    build_module xdata dw-xdata-pcie "${XDATA_SRC[@]}" || return 1
+    # the device it binds: Synopsys (0x16c3) edda
+    tr '\0' '\n' < "$dir/xdata/dw-xdata-pcie.ko" |
+        LC_ALL=C grep -a '^alias=pci:v000016C3d0000EDDA' > /dev/null ||
+        { say "dw-xdata-pcie.ko has no alias for 16c3:edda"; return 1; }
+    cp "$dir/xdata/dw-xdata-pcie.ko" "$dir/.dw-xdata-pcie.ko.new"
+    mv "$dir/.dw-xdata-pcie.ko.new" "$dir/dw-xdata-pcie.ko"
+}
+
 # --- host packages --------------------------------------------------------
 # gcc-12 is the compiler the kernel was built with (checked below against
 # the headers' CONFIG_CC_VERSION_TEXT); dwarves is pahole (module BTF),
@@ -184,9 +204,9 @@ if [ ${#missing[@]} -gt 0 ]; then
     fi
 fi
 
-# --- only hisi_ptt.ko ----------------------------------------------------
+# --- only hisi_ptt.ko or dw-xdata-pcie.ko --------------------------------
 # The rest is cached: fetch the source at the cached kernel's version again
-# (bookworm-security keeps the older ones) and build the PTT driver alone.
+# (bookworm-security keeps the older ones) and build the one driver alone.
 if [ -s "$dir/stamp" ]; then
     rel=$(cat "$dir/release")
     hdir=$(cat "$dir/headers-dir")
@@ -197,12 +217,18 @@ if [ -s "$dir/stamp" ]; then
     tmp="$dir/tmp" dl="$dir/dl"
     rm -rf "$tmp"; mkdir -p "$tmp"
     trap 'rm -rf "$tmp"' EXIT
-    say "adding hisi_ptt.ko to the cached kernel $rel (Debian $ver)"
     fetch_debs linux-source-6.12
-    extract "${PTT_SRC[@]}"
-    build_ptt || exit 1
+    if [ $mode = xdata ]; then
+        say "adding dw-xdata-pcie.ko to the cached kernel $rel (Debian $ver)"
+        extract "${XDATA_SRC[@]}"
+        build_xdata || exit 1
+    else
+        say "adding hisi_ptt.ko to the cached kernel $rel (Debian $ver)"
+        extract "${PTT_SRC[@]}"
+        build_ptt || exit 1
+    fi
     rm -rf "$dl"
-    say "ready in $(( $(date +%s) - t0 )) s: $dir/hisi_ptt.ko"
+    say "ready in $(( $(date +%s) - t0 )) s: $(answer)"
     answer
 fi
 
@@ -290,13 +316,15 @@ if [ -n "$cc" ] && command -v "$cc" > /dev/null; then
 fi
 
 # --- the drivers ----------------------------------------------------------
-extract "${DWC_SRC[@]}" "${PTT_SRC[@]}"
+extract "${DWC_SRC[@]}" "${PTT_SRC[@]}" "${XDATA_SRC[@]}"
 build_module dwc dwc_pcie_pmu "${DWC_SRC[@]}" || exit 1
 ko="$dir/dwc/dwc_pcie_pmu.ko"
-# hisi_ptt.ko is placed by build_ptt itself. Its failure does not stop the
-# rest: --ptt-module tries again and fails with the reason.
-rm -f "$dir/hisi_ptt.ko"
+# hisi_ptt.ko and dw-xdata-pcie.ko are placed by build_ptt and build_xdata.
+# Their failure does not stop the rest: --ptt-module and --xdata-module try
+# again and fail with the reason.
+rm -f "$dir/hisi_ptt.ko" "$dir/dw-xdata-pcie.ko"
 build_ptt || say "carrying on without hisi_ptt.ko"
+build_xdata || say "carrying on without dw-xdata-pcie.ko"
 
 # --- perf -----------------------------------------------------------------
 # Debian 12's perf is 6.1: /usr/bin/perf (the binary; older packages named it

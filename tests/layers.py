@@ -62,6 +62,8 @@ ROOMS = {
              ['flit-pci']),
     'hisi-ptt': ('qemu-device/hisi-ptt', ['common', 'link'], [['ptt-core']],
                  ['hisi-ptt']),
+    'xdata': ('qemu-device/xdata', ['common', 'link'], [['xdata-core']],
+              ['dw-xdata']),
     'dwc': ('qemu-device/dwc', ['common', 'link', 'flit'], [['dwc-ras-des']],
             ['dwc-pcie-root-port']),
     'card': ('qemu-device/card', ['common', 'telemetry', 'link', 'ndp-dma',

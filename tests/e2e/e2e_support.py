@@ -35,11 +35,12 @@ K612 = os.path.join(REPO, 'scripts/guest-kernel-612.sh')
 class Guest612:
     """The 6.12 guest's parts from scripts/guest-kernel-612.sh: kernel,
     release, and files (FILE:PATH pairs for an initramfs): dwc_pcie_pmu.ko
-    as /lib/modules/dwc_pcie_pmu.ko, with ptt also hisi_ptt.ko, and perf
-    with its libraries. skip: the kernel cannot be made here (the script
-    exited 77); error: what failed otherwise, else None."""
+    as /lib/modules/dwc_pcie_pmu.ko, with ptt also hisi_ptt.ko, with xdata
+    also dw-xdata-pcie.ko, and perf with its libraries. skip: the kernel
+    cannot be made here (the script exited 77); error: what failed
+    otherwise, else None."""
 
-    def __init__(self, ptt=False):
+    def __init__(self, ptt=False, xdata=False):
         def run(*args):
             return subprocess.run([K612] + list(args),
                                   stdout=subprocess.PIPE, text=True)
@@ -54,6 +55,8 @@ class Guest612:
         parts = [('--module', '/lib/modules/dwc_pcie_pmu.ko')]
         if ptt:
             parts.append(('--ptt-module', '/lib/modules/hisi_ptt.ko'))
+        if xdata:
+            parts.append(('--xdata-module', '/lib/modules/dw-xdata-pcie.ko'))
         failed = [] if k.returncode == 0 and self.kernel else ['the kernel']
         for opt, dest in parts:
             r = run(opt)

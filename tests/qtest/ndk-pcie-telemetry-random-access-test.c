@@ -3,7 +3,8 @@
  * QTest of ndk-pcie-telemetry: seeded random accesses of every kind, one
  * case for each traffic generator (see the comment of the section below
  * for what must hold whatever happened), and one for the RAS DES
- * capability of a dwc-pcie-root-port with a card below it.
+ * capability of a dwc-pcie-root-port with a card below it; further cases
+ * for the flit capabilities, the HiSilicon PTT and the DesignWare xData.
  *
  * Environment (besides QTEST_QEMU_BINARY):
  *   NDK_QTEST_SEED     seed of the cases (decimal or 0x hex; default
@@ -1638,6 +1639,240 @@ static void test_ptt_storm(void)
     g_rand_free(p.rng);
 }
 
+/* ------------------------------------------------------------------ */
+/* The DesignWare xData's BAR 0                                       */
+
+/*
+ * A dw-xdata-pcie of a random link below a dwc-pcie-root-port takes
+ * seeded random accesses anywhere in its BAR 0 (1, 2, 4 and 8 bytes at
+ * any offset), the dw-xdata-pcie driver's start with random directions,
+ * lengths and burst counts, its stop and perf measurement, STATUS
+ * writes, random MPS and MRRS (reserved codes too) and target addresses,
+ * clock steps and a system reset. What must hold: reserved bits and
+ * undefined bytes read 0, the counters never fall but at the reset and
+ * gain no more than the negotiated link's raw rate carries, a test whose
+ * STATUS says done moves nothing more, the port's Rx and Tx payload cover
+ * the counters' gains, and QEMU lives on.
+ */
+#define XD_OPS                  1500
+#define XD_ROUNDS               3
+#define XD_BAR_AT               0xE0000000u
+#define XD_RP                   QPCI_DEVFN(0x10, 0)
+#define XD_TBA                  (0x200 + 0x10)
+#define XD_MAX_XFER             (4095 * 4)
+
+typedef struct XdStorm {
+    QTestState *qts;
+    QPCIBus *bus;
+    GRand *rng;
+    uint64_t raw_num, raw_den;  /* the link's bytes a ns, each way */
+    int64_t now, since;         /* since: the port's run began */
+    uint64_t wr0, rd0;          /* the counters then */
+    unsigned starts, dones;
+    bool moved;                 /* a counter gained at some point */
+} XdStorm;
+
+static uint32_t xd_rd(XdStorm *x, uint32_t off)
+{
+    return qtest_readl(x->qts, XD_BAR_AT + off);
+}
+
+static void xd_wr(XdStorm *x, uint32_t off, uint32_t v)
+{
+    qtest_writel(x->qts, XD_BAR_AT + off, v);
+}
+
+/* The port's run so far in bytes, Tx (0x20) or Rx (0x21) */
+static uint64_t xd_port(XdStorm *x, uint32_t report)
+{
+    ecam_wr(x->qts, 0, XD_RP, XD_TBA, report << 24 | 1, 4);
+    return ((uint64_t)qtest_readl(x->qts, ecam_at(0, XD_RP, XD_TBA + 8))
+            << 32 | qtest_readl(x->qts, ecam_at(0, XD_RP, XD_TBA + 4))) * 16;
+}
+
+/* The port's bus and window, BAR 0, and a run of the port from now */
+static void xd_setup(XdStorm *x)
+{
+    ecam_enable(x->bus);
+    ecam_wr(x->qts, 0, XD_RP, PCI_SECONDARY_BUS, 1, 1);
+    ecam_wr(x->qts, 0, XD_RP, PCI_SUBORDINATE_BUS, 1, 1);
+    ecam_wr(x->qts, 0, XD_RP, PCI_MEMORY_BASE, XD_BAR_AT >> 16, 2);
+    ecam_wr(x->qts, 0, XD_RP, PCI_MEMORY_LIMIT, XD_BAR_AT >> 16, 2);
+    ecam_wr(x->qts, 0, XD_RP, PCI_COMMAND, PCI_COMMAND_MEMORY, 2);
+    ecam_wr(x->qts, 1, 0, PCI_BASE_ADDRESS_0, XD_BAR_AT, 4);
+    ecam_wr(x->qts, 1, 0, PCI_COMMAND, PCI_COMMAND_MEMORY, 2);
+    ecam_wr(x->qts, 0, XD_RP, XD_TBA, 0, 4);
+    ecam_wr(x->qts, 0, XD_RP, XD_TBA, 0x21u << 24 | 1, 4);
+    x->since = x->now;
+    x->wr0 = qtest_readq(x->qts, XD_BAR_AT + 0x100);
+    x->rd0 = qtest_readq(x->qts, XD_BAR_AT + 0x108);
+}
+
+static void xd_any_access(XdStorm *x)
+{
+    unsigned size = 1u << rnd(x->rng, 0, 3);
+    uint64_t a = XD_BAR_AT + rnd(x->rng, 0, 0x1000 - size);
+    uint64_t v = (uint64_t)g_rand_int(x->rng) << 32 | g_rand_int(x->rng);
+
+    /* mostly the registers, now and then anywhere */
+    if (rnd(x->rng, 0, 3)) {
+        a = XD_BAR_AT + rnd(x->rng, 0, 0x110 - size);
+    }
+    if (rnd(x->rng, 0, 1)) {
+        qtest_readq(x->qts, a & ~7ull);
+        qtest_readb(x->qts, a);
+    } else if (size == 1) {
+        qtest_writeb(x->qts, a, v);
+    } else if (size == 2) {
+        qtest_writew(x->qts, a, v);
+    } else if (size == 4) {
+        qtest_writel(x->qts, a, v);
+    } else {
+        qtest_writeq(x->qts, a, v);
+    }
+}
+
+/* The driver's stop; its start with random settings */
+static void xd_stop(XdStorm *x)
+{
+    uint32_t burst = xd_rd(x, 0x08);
+
+    if (burst & (1u << 31)) {
+        xd_wr(x, 0x08, burst & ~(1u << 31));
+    }
+}
+
+static void xd_start(XdStorm *x)
+{
+    static const uint32_t lens[] = { 32, 64, 128, 1, 0, 1024, 4095 };
+    static const uint32_t bursts[] = {
+        0x80001001u, 0x80001001u, 0x80000000u, 0x1001, 10, 0,
+    };
+    uint32_t len = lens[rnd(x->rng, 0, G_N_ELEMENTS(lens) - 1)];
+
+    xd_stop(x);
+    xd_wr(x, 0x14, 0);
+    xd_wr(x, 0x08, bursts[rnd(x->rng, 0, G_N_ELEMENTS(bursts) - 1)]);
+    xd_wr(x, 0x10, 0);
+    xd_wr(x, 0x0C, 1 | 1u << 16 | 1u << 18 | len << 2 |
+          rnd(x->rng, 0, 1) << 1);
+    x->starts++;
+}
+
+static void xd_check(XdStorm *x)
+{
+    uint64_t wr = qtest_readq(x->qts, XD_BAR_AT + 0x100);
+    uint64_t rd = qtest_readq(x->qts, XD_BAR_AT + 0x108);
+    uint64_t most = (uint64_t)(x->now - x->since) * x->raw_num /
+                    x->raw_den + XD_MAX_XFER;
+
+    g_assert_cmphex(xd_rd(x, 0x0C) & ~0x00053FFEu, ==, 0);
+    g_assert_cmphex(xd_rd(x, 0x14) & ~1u, ==, 0);
+    g_assert_cmphex(xd_rd(x, 0x58) & ~0x20u, ==, 0);
+    for (uint32_t off = 0x20; off < 0x1000; off += off < 0x110 ? 4 : 0x7C) {
+        if (off != 0x58 && (off < 0x100 || off >= 0x110)) {
+            g_assert_cmphex(xd_rd(x, off), ==, 0);
+        }
+    }
+    /* never falling, and no faster than the link */
+    g_assert_cmpuint(wr, >=, x->wr0);
+    g_assert_cmpuint(rd, >=, x->rd0);
+    g_assert_cmpuint(wr - x->wr0, <=, most);
+    g_assert_cmpuint(rd - x->rd0, <=, most);
+    x->moved |= wr > x->wr0 || rd > x->rd0;
+    /* the port saw at least what the counters counted (16-byte units) */
+    g_assert_cmpuint(xd_port(x, 0x21) + 15, >=, wr - x->wr0);
+    g_assert_cmpuint(xd_port(x, 0x20) + 15, >=, rd - x->rd0);
+    /* done: nothing moves any more */
+    if (xd_rd(x, 0x14) & 1) {
+        x->now = qtest_clock_step(x->qts, rnd(x->rng, 1, 1000000));
+        g_assert_cmpuint(qtest_readq(x->qts, XD_BAR_AT + 0x100), ==, wr);
+        g_assert_cmpuint(qtest_readq(x->qts, XD_BAR_AT + 0x108), ==, rd);
+        x->dones++;
+    }
+}
+
+static void test_xdata_storm(void)
+{
+    static const char *const speeds[] = { "2_5", "5", "8", "16", "32" };
+    static const uint32_t mts[] = { 2500, 5000, 8000, 16000, 32000 };
+    static const unsigned widths[] = { 1, 2, 4, 8, 16 };
+    uint32_t seed = storm_seed();
+    g_autofree char *args = NULL;
+    unsigned sp, w;
+    XdStorm x = { 0 };
+
+    g_test_message("seed %u (NDK_QTEST_SEED=%u replays this run)", seed,
+                   seed);
+    x.rng = g_rand_new_with_seed(seed ^ 0x16C3EDDAu);
+    sp = rnd(x.rng, 0, G_N_ELEMENTS(speeds) - 1);
+    w = widths[rnd(x.rng, 0, G_N_ELEMENTS(widths) - 1)];
+    /* below a port of x8 at 16 GT/s: the narrower and slower */
+    x.raw_num = (uint64_t)MIN(mts[sp], 16000u) * MIN(w, 8u) *
+                (mts[sp] >= 8000 ? 128 : 8);
+    x.raw_den = (mts[sp] >= 8000 ? 130 : 10) * 8000ull;
+    args = g_strdup_printf(
+        "-machine q35 -nodefaults -device dwc-pcie-root-port,id=rp0,"
+        "chassis=1,slot=1,addr=10.0,x-speed=16,x-width=8 "
+        "-device dw-xdata-pcie,bus=rp0,link-speed=%s,link-width=%u,"
+        "max-payload-size=%u", speeds[sp], w, 128u << rnd(x.rng, 0, 5));
+    g_test_message("%s", args);
+    x.qts = qtest_init(args);
+    x.bus = qpci_new_pc(x.qts, NULL);
+    xd_setup(&x);
+    xd_check(&x);
+    for (unsigned round = 0; round < XD_ROUNDS && !g_test_failed();
+         round++) {
+        for (unsigned i = 0; i < XD_OPS && !g_test_failed(); i++) {
+            unsigned k = rnd(x.rng, 0, 99);
+
+            if (k < 30) {
+                xd_any_access(&x);
+            } else if (k < 40) {
+                xd_start(&x);
+            } else if (k < 48) {
+                xd_stop(&x);
+            } else if (k < 55) {
+                xd_wr(&x, 0x58, 0);
+                qtest_readq(x.qts, XD_BAR_AT + 0x100 + 8 * rnd(x.rng, 0, 1));
+                xd_wr(&x, 0x58, 0x20);
+            } else if (k < 60) {
+                xd_wr(&x, 0x14, rnd(x.rng, 0, 1) ? 0 : g_rand_int(x.rng));
+            } else if (k < 63) {
+                /* MPS and MRRS codes 0 to 7, 6 and 7 reserved */
+                ecam_wr(x.qts, 1, 0, 0x70 + PCI_EXP_DEVCTL,
+                        rnd(x.rng, 0, 7) << 5 | rnd(x.rng, 0, 7) << 12, 2);
+            } else if (k < 65) {
+                xd_wr(&x, 0x04, rnd(x.rng, 0, 1) ? 0 : g_rand_int(x.rng));
+            } else if (k < 92) {
+                x.now = qtest_clock_step(x.qts, rnd(x.rng, 1, 2000000));
+            } else {
+                xd_check(&x);
+            }
+        }
+        xd_check(&x);
+        g_test_message("round %u: %u starts, %u checks found it done",
+                       round, x.starts, x.dones);
+        if (round == XD_ROUNDS / 2) {
+            qtest_qmp_assert_success(x.qts, "{ 'execute': 'system_reset' }");
+            qtest_qmp_eventwait(x.qts, "RESET");
+            xd_setup(&x);
+            g_assert_cmpuint(x.wr0, ==, 0);
+            g_assert_cmpuint(x.rd0, ==, 0);
+            for (uint32_t off = 0; off < 0x110; off += 4) {
+                g_assert_cmphex(xd_rd(&x, off), ==, 0);
+            }
+            xd_check(&x);
+        }
+    }
+    g_assert_true(x.moved);
+    g_assert_cmpuint(x.dones, >, 0);
+    g_assert_true(qtest_probe_child(x.qts));
+    qpci_free_pc(x.bus);
+    qtest_quit(x.qts);
+    g_rand_free(x.rng);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1656,6 +1891,8 @@ int main(int argc, char **argv)
                     test_flit_storm);
     g_test_add_func("/ndk-pcie-telemetry/random-access/hisi-ptt",
                     test_ptt_storm);
+    g_test_add_func("/ndk-pcie-telemetry/random-access/dw-xdata",
+                    test_xdata_storm);
 
     return g_test_run();
 }
