@@ -65,6 +65,7 @@
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 . "$REPO/scripts/lib/private-apt.sh"
+. "$REPO/scripts/lib/kmod.sh"
 CACHE=${NDK_TELEMETRY_CACHE:-$HOME/.cache/ndk-pcie-telemetry}
 dir="$CACHE/arm64-6.12"
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
@@ -422,37 +423,20 @@ for f in "${DWC_SRC[@]}" "${PTT_SRC[@]}"; do
     [ -s "$tmp/src/linux-source-6.12/$f" ] || { say "no $f in linux-source-6.12 $ver"; exit 1; }
 done
 
-# build_module DIR NAME FILE...: NAME.ko in $dir/DIR from the extracted
-# FILEs, unmodified, with the headers' kbuild and the cross compiler; checks
-# that it is an AArch64 ELF, that the kernel exports every symbol it needs
-# and that its vermagic is the release
+# the modules, unmodified, cross-built (scripts/lib/kmod.sh), AArch64
 build_module() {
-    local d="$tmp/$1" name=$2 f ko miss vermagic
-    shift 2
-    rm -rf "$d"; mkdir -p "$d"
-    for f; do cp "$tmp/src/linux-source-6.12/$f" "$d/"; done
-    echo "obj-m := $name.o" > "$d/Kbuild"
-    say "building $name.ko"
-    if ! make -s -C "$hdir" M="$d" ARCH=arm64 CROSS_COMPILE="$CROSS" CC="$CROSS_CC" \
-            modules > "$d/build.log" 2>&1; then
-        cat "$d/build.log" >&2; say "$name.ko does not build"; exit 1
-    fi
-    ko="$d/$name.ko"
-    [ "$(machine "$ko")" = AArch64 ] || { say "$ko is not an AArch64 ELF"; exit 1; }
-    # modpost has checked this too; named here all at once
-    miss=$("${CROSS}nm" -u "$ko" | awk '{print $2}' | sort -u |
-           comm -23 - <(awk '{print $2}' "$hdir/Module.symvers" | sort -u) |
-           paste -sd' ')
-    [ -z "$miss" ] || { say "$name.ko needs symbols the kernel does not export: $miss"; exit 1; }
-    vermagic=$(tr '\0' '\n' < "$ko" | LC_ALL=C grep -a -m1 '^vermagic=' | cut -d= -f2- || true)
-    [ "${vermagic%% *}" = "$rel" ] || { say "$name.ko has vermagic \"$vermagic\", not $rel"; exit 1; }
+    local name=$1
+    shift
+    kmod_build "$tmp/src/linux-source-6.12" "$tmp/$name" "$name" "$hdir" \
+        "$rel" "${CROSS}nm" ARCH=arm64 CROSS_COMPILE="$CROSS" CC="$CROSS_CC" \
+        -- "$@" || exit 1
+    [ "$(machine "$tmp/$name/$name.ko")" = AArch64 ] ||
+        { say "$name.ko is not an AArch64 ELF"; exit 1; }
 }
-build_module dwc dwc_pcie_pmu "${DWC_SRC[@]}"
-build_module ptt hisi_ptt "${PTT_SRC[@]}"
+build_module dwc_pcie_pmu "${DWC_SRC[@]}"
+build_module hisi_ptt "${PTT_SRC[@]}"
 # the device it binds: Huawei (0x19e5) a12e
-tr '\0' '\n' < "$tmp/ptt/hisi_ptt.ko" |
-    LC_ALL=C grep -a '^alias=pci:v000019E5d0000A12E' > /dev/null ||
-    { say "hisi_ptt.ko has no alias for 19e5:a12e"; exit 1; }
+kmod_alias "$tmp/hisi_ptt/hisi_ptt.ko" pci:v000019E5d0000A12E || exit 1
 
 # --- busybox --------------------------------------------------------------
 get a64_get busybox-static
@@ -606,8 +590,8 @@ mv "$tmp/perf-files" "$dir/perf-files"
 cp "$tmp/busybox/bin/busybox" "$dir/busybox"
 mv "$tmp/Image" "$dir/Image"
 cp "$tmp/image/boot/config-$rel" "$dir/config"
-cp "$tmp/dwc/dwc_pcie_pmu.ko" "$dir/dwc_pcie_pmu.ko"
-cp "$tmp/ptt/hisi_ptt.ko" "$dir/hisi_ptt.ko"
+cp "$tmp/dwc_pcie_pmu/dwc_pcie_pmu.ko" "$dir/dwc_pcie_pmu.ko"
+cp "$tmp/hisi_ptt/hisi_ptt.ko" "$dir/hisi_ptt.ko"
 echo "$rel" > "$dir/release"
 {
     echo "$pkg $ver"

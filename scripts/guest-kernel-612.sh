@@ -40,6 +40,7 @@
 # root, no 6.12 kernel in the archive: the reason on stderr); 1 any other
 # error.
 set -euo pipefail
+. "$(cd "$(dirname "$0")" && pwd)/lib/kmod.sh"
 CACHE=${NDK_TELEMETRY_CACHE:-$HOME/.cache/ndk-pcie-telemetry}
 dir="$CACHE/kernel-6.12"
 say() { echo "guest-kernel-612: $*" >&2; }
@@ -130,41 +131,20 @@ extract() {
 }
 
 # build_module DIR NAME FILE...: NAME.ko in $dir/DIR from the extracted
-# FILEs, unmodified, with the headers' kbuild; checks that the kernel
-# exports every symbol it needs and that its vermagic is the release. On
+# FILEs, unmodified, with the headers' kbuild (scripts/lib/kmod.sh). On
 # failure says why and returns 1.
 build_module() {
-    local d="$dir/$1" name=$2 f ko missing vermagic
+    local d=$1 name=$2
     shift 2
-    rm -rf "$d"; mkdir -p "$d"
-    for f; do cp "$tmp/src/linux-source-6.12/$f" "$d/"; done
-    echo "obj-m := $name.o" > "$d/Kbuild"
-    say "building $name.ko"
-    if ! make -s -C "$hdir" M="$d" modules > "$d/build.log" 2>&1; then
-        cat "$d/build.log" >&2; say "$name.ko does not build"; return 1
-    fi
-    ko="$d/$name.ko"
-    # modpost has checked this too; named here all at once
-    missing=$(nm -u "$ko" | awk '{print $2}' | sort -u |
-              comm -23 - <(awk '{print $2}' "$hdir/Module.symvers" | sort -u) |
-              paste -sd' ')
-    if [ -n "$missing" ]; then
-        say "$name.ko needs symbols the kernel does not export: $missing"
-        return 1
-    fi
-    vermagic=$(tr '\0' '\n' < "$ko" | LC_ALL=C grep -a -m1 '^vermagic=' | cut -d= -f2- || true)
-    if [ "${vermagic%% *}" != "$rel" ]; then
-        say "$name.ko has vermagic \"$vermagic\", not $rel"; return 1
-    fi
+    kmod_build "$tmp/src/linux-source-6.12" "$dir/$d" "$name" "$hdir" "$rel" \
+        nm -- "$@"
 }
 
 # build_ptt: hisi_ptt.ko, from the files extract has taken out, into place
 build_ptt() {
     build_module ptt hisi_ptt "${PTT_SRC[@]}" || return 1
     # the device it binds: Huawei (0x19e5) a12e
-    tr '\0' '\n' < "$dir/ptt/hisi_ptt.ko" |
-        LC_ALL=C grep -a '^alias=pci:v000019E5d0000A12E' > /dev/null ||
-        { say "hisi_ptt.ko has no alias for 19e5:a12e"; return 1; }
+    kmod_alias "$dir/ptt/hisi_ptt.ko" pci:v000019E5d0000A12E || return 1
     cp "$dir/ptt/hisi_ptt.ko" "$dir/.hisi_ptt.ko.new"
     mv "$dir/.hisi_ptt.ko.new" "$dir/hisi_ptt.ko"
 }
@@ -173,9 +153,7 @@ build_ptt() {
 build_xdata() {
     build_module xdata dw-xdata-pcie "${XDATA_SRC[@]}" || return 1
     # the device it binds: Synopsys (0x16c3) edda
-    tr '\0' '\n' < "$dir/xdata/dw-xdata-pcie.ko" |
-        LC_ALL=C grep -a '^alias=pci:v000016C3d0000EDDA' > /dev/null ||
-        { say "dw-xdata-pcie.ko has no alias for 16c3:edda"; return 1; }
+    kmod_alias "$dir/xdata/dw-xdata-pcie.ko" pci:v000016C3d0000EDDA || return 1
     cp "$dir/xdata/dw-xdata-pcie.ko" "$dir/.dw-xdata-pcie.ko.new"
     mv "$dir/.dw-xdata-pcie.ko.new" "$dir/dw-xdata-pcie.ko"
 }
