@@ -64,6 +64,11 @@ ROOMS = {
                  ['hisi-ptt']),
     'xdata': ('qemu-device/xdata', ['common', 'link'], [['xdata-core']],
               ['dw-xdata']),
+    'pg381': ('qemu-device/pg381', ['common'], [
+        ['pg381-core.h', 'pg381-int', 'pg381-timing'],
+        ['pg381-core'],
+        ['pg381-state', 'pg381-csv'],
+    ], []),
     'dwc': ('qemu-device/dwc', ['common', 'link', 'flit'], [['dwc-ras-des']],
             ['dwc-pcie-root-port']),
     'card': ('qemu-device/card', ['common', 'telemetry', 'link', 'ndp-dma',
