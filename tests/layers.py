@@ -72,10 +72,10 @@ ROOMS = {
     'dwc': ('qemu-device/dwc', ['common', 'link', 'flit'], [['dwc-ras-des']],
             ['dwc-pcie-root-port']),
     'card': ('qemu-device/card', ['common', 'telemetry', 'link', 'ndp-dma',
-                                  'flit', 'traffic-gen'],
+                                  'flit', 'pg381', 'traffic-gen'],
              [['ptm-devtree']],
              ['ndk-card', 'ndk-pcie-telemetry', 'ndk-card-config',
-              'ndk-card-migration', 'ndk-card-tlps']),
+              'ndk-card-migration', 'ndk-card-tlps', 'ndk-card-pg381']),
 }
 
 # headers of QEMU's tree a glue file reaches by these names

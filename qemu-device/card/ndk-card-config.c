@@ -30,8 +30,11 @@ void ndk_telemetry_sync_settings(NdkPcieTelemetryState *s)
 {
     PtmSettings set = ndk_telemetry_settings(s);
 
+    /* the generator's transfers so far were split by the old ones */
+    ndk_pg381_advance(s, now_ns());
     /* the DMA engine's transfers are split by them too */
     s->settings = set;
+    ndk_pg381_set_pcie(s);
     if (s->dma_log) {
         ptm_dma_traffic_set_settings(s->dma_log, now_ns(), &set);
     }
@@ -187,11 +190,24 @@ bool ndk_telemetry_check_props(NdkPcieTelemetryState *s, Error **errp)
                    object_get_typename(OBJECT(s->traffic)));
         return false;
     }
-    if (!s->dma_queues && s->traffic && ndk_telemetry_background(s)) {
+    if (s->pg381_present && s->traffic && !ndk_telemetry_background(s)) {
+        error_setg(errp, "%s: property 'traffic' is a %s, which cannot be "
+                   "combined with 'pg381': a card with the PG381 generator "
+                   "counts the generator's own transfers, with background "
+                   "transfers of a telemetry-traffic-transfers object at "
+                   "most", TYPE_NDK_PCIE_TELEMETRY,
+                   object_get_typename(OBJECT(s->traffic)));
+        return false;
+    }
+    if (!s->dma_queues && !s->pg381_present && s->traffic &&
+        ndk_telemetry_background(s)) {
         error_setg(errp, "%s: property 'traffic' is a "
                    "telemetry-traffic-transfers, background transfers of "
-                   "the DMA engine, which needs 'dma-queues' of at least 1",
-                   TYPE_NDK_PCIE_TELEMETRY);
+                   "the DMA engine, which needs 'dma-queues' of at least 1 "
+                   "(or 'pg381=on')", TYPE_NDK_PCIE_TELEMETRY);
+        return false;
+    }
+    if (!ndk_pg381_check_props(s, errp)) {
         return false;
     }
     if (s->dma_queues && s->block_offset + PTM_BAR_SIZE > NDP_BAR_RX_BASE &&
@@ -312,9 +328,17 @@ bool ndk_telemetry_init_devtree(NdkPcieTelemetryState *s,
         .gls_base = NDP_BAR_GLS_BASE,
     };
 
-    s->devtree_xz = ptm_devtree_build_dma(&id, &dma, s->block_offset,
-                                          PTM_VERSION, s->cfg.pcie_endpoints,
-                                          &s->devtree_len, &err);
+    PtmDevtreePg381 pg381 = {
+        .base = NDK_PG381_BASE,
+        .size = PG381_WINDOW,
+        .clock_hz = s->cfg.pcie_clk_hz,
+    };
+
+    s->devtree_xz = ptm_devtree_build_card(&id, &dma,
+                                           s->pg381_present ? &pg381 : NULL,
+                                           s->block_offset, PTM_VERSION,
+                                           s->cfg.pcie_endpoints,
+                                           &s->devtree_len, &err);
     if (!s->devtree_xz) {
         error_setg(errp, "%s: %s", TYPE_NDK_PCIE_TELEMETRY, err);
         return false;

@@ -36,6 +36,7 @@ static int ndk_telemetry_pre_save(void *opaque)
 
     /* caught up to now, so the destination starts with no backlog */
     ndk_telemetry_quiesce(s);
+    ndk_pg381_advance(s, now_ns());
     ptm_core_advance(s->core, now_ns());
     core = ptm_core_save(s->core, &core_len);
     if (s->traffic) {
@@ -223,6 +224,7 @@ const VMStateDescription vmstate_ndk_telemetry = {
         &vmstate_ndk_telemetry_dma,
         &vmstate_ndk_telemetry_link,
         &vmstate_ndk_telemetry_flit,
+        &vmstate_ndk_pg381,
         NULL
     },
 };

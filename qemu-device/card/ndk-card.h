@@ -40,6 +40,7 @@
 #include "pcie-link-traffic.h"
 #include "flit-pci.h"
 #include "telemetry-traffic.h"
+#include "pg381-core.h"
 
 #define TYPE_NDK_PCIE_TELEMETRY "ndk-pcie-telemetry"
 OBJECT_DECLARE_SIMPLE_TYPE(NdkPcieTelemetryState, NDK_PCIE_TELEMETRY)
@@ -104,6 +105,12 @@ OBJECT_DECLARE_SIMPLE_TYPE(NdkPcieTelemetryState, NDK_PCIE_TELEMETRY)
  * clock while it does (see ndk_telemetry_catch_up).
  */
 #define NDK_TELEMETRY_FREEZE_NS (1 * SCALE_MS)
+
+/*
+ * The PG381 performance traffic generator's 64 KiB window in BAR0, after
+ * the DMA engine's switches (docs/pg381.md, "On the card")
+ */
+#define NDK_PG381_BASE          0x01800000u
 
 /* PCIe fields that pci_regs.h of QEMU 10.0 does not name */
 #define EXP_DEVCAP2_10BIT_TAG_COMP 0x00010000
@@ -180,6 +187,16 @@ struct NdkPcieTelemetryState {
     PtmDmaTraffic *dma_log;     /* its transfers, the block's source */
     PtmSettings settings;       /* negotiated, as last synced to the core */
 
+    /* the PG381 traffic generator (ndk-card-pg381.c), with pg381 */
+    bool pg381_present;
+    bool pg381_out_of_order;    /* its IP generation parameters */
+    bool pg381_data_integrity;
+    Pg381Core *pg381;
+    MemoryRegion pg381_mr;
+    QEMUTimer *pg381_timer;     /* at its next transfer while it runs */
+    uint8_t *pg381_state;       /* migration buffer: generator, then log */
+    uint32_t pg381_state_len;
+
     /* the link as a port above counts it (pcie-link-traffic) */
     const PtmSourceOps *src_ops;    /* the block's traffic source */
     void *src_opaque;
@@ -220,6 +237,9 @@ static inline uint64_t now_ns(void)
 }
 
 /* ndk-pcie-telemetry.c */
+/* A guest access of `size` bytes to BAR0: a TLP on the link */
+void ndk_telemetry_count_mmio(NdkPcieTelemetryState *s, bool write,
+                              unsigned size);
 void ndk_telemetry_quiesce(NdkPcieTelemetryState *s);
 void ndk_telemetry_schedule(NdkPcieTelemetryState *s);
 void ndk_telemetry_link_shape(NdkPcieTelemetryState *s,
@@ -241,6 +261,16 @@ bool ndk_telemetry_init_devtree(NdkPcieTelemetryState *s,
 void ndk_telemetry_reset_pcie(NdkPcieTelemetryState *s);
 bool ndk_telemetry_init_flit(NdkPcieTelemetryState *s, Error **errp);
 FlitPci *ndk_telemetry_flit_port(NdkPcieTelemetryState *s);
+
+/* ndk-card-pg381.c */
+bool ndk_pg381_check_props(NdkPcieTelemetryState *s, Error **errp);
+void ndk_pg381_realize(NdkPcieTelemetryState *s);
+void ndk_pg381_unrealize(NdkPcieTelemetryState *s);
+void ndk_pg381_reset(NdkPcieTelemetryState *s);
+/* Its transfers up to t_ns into the DMA log, before anything else at t_ns */
+void ndk_pg381_advance(NdkPcieTelemetryState *s, uint64_t t_ns);
+void ndk_pg381_set_pcie(NdkPcieTelemetryState *s);
+extern const VMStateDescription vmstate_ndk_pg381;
 
 /* ndk-card-migration.c */
 extern const VMStateDescription vmstate_ndk_telemetry;

@@ -18,8 +18,8 @@ static void ndk_telemetry_link_advance(NdkPcieTelemetryState *s,
  * A guest access to BAR0 is a TLP on the link: a write carries its bytes
  * down, a read's completion carries them up, in whole DWs.
  */
-static void ndk_telemetry_count_mmio(NdkPcieTelemetryState *s, bool write,
-                                     unsigned size)
+void ndk_telemetry_count_mmio(NdkPcieTelemetryState *s, bool write,
+                              unsigned size)
 {
     uint64_t dws = ROUND_UP(size, 4);
 
@@ -267,6 +267,8 @@ static bool ndk_telemetry_catch_up(NdkPcieTelemetryState *s, uint64_t t)
     uint64_t backlog = t - MIN(t, ptm_core_done_ns(s->core));
     bool freeze;
 
+    /* the generator's transfers up to t, before the block counts them */
+    ndk_pg381_advance(s, t);
     s->behind = false;
     s->behind_ticks = 0;
     if (ptm_core_lazy(s->core) || backlog <= NDK_TELEMETRY_FREEZE_NS) {
@@ -342,6 +344,7 @@ static void ndk_telemetry_tick(void *opaque)
         return;
     }
     t = now_ns();
+    ndk_pg381_advance(s, t);
     from = ptm_core_done_ns(s->core);
     /*
      * (one step per tick where the slice allows it: every advance settles
@@ -396,6 +399,7 @@ static void ndk_telemetry_traffic_sync(void *card, uint64_t *now,
 
     ndk_telemetry_quiesce(s);
     *now = now_ns();
+    ndk_pg381_advance(s, *now);
     ptm_core_advance(s->core, *now);
     *from = ptm_core_next_pcie_window(s->core, *now);
     ndk_telemetry_schedule(s);
@@ -459,6 +463,7 @@ static void ndk_telemetry_link_advance(NdkPcieTelemetryState *s,
                                        uint64_t t_ns)
 {
     if (s->link) {
+        ndk_pg381_advance(s, t_ns);
         /* the engine's log drives the link up, always */
         ptm_link_advance(s->link, s->src_ops, s->src_opaque,
                          ndk_telemetry_pcie_cycle(s, t_ns),
@@ -521,6 +526,8 @@ static void ndk_telemetry_dma_xfer(void *opaque, int64_t t_ns, unsigned port,
 {
     NdkPcieTelemetryState *s = opaque;
 
+    /* the log takes transfers in time order: the generator's first */
+    ndk_pg381_advance(s, t_ns);
     ptm_dma_traffic_add(s->dma_log, t_ns, port, write, addr, bytes,
                         &s->settings);
 }
@@ -573,8 +580,8 @@ static bool ndk_telemetry_init_source(NdkPcieTelemetryState *s, Error **errp)
     void *opaque = NULL;
 
     ptm_core_geometry(s->core, &geo);
-    if (s->dma_queues) {
-        /* the block counts the card's own DMA */
+    if (s->dma_queues || s->pg381_present) {
+        /* the block counts the card's own DMA (engine and generator) */
         s->dma_log = ptm_dma_traffic_new(&geo);
         if (s->traffic) {
             if (!telemetry_traffic_attach(s->traffic, &geo,
@@ -713,8 +720,11 @@ static void ndk_telemetry_realize(PCIDevice *pdev, Error **errp)
                           "ndk-pcie-telemetry-bar0",
                           pow2ceil(MAX((uint64_t)s->block_offset +
                                        PTM_BAR_SIZE,
-                                       s->dma_queues ?
-                                       NDP_BAR_END(s->cfg.dma_ports) : 0)));
+                                       MAX(s->dma_queues ?
+                                           NDP_BAR_END(s->cfg.dma_ports) : 0,
+                                           s->pg381_present ?
+                                           NDK_PG381_BASE + PG381_WINDOW :
+                                           0))));
     memory_region_init_io(&s->block, OBJECT(s), &ndk_telemetry_mmio_ops, s,
                           "ndk-pcie-telemetry-block", PTM_BAR_SIZE);
     memory_region_add_subregion(&s->bar, s->block_offset, &s->block);
@@ -726,6 +736,7 @@ static void ndk_telemetry_realize(PCIDevice *pdev, Error **errp)
                         s->cfg.dma_up_mfb_region_bytes,
                         &ndk_telemetry_dma_owner, s);
     }
+    ndk_pg381_realize(s);
     pci_register_bar(pdev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY, &s->bar);
     s->tlp_log = g_new0(NdkBarAccess, NDK_TLP_LOG);
 
@@ -745,6 +756,7 @@ static void ndk_telemetry_exit(PCIDevice *pdev)
     /* the block's region holds a reference to the device: drop it */
     memory_region_del_subregion(&s->bar, &s->block);
     ndk_dma_unrealize(&s->dma, &s->bar);
+    ndk_pg381_unrealize(s);
     if (s->timer) {
         timer_free(s->timer);
         s->timer = NULL;
@@ -780,8 +792,11 @@ static void ndk_telemetry_reset_hold(Object *obj, ResetType type)
 
     trace_ptm_reset(type == RESET_TYPE_COLD);
     ndk_telemetry_quiesce(s);
+    /* what the generator made before the reset is on the buses */
+    ndk_pg381_advance(s, now_ns());
     ptm_core_reset(s->core, now_ns());
     ndk_dma_reset(&s->dma);
+    ndk_pg381_reset(s);
     if (s->dma_log) {
         /* what was on the buses is gone with the reset */
         ptm_dma_traffic_reset(s->dma_log, now_ns());
@@ -889,6 +904,11 @@ static const Property ndk_telemetry_properties[] = {
     DEFINE_PROP_UINT32("block-offset", NdkPcieTelemetryState, block_offset, 0),
     DEFINE_PROP_BOOL("devtree", NdkPcieTelemetryState, devtree, true),
     DEFINE_PROP_UINT32("dma-queues", NdkPcieTelemetryState, dma_queues, 0),
+    DEFINE_PROP_BOOL("pg381", NdkPcieTelemetryState, pg381_present, false),
+    DEFINE_PROP_BOOL("pg381-out-of-order", NdkPcieTelemetryState,
+                     pg381_out_of_order, false),
+    DEFINE_PROP_BOOL("pg381-data-integrity", NdkPcieTelemetryState,
+                     pg381_data_integrity, false),
     DEFINE_PROP_ON_OFF_AUTO("msi", NdkPcieTelemetryState, msi,
                             ON_OFF_AUTO_AUTO),
     /* the Gen3 x16 endpoint of NDK on the AMD Alveo U200 */
@@ -1003,6 +1023,18 @@ static void ndk_telemetry_class_init(ObjectClass *oc, void *data)
         "RX and TX queues of the NDK DMA engine (Medusa, as the nfb driver "
         "sees it) per DMA port, with a generator/loopback switch per port; "
         "0 (default): no DMA engine. At most 64 queues of each direction");
+    object_class_property_set_description(oc, "pg381",
+        "an AMD/Xilinx PG381 performance AXI traffic generator at BAR0 "
+        "offset 0x01800000 (64 KiB; BAR0 grows to 32 MiB): its host-memory "
+        "reads and writes go through the card's PTC and the telemetry "
+        "counts them (docs/pg381.md)");
+    object_class_property_set_description(oc, "pg381-out-of-order",
+        "the PG381 generator's latency mode, an IP generation parameter: "
+        "out of order (128 requests outstanding in all, axi_id auto_incr) "
+        "instead of in order (509 a channel, constant axi_id)");
+    object_class_property_set_description(oc, "pg381-data-integrity",
+        "the PG381 generator's data-integrity IP generation parameter "
+        "(reported in its PARAMS register; reads are not checked)");
     object_class_property_set_description(oc, "devtree",
         "offer the NDK device tree in a VSEC (PCIe bus only)");
     object_class_property_set_description(oc, "msi",
@@ -1059,8 +1091,8 @@ static void ndk_telemetry_class_init(ObjectClass *oc, void *data)
         "device tree /firmware build-revision (default empty: left out)");
     object_class_property_set_description(oc, "traffic",
         "id of a telemetry-traffic-* object driving the signals "
-        "(default: idle, link up); with dma-queues only a "
-        "telemetry-traffic-transfers object, background beside the engine's "
+        "(default: idle, link up); with dma-queues or pg381 only a "
+        "telemetry-traffic-transfers object, background beside the card's "
         "own transfers");
 }
 

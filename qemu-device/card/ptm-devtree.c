@@ -165,8 +165,9 @@ static int build_dma(void *buf, const PtmDevtreeDma *dma)
 
 /* Writes the tree into buf; returns 0 or a libfdt error code. */
 static int build_fdt(void *buf, const PtmFirmwareId *id,
-                     const PtmDevtreeDma *dma, uint32_t block_offset,
-                     uint32_t version, uint32_t pcie_endpoints)
+                     const PtmDevtreeDma *dma, const PtmDevtreePg381 *pg381,
+                     uint32_t block_offset, uint32_t version,
+                     uint32_t pcie_endpoints)
 {
     char node[64];
     int r;
@@ -205,6 +206,15 @@ static int build_fdt(void *buf, const PtmFirmwareId *id,
     if (dma && dma->queues) {
         TRY(build_dma(buf, dma));
     }
+    if (pg381) {
+        /* after the DMA engine's nodes, as its window follows theirs */
+        g_snprintf(node, sizeof(node), "perf_axi_tg0@%x", pg381->base);
+        TRY(fdt_begin_node(buf, node));
+        TRY(fdt_property_string(buf, "compatible", PTM_DT_PG381_COMPATIBLE));
+        TRY(fdt_cells(buf, "reg", pg381->base, pg381->size, 2));
+        TRY(fdt_cells(buf, "clock-frequency", pg381->clock_hz, 0, 1));
+        TRY(fdt_end_node(buf));
+    }
 
     TRY(fdt_end_node(buf));         /* mi_bus0 */
     TRY(fdt_end_node(buf));         /* firmware */
@@ -236,6 +246,17 @@ uint8_t *ptm_devtree_build_dma(const PtmFirmwareId *id,
                                uint32_t pcie_endpoints, size_t *xz_len,
                                char **errmsg)
 {
+    return ptm_devtree_build_card(id, dma, NULL, block_offset, version,
+                                  pcie_endpoints, xz_len, errmsg);
+}
+
+uint8_t *ptm_devtree_build_card(const PtmFirmwareId *id,
+                                const PtmDevtreeDma *dma,
+                                const PtmDevtreePg381 *pg381,
+                                uint32_t block_offset, uint32_t version,
+                                uint32_t pcie_endpoints, size_t *xz_len,
+                                char **errmsg)
+{
     /* zeroed: bytes past the tree must not depend on the heap */
     g_autofree uint8_t *fdt = g_malloc0(PTM_DT_FDT_MAX);
     lzma_options_lzma opt;
@@ -246,7 +267,8 @@ uint8_t *ptm_devtree_build_dma(const PtmFirmwareId *id,
     int r;
 
     *xz_len = 0;
-    r = build_fdt(fdt, id, dma, block_offset, version, pcie_endpoints);
+    r = build_fdt(fdt, id, dma, pg381, block_offset, version,
+                  pcie_endpoints);
     if (r < 0) {
         *errmsg = g_strdup_printf("cannot build the device tree: %s",
                                   fdt_strerror(r));

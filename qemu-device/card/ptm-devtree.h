@@ -128,6 +128,26 @@ uint8_t *ptm_devtree_build_dma(const PtmFirmwareId *id,
                                uint32_t pcie_endpoints, size_t *xz_len,
                                char **errmsg);
 
+/*
+ * The PG381 performance traffic generator (docs/pg381.md): its window at
+ * `base` in BAR0, `size` bytes, run by a clock of clock_hz. NDK's tools
+ * do not know it; the node lets software find it as it finds the rest.
+ */
+typedef struct PtmDevtreePg381 {
+    uint32_t base, size;
+    uint32_t clock_hz;
+} PtmDevtreePg381;
+
+#define PTM_DT_PG381_COMPATIBLE     "xlnx,perf-axi-tg-1.0"
+
+/* As ptm_devtree_build_dma, with the PG381 generator pg381 (none: NULL). */
+uint8_t *ptm_devtree_build_card(const PtmFirmwareId *id,
+                                const PtmDevtreeDma *dma,
+                                const PtmDevtreePg381 *pg381,
+                                uint32_t block_offset, uint32_t version,
+                                uint32_t pcie_endpoints, size_t *xz_len,
+                                char **errmsg);
+
 /* As ptm_devtree_build_id without a firmware identity. */
 uint8_t *ptm_devtree_build(uint32_t block_offset, uint32_t version,
                            uint32_t pcie_endpoints, size_t *xz_len,

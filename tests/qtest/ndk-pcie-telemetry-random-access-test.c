@@ -4,7 +4,8 @@
  * case for each traffic generator (see the comment of the section below
  * for what must hold whatever happened), and one for the RAS DES
  * capability of a dwc-pcie-root-port with a card below it; further cases
- * for the flit capabilities, the HiSilicon PTT and the DesignWare xData.
+ * for the flit capabilities, the HiSilicon PTT, the DesignWare xData and
+ * the card's PG381 generator.
  *
  * Environment (besides QTEST_QEMU_BINARY):
  *   NDK_QTEST_SEED     seed of the cases (decimal or 0x hex; default
@@ -1873,6 +1874,268 @@ static void test_xdata_storm(void)
     g_rand_free(x.rng);
 }
 
+/* ------------------------------------------------------------------ */
+/* The PG381 generator's window                                       */
+
+/*
+ * A card with the PG381 generator (a random clock, RQ and RC width and
+ * latency mode) takes seeded random accesses anywhere in the generator's
+ * 64 KiB window (1, 2, 4 and 8 bytes at any offset, START and the program
+ * block aside), random programs of up to 8 instructions (every command,
+ * loops, waits, zero counts, bad bursts and sizes, addresses in guest
+ * memory or where none is) started at random, soft resets, CAPTURE_ALL,
+ * random MPS, MRRS (reserved codes too), RCB and tags, bus mastering off
+ * and on, clock steps and a system reset. What must hold: the card's
+ * identity registers keep their values, the unmodelled and reserved
+ * registers and bits read 0, responses never outnumber requests nor beats
+ * their lasts, the best latency is at most the worst, nothing is written
+ * outside the programs' 64 KiB of RAM, the telemetry block still answers,
+ * and QEMU lives on.
+ */
+#define PG_OPS                  1200
+#define PG_ROUNDS               3
+#define PG_AT                   0x01800000u
+#define PG_TARGET               0x400000u   /* the programs' RAM */
+#define PG_SPAN                 0x10000u
+#define PG_GUARD                0x1000u
+
+typedef struct PgStorm {
+    Ndk n;
+    GRand *rng;
+    uint32_t clock_hz;
+    bool out_of_order;
+    unsigned starts, errors, dones;
+} PgStorm;
+
+static uint32_t pg_rd(PgStorm *p, uint32_t off)
+{
+    return qtest_readl(p->n.t->qts, p->n.t->bar.addr + PG_AT + off);
+}
+
+static void pg_wr(PgStorm *p, uint32_t off, uint32_t v)
+{
+    qtest_writel(p->n.t->qts, p->n.t->bar.addr + PG_AT + off, v);
+}
+
+static void pg_any_access(PgStorm *p)
+{
+    QTestState *qts = p->n.t->qts;
+    unsigned size = 1u << rnd(p->rng, 0, 3);
+    uint32_t off = rnd(p->rng, 0, 3) ? rnd(p->rng, 0x2000, 0x6020)
+                                     : rnd(p->rng, 0, 0xFFF8);
+    uint64_t a = p->n.t->bar.addr + PG_AT + off, v = g_rand_int(p->rng);
+
+    v = v << 32 | g_rand_int(p->rng);
+    /* START and the program have their own ops (their addresses) */
+    if (rnd(p->rng, 0, 1) || (off <= 0x4007 && off + size > 0x4004) ||
+        off + size > 0x8000) {
+        switch (size) {
+        case 1:
+            qtest_readb(qts, a);
+            break;
+        case 2:
+            qtest_readw(qts, a);
+            break;
+        case 4:
+            qtest_readl(qts, a);
+            break;
+        default:
+            qtest_readq(qts, a);
+        }
+    } else if (size == 1) {
+        qtest_writeb(qts, a, v);
+    } else if (size == 2) {
+        qtest_writew(qts, a, v);
+    } else if (size == 4) {
+        qtest_writel(qts, a, v);
+    } else {
+        qtest_writeq(qts, a, v);
+    }
+}
+
+/*
+ * A program within [PG_TARGET, + PG_SPAN): mostly one the model runs to
+ * the end (READ, WRITE and WAIT, a loop at most, the latency mode's ID
+ * type), otherwise any fields at all, or addresses where no memory is.
+ */
+static void pg_program(PgStorm *p)
+{
+    unsigned len = rnd(p->rng, 1, 8), loop_at = rnd(p->rng, 0, 15);
+    bool sane = rnd(p->rng, 0, 3);
+    uint64_t base = sane || rnd(p->rng, 0, 3) ? PG_TARGET
+                                                : 0x4000000000ull;
+
+    for (unsigned k = 0; k < len; k++) {
+        uint32_t w[16] = { 0 };
+        uint32_t size = sane ? rnd(p->rng, 2, 6) : rnd(p->rng, 0, 7);
+        uint32_t beats = sane ? rnd(p->rng, 0, 15) : rnd(p->rng, 0, 255);
+        uint64_t bytes = (uint64_t)(beats + 1) << size;
+        uint64_t high = base + PG_SPAN - 1 - rnd(p->rng, 0, 0x800);
+        bool id_incr = sane ? p->out_of_order : !rnd(p->rng, 0, 3);
+
+        w[0] = sane ? rnd(p->rng, 0, 2) : rnd(p->rng, 0, 3);
+        w[0] |= (k == len - 1 ? 4u : 0) | (id_incr ? 1u << 5 : 0) |
+                (rnd(p->rng, 0, 1) ? 1u << 6 : 0) | rnd(p->rng, 0, 3) << 8 |
+                rnd(p->rng, 0, 1) << 13;
+        if (sane && loop_at + 1 < len) {
+            /* a loop of instructions loop_at and loop_at + 1 */
+            w[0] |= (k == loop_at ? 1u << 3 : 0) |
+                    (k == loop_at + 1 ? 1u << 4 : 0);
+        } else if (!sane) {
+            w[0] |= rnd(p->rng, 0, 3) << 3;
+        }
+        if ((w[0] & 3) == 2 && !((w[0] >> 8) & 3)) {
+            w[1] = rnd(p->rng, 0, 2000);    /* WAIT clocks */
+        } else {
+            w[1] = sane || rnd(p->rng, 0, 7) ? rnd(p->rng, 1, 48) : 0;
+        }
+        w[2] = rnd(p->rng, 0, 3) ? 0 : rnd(p->rng, 0, 100);
+        w[3] = beats | size << 8 |
+               (sane || rnd(p->rng, 0, 3) ? 1u : rnd(p->rng, 0, 3)) << 12;
+        w[4] = rnd(p->rng, 0, 3) ? 0 : rnd(p->rng, 0, 0xFFFF);
+        w[5] = g_rand_int(p->rng);
+        w[6] = (uint32_t)base;
+        w[7] = base >> 32;
+        w[8] = (uint32_t)high;
+        w[9] = high >> 32;
+        w[10] = bytes <= PG_SPAN / 2 ? rnd(p->rng, 0, PG_SPAN / 2) : 0;
+        w[12] = rnd(p->rng, 0, 0x400);
+        w[14] = (sane ? rnd(p->rng, 1, 4) : rnd(p->rng, 0, 7)) |
+                rnd(p->rng, 0, 0x800) << 16;
+        for (unsigned i = 0; i < 16; i++) {
+            pg_wr(p, 0x8000 + 0x40 * k + 4 * i, w[i]);
+        }
+    }
+}
+
+static void pg_settings(PgStorm *p)
+{
+    uint16_t cmd;
+
+    if (rnd(p->rng, 0, 3)) {
+        set_pcie_settings(&p->n, 0x80, rnd(p->rng, 0, 7), rnd(p->rng, 0, 7),
+                          rnd(p->rng, 0, 1), rnd(p->rng, 0, 1),
+                          rnd(p->rng, 0, 1));
+        return;
+    }
+    cmd = qpci_config_readw(p->n.t->dev, PCI_COMMAND);
+    qpci_config_writew(p->n.t->dev, PCI_COMMAND, cmd ^ PCI_COMMAND_MASTER);
+}
+
+static void pg_check(PgStorm *p)
+{
+    uint32_t fe = pg_rd(p, 0x2050), arreq = pg_rd(p, 0x2018);
+    uint32_t rlast = pg_rd(p, 0x201C), awreq = pg_rd(p, 0x2030);
+
+    g_assert_cmphex(pg_rd(p, 0x6000), ==, 0x50473831);
+    g_assert_cmphex(pg_rd(p, 0x6004), ==, p->out_of_order);
+    g_assert_cmpuint(pg_rd(p, 0x6008), ==, p->clock_hz);
+    g_assert_cmphex(pg_rd(p, 0x600C) & 0x7FF0FE00u, ==, 0);
+    g_assert_cmpuint(pg_rd(p, 0x6010), <=, 512);
+    /* FLOW_EMPTY: only done, the channels, error and empty */
+    g_assert_cmphex(fe & ~0x1F90u, ==, 0);
+    g_assert_cmpuint(rlast, <=, arreq);
+    g_assert_cmpuint(pg_rd(p, 0x2038), <=, awreq);
+    g_assert_cmpuint(pg_rd(p, 0x2034), <=, awreq);
+    g_assert_cmpuint(pg_rd(p, 0x2014), <=, 256ull * rlast);
+    if (rlast) {
+        g_assert_cmpuint(pg_rd(p, 0x2028), <=, pg_rd(p, 0x2024));
+    }
+    /* every response OKAY, nothing checked, unmodelled registers 0 */
+    for (uint32_t off = 0x2054; off < 0x20D0; off += 4) {
+        g_assert_cmphex(pg_rd(p, off), ==, 0);
+    }
+    for (uint32_t off = 0x20D0; off <= 0x20D8; off += 4) {
+        g_assert_cmphex(pg_rd(p, off), ==, 0);
+    }
+    for (uint32_t off = 0x219C; off <= 0x21B0; off += 4) {
+        g_assert_cmphex(pg_rd(p, off), ==, 0);
+    }
+    for (uint32_t off = 0x6014; off < 0x8000; off += 0x1F4) {
+        g_assert_cmphex(pg_rd(p, off), ==, 0);
+    }
+    p->errors += !!(fe & 0x10);
+    p->dones += !!(fe & 0x200);
+    /* the guards on both sides of the programs' RAM */
+    for (uint32_t off = 0; off < PG_GUARD; off += 0x80) {
+        g_assert_cmphex(qtest_readl(p->n.t->qts, PG_TARGET - PG_GUARD + off),
+                        ==, 0x5A5A5A5A);
+        g_assert_cmphex(qtest_readl(p->n.t->qts, PG_TARGET + PG_SPAN + off),
+                        ==, 0x5A5A5A5A);
+    }
+    g_assert_cmphex(rd(&p->n, PTL_REG_MAGIC), ==, PTL_MAGIC);
+}
+
+static void test_pg381_storm(void)
+{
+    uint32_t seed = storm_seed();
+    g_autofree char *args = NULL;
+    PgStorm p = { 0 };
+
+    g_test_message("seed %u (NDK_QTEST_SEED=%u replays this run)", seed,
+                   seed);
+    p.rng = g_rand_new_with_seed(seed ^ 0x96381381u);
+    p.clock_hz = 4000000u * rnd(p.rng, 25, 125);
+    p.out_of_order = rnd(p.rng, 0, 1);
+    args = g_strdup_printf("-m 256M -device ndk-pcie-telemetry,addr=04.0,"
+                           "pg381=on,pg381-out-of-order=%s,"
+                           "pcie-clk-freq=%u,pcie-rq-mfb-regions=%u,"
+                           "pcie-rc-mfb-regions=%u,tag-capacity=%u",
+                           p.out_of_order ? "on" : "off", p.clock_hz,
+                           rnd(p.rng, 1, 4), rnd(p.rng, 1, 4),
+                           rnd(p.rng, 1, 300));
+    g_test_message("%s", args);
+    ndk_open_sized(&p.n, "q35", 32u << 20, args);
+    qtest_memset(p.n.t->qts, PG_TARGET - PG_GUARD, 0x5A, PG_GUARD);
+    qtest_memset(p.n.t->qts, PG_TARGET + PG_SPAN, 0x5A, PG_GUARD);
+    pg_check(&p);
+    for (unsigned round = 0; round < PG_ROUNDS && !g_test_failed();
+         round++) {
+        for (unsigned i = 0; i < PG_OPS && !g_test_failed(); i++) {
+            unsigned k = rnd(p.rng, 0, 99);
+
+            if (k < 35) {
+                pg_any_access(&p);
+            } else if (k < 45) {
+                pg_program(&p);
+            } else if (k < 57) {
+                pg_wr(&p, 0x4004, 1);
+                p.starts++;
+            } else if (k < 62) {
+                pg_wr(&p, 0x4000, rnd(p.rng, 0, 1));
+            } else if (k < 66) {
+                pg_rd(&p, 0x2234);
+            } else if (k < 72) {
+                pg_settings(&p);
+            } else if (k < 90) {
+                step(&p.n, rnd(p.rng, 0, 9) ? rnd(p.rng, 1, 5000)
+                                            : rnd(p.rng, 5000, 3000000));
+            } else {
+                pg_check(&p);
+            }
+        }
+        pg_check(&p);
+        g_test_message("round %u: %u starts, %u checks saw an error, %u "
+                       "done", round, p.starts, p.errors, p.dones);
+        if (round == PG_ROUNDS / 2) {
+            qtest_qmp_assert_success(p.n.t->qts,
+                                     "{ 'execute': 'system_reset' }");
+            qtest_qmp_eventwait(p.n.t->qts, "RESET");
+            qpci_config_writel(p.n.t->dev, PCI_BASE_ADDRESS_0,
+                               p.n.t->bar.addr);
+            qpci_device_enable(p.n.t->dev);
+            g_assert_cmpuint(pg_rd(&p, 0x6010), ==, 0);
+            g_assert_cmpuint(pg_rd(&p, 0x2018), ==, 0);
+            pg_check(&p);
+        }
+    }
+    g_assert_cmpuint(p.starts, >, 0);
+    g_assert_cmpuint(p.dones, >, 0);
+    g_assert_true(qtest_probe_child(p.n.t->qts));
+    ndk_close(&p.n);
+    g_rand_free(p.rng);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1893,6 +2156,8 @@ int main(int argc, char **argv)
                     test_ptt_storm);
     g_test_add_func("/ndk-pcie-telemetry/random-access/dw-xdata",
                     test_xdata_storm);
+    g_test_add_func("/ndk-pcie-telemetry/random-access/pg381",
+                    test_pg381_storm);
 
     return g_test_run();
 }

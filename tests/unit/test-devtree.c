@@ -567,6 +567,65 @@ static void test_dma_nodes(void)
     g_assert_cmpmem(a, a_len, b, b_len);
 }
 
+/*
+ * The PG381 generator's node after the DMA engine's, with its window and
+ * clock; a tree without the generator has no such node.
+ */
+static void test_pg381_node(void)
+{
+    PtmDevtreeDma dma = {
+        .ports = 1, .queues = 2, .rx_base = 0x01000000,
+        .tx_base = 0x01200000, .gls_base = 0x01400000,
+    };
+    PtmDevtreePg381 pg = {
+        .base = 0x01800000, .size = 0x10000, .clock_hz = 250000000,
+    };
+    uint64_t memlimit = UINT64_MAX;
+
+    for (unsigned with = 0; with < 2; with++) {
+        Tree *t = g_new0(Tree, 1);
+        size_t in_pos = 0;
+        char *err = NULL;
+        const fdt32_t *reg;
+        int n;
+
+        t->xz = ptm_devtree_build_card(NULL, with ? &dma : NULL,
+                                       &pg, 0, 0x00020000, 1, &t->xz_len,
+                                       &err);
+        g_assert_null(err);
+        g_assert_cmpint(lzma_stream_buffer_decode(&memlimit, 0, NULL, t->xz,
+                                                  &in_pos, t->xz_len,
+                                                  t->fdt, &t->fdt_len,
+                                                  sizeof(t->fdt)),
+                        ==, LZMA_OK);
+        n = fdt_path_offset(t->fdt, "/firmware/mi_bus0/perf_axi_tg0@1800000");
+        g_assert_cmpint(n, >=, 0);
+        check_string(t->fdt, n, "compatible", "xlnx,perf-axi-tg-1.0");
+        reg = fdt_getprop(t->fdt, n, "reg", NULL);
+        g_assert_nonnull(reg);
+        g_assert_cmphex(fdt32_to_cpu(reg[0]), ==, 0x01800000);
+        g_assert_cmphex(fdt32_to_cpu(reg[1]), ==, 0x10000);
+        g_assert_cmpuint(prop_u32(t->fdt, n, "clock-frequency"), ==,
+                         250000000);
+        g_assert_cmpint(fdt_node_offset_by_compatible(t->fdt, -1,
+                                                      "xlnx,perf-axi-tg-1.0"),
+                        ==, n);
+        /* the telemetry block stays where it was */
+        g_assert_cmpint(fdt_path_offset(t->fdt,
+                                        "/firmware/mi_bus0/pcie_telemetry@0"),
+                        >=, 0);
+        tree_free(t);
+    }
+    {
+        Tree *t = build(0, 0x00020000, 1);
+
+        g_assert_cmpint(fdt_node_offset_by_compatible(t->fdt, -1,
+                                                      "xlnx,perf-axi-tg-1.0"),
+                        <, 0);
+        tree_free(t);
+    }
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -584,5 +643,6 @@ int main(int argc, char **argv)
     g_test_add_func("/devtree/check-string", test_check_string);
     g_test_add_func("/devtree/model-version", test_model_version);
     g_test_add_func("/devtree/dma-nodes", test_dma_nodes);
+    g_test_add_func("/devtree/pg381-node", test_pg381_node);
     return g_test_run();
 }
