@@ -567,6 +567,24 @@ ptl_err ptl_devtree_nodes(const void *fdt, size_t len, unsigned endpoint,
  */
 void ptl_devtree_firmware(const void *fdt, size_t len, ptl_firmware_info *fw);
 
+/* Any node of a card's device tree, found by its compatible string. */
+typedef struct ptl_dt_node {
+    char path[128];             /* path in the device tree */
+    unsigned bar;               /* the BAR of its MI bus */
+    uint64_t offset, size;      /* reg */
+    uint32_t clock_hz;          /* clock-frequency, 0 when absent */
+} ptl_dt_node;
+
+/*
+ * The nodes compatible with compatible on an MI bus of endpoint, in tree
+ * order, placed as the telemetry nodes are (*nodes malloc'd, free() it;
+ * none: PTL_OK with *n 0). Errors: PTL_E_DEVTREE as ptl_devtree_nodes.
+ */
+ptl_err ptl_devtree_compatible(const void *fdt, size_t len,
+                               const char *compatible, unsigned endpoint,
+                               ptl_dt_node **nodes, unsigned *n,
+                               ptl_error *err);
+
 /*
  * 32-bit accesses to a function's configuration space (offsets from its
  * start). Each returns false when the access failed; error (may be NULL)
@@ -592,6 +610,108 @@ ptl_err ptl_devtree_read(const ptl_config_ops *ops, void *opaque,
                          unsigned cap, const char *name, int *endpoint,
                          ptl_node_info **nodes, unsigned *n,
                          ptl_firmware_info *fw, ptl_error *err);
+
+/* ---------------------------------------------------------------------
+ * The PG381 performance traffic generator (docs/pg381.md): a 64 KiB
+ * window in BAR0 found by its device-tree node, its counters read at one
+ * instant through CAPTURE_ALL and the figures worked out of them.
+ */
+#define PTL_PG381_COMPATIBLE    "xlnx,perf-axi-tg-1.0"
+#define PTL_PG381_WINDOW        0x10000u
+#define PTL_PG381_STATUS_BASE   0x2000u
+#define PTL_PG381_CAPTURE_ALL   0x2234u /* a read latches the copies */
+#define PTL_PG381_AL_BASE       0x2238u /* copy of 0x2000 + 4k at + 4k */
+#define PTL_PG381_RBEAT         0x2014u
+#define PTL_PG381_ARREQ         0x2018u
+#define PTL_PG381_RLAST         0x201Cu
+#define PTL_PG381_RBW_EFF_CLK   0x2020u
+#define PTL_PG381_RWORST        0x2024u
+#define PTL_PG381_RBEST         0x2028u
+#define PTL_PG381_RAVG          0x202Cu /* a sum of latencies */
+#define PTL_PG381_AWREQ         0x2030u
+#define PTL_PG381_WLAST         0x2034u
+#define PTL_PG381_BRESP         0x2038u
+#define PTL_PG381_WRBEAT        0x203Cu
+#define PTL_PG381_WBW_EFF_CLK   0x2040u
+#define PTL_PG381_WWORST        0x2044u
+#define PTL_PG381_WBEST         0x2048u
+#define PTL_PG381_WAVG          0x204Cu
+#define PTL_PG381_FLOW_EMPTY    0x2050u
+#define PTL_PG381_FE_DONE       (1u << 9)
+#define PTL_PG381_FE_ERROR      (1u << 4)
+#define PTL_PG381_CARD_ID       0x6000u
+#define PTL_PG381_CARD_MAGIC    0x50473831u     /* "PG81" */
+#define PTL_PG381_CARD_CLOCK    0x6008u
+#define PTL_PG381_CARD_ERROR    0x600Cu
+#define PTL_PG381_CARD_PROG_LEN 0x6010u
+#define PTL_PG381_RAM           0x8000u /* instruction k at + 0x40 k */
+#define PTL_PG381_INSTR_BYTES   0x40u
+#define PTL_PG381_INSTRS        512u
+
+/* One channel's counters (the CAPTURE_ALL copies) and figures. */
+typedef struct ptl_pg381_channel {
+    uint32_t requests;          /* ARREQ, AWREQ */
+    uint32_t beats;             /* RBEAT, WRBEAT */
+    uint32_t lasts;             /* RLAST, WLAST */
+    uint32_t responses;         /* BRESP; reads: RLAST */
+    uint32_t eff_cycles;        /* RBW_EFF_CLK, WBW_EFF_CLK */
+    uint32_t best, worst, sum;  /* latencies, cycles; sum wraps at 2^32 */
+    /*
+     * Bytes a beat: 2^axi_size of the program's instructions of this
+     * channel (the card's instruction RAM; the block has no register of
+     * its data width); 0 when they differ or there are none.
+     */
+    unsigned beat_bytes;
+    double bytes_per_s;         /* NAN: no beat size or no cycles */
+    double best_ns, worst_ns, avg_ns;   /* NAN: no requests */
+} ptl_pg381_channel;
+
+typedef struct ptl_pg381 {
+    char slot[16];              /* the card */
+    char path[128];             /* its node, or "(--bar/--offset)" */
+    unsigned bar;
+    uint64_t offset;
+    uint32_t clock_hz;          /* clock-frequency, else CLOCK (0x6008) */
+    ptl_pg381_channel rd, wr;
+    uint32_t flow_empty;        /* the copy of FLOW_EMPTY */
+    bool done, error;           /* its bits 9 and 4 */
+    uint32_t error_reg;         /* ERROR (0x600C) */
+} ptl_pg381;
+
+/*
+ * Reads one generator behind ops: CARD_ID (else PTL_E_MAGIC; all ones
+ * PTL_E_GONE), CLOCK when *clock_hz is 0, CAPTURE_ALL, the copies, ERROR
+ * and the program's beat sizes; then the figures (ptl_pg381_compute).
+ * Fills everything in g but slot, path, bar and offset.
+ */
+ptl_err ptl_pg381_read(const ptl_regs_ops *ops, void *opaque, ptl_pg381 *g,
+                       ptl_error *err);
+/* The figures of g's counters at g->clock_hz. */
+void ptl_pg381_compute(ptl_pg381 *g);
+/*
+ * The generator of a card: the first card the options take whose device
+ * tree has a node compatible with PTL_PG381_COMPATIBLE on its endpoint
+ * (or -d's card with opts->bar/offset: no tree needed, the clock from
+ * CLOCK), its window mapped from the sysfs resource file. The handle
+ * has no telemetry block (ptl_handle_block is NULL); its node is the
+ * generator's. Errors: those of ptl_open; no such node is PTL_E_NO_NODE
+ * naming the card.
+ */
+ptl_err ptl_pg381_open(const ptl_find_opts *o, ptl_handle **out,
+                       ptl_dt_node *node, ptl_error *err);
+/* The register accessors of a mapped handle's window. */
+const ptl_regs_ops *ptl_handle_regs(ptl_handle *h);
+/*
+ * The generator's node found in the device tree behind a device-tree
+ * VSEC at cap (as ptl_devtree_read reads it); PTL_E_NO_NODE "<name> has
+ * no PG381 traffic generator (...)" without one.
+ */
+ptl_err ptl_pg381_find(const ptl_config_ops *ops, void *opaque,
+                       unsigned cap, const char *name, ptl_dt_node *node,
+                       ptl_error *err);
+/* --pg381's report: text, and JSON {"pg381": {...}} (indent 4). 0 or -1. */
+int ptl_pg381_format_text(FILE *f, const ptl_pg381 *g);
+int ptl_pg381_format_json(FILE *f, const ptl_pg381 *g);
 
 /* ---------------------------------------------------------------------
  * The port above a card: perf PMUs in sysfs (/sys/bus/event_source/

@@ -204,16 +204,10 @@ static bool parse_resource(const char *s, int len, unsigned *ep,
     return true;
 }
 
-ptl_err ptl_devtree_nodes(const void *fdt, size_t len, unsigned endpoint,
-                          ptl_node_info **nodes, unsigned *n, ptl_error *err)
+static ptl_err check_fdt(const void *fdt, size_t len, ptl_error *err)
 {
-    ptl_node_info *list = NULL, *grown;
-    unsigned count = 0, cap = 0;
-    int node, rc;
-    ptl_err code;
+    int rc;
 
-    *nodes = NULL;
-    *n = 0;
     if (!fdt || len < sizeof(struct fdt_header)) {
         return ptl_set_error(err, PTL_E_DEVTREE,
                              "the device tree is too short (%zu bytes)", len);
@@ -229,59 +223,123 @@ ptl_err ptl_devtree_nodes(const void *fdt, size_t len, unsigned endpoint,
                              "the device tree claims %u bytes but only %zu "
                              "were decompressed", fdt_totalsize(fdt), len);
     }
+    return PTL_OK;
+}
+
+/*
+ * Where node is in the card's BARs: the BAR of the MI bus that encloses
+ * it and its reg. *taken false (and PTL_OK) for a node on no MI bus
+ * (nothing maps it) or on another endpoint's.
+ */
+static ptl_err node_place(const void *fdt, int node, unsigned endpoint,
+                          bool *taken, char *path, size_t path_len,
+                          unsigned *bar, uint64_t *offset, uint64_t *size,
+                          ptl_error *err)
+{
+    int parent = fdt_parent_offset(fdt, node);
+    int bus = parent;
+    const char *res;
+    const fdt32_t *reg;
+    int res_len, reg_len, ac, sc;
+    unsigned bus_ep;
+
+    *taken = false;
+    /* The enclosing MI bus says which endpoint and BAR hold it. */
+    while (bus >= 0 &&
+           fdt_node_check_compatible(fdt, bus, PTL_MI_BUS_COMPATIBLE)) {
+        bus = fdt_parent_offset(fdt, bus);
+    }
+    if (bus < 0) {
+        return PTL_OK;
+    }
+    res = fdt_getprop(fdt, bus, "resource", &res_len);
+    if (!res || !parse_resource(res, res_len, &bus_ep, bar)) {
+        char bus_path[128];
+
+        if (fdt_get_path(fdt, bus, bus_path, sizeof(bus_path)) != 0) {
+            snprintf(bus_path, sizeof(bus_path), "(node at %d)", bus);
+        }
+        return ptl_set_error(err, PTL_E_DEVTREE,
+                             "MI bus %s has no resource property of the "
+                             "form \"PCI<e>,BAR<n>\"", bus_path);
+    }
+    if (bus_ep != endpoint) {
+        return PTL_OK;
+    }
+
+    /*
+     * reg is in the cells of the direct parent, else of the bus;
+     * NDK trees give 1 and 1.
+     */
+    ac = cells_prop(fdt, parent, "#address-cells");
+    sc = cells_prop(fdt, parent, "#size-cells");
+    if (ac == 0) {
+        ac = cells_prop(fdt, bus, "#address-cells");
+    }
+    if (sc == 0) {
+        sc = cells_prop(fdt, bus, "#size-cells");
+    }
+    ac = ac == 0 ? 1 : ac;
+    sc = sc == 0 ? 1 : sc;
+    reg = fdt_getprop(fdt, node, "reg", &reg_len);
+
+    if (fdt_get_path(fdt, node, path, path_len) != 0) {
+        const char *name = fdt_get_name(fdt, node, NULL);
+
+        snprintf(path, path_len, "%s", name ? name : "?");
+    }
+    if (ac < 1 || ac > 2 || sc < 1 || sc > 2) {
+        return ptl_set_error(err, PTL_E_DEVTREE,
+                             "%s: #address-cells %d / #size-cells %d "
+                             "are not supported (1 or 2)", path, ac, sc);
+    }
+    if (!reg || reg_len < (ac + sc) * 4) {
+        return ptl_set_error(err, PTL_E_DEVTREE,
+                             "%s: reg is missing or shorter than %d "
+                             "cells", path, ac + sc);
+    }
+    if (*bar > 5) {
+        return ptl_set_error(err, PTL_E_DEVTREE,
+                             "%s: its bus is mapped to BAR%u, which no "
+                             "PCI function has", path, *bar);
+    }
+    *offset = read_cells(reg, ac);
+    *size = read_cells(reg + ac, sc);
+    *taken = true;
+    return PTL_OK;
+}
+
+ptl_err ptl_devtree_nodes(const void *fdt, size_t len, unsigned endpoint,
+                          ptl_node_info **nodes, unsigned *n, ptl_error *err)
+{
+    ptl_node_info *list = NULL, *grown;
+    unsigned count = 0, cap = 0;
+    int node;
+    ptl_err code;
+
+    *nodes = NULL;
+    *n = 0;
+    code = check_fdt(fdt, len, err);
+    if (code != PTL_OK) {
+        return code;
+    }
 
     for (node = fdt_node_offset_by_compatible(fdt, -1, PTL_COMPATIBLE);
          node >= 0;
          node = fdt_node_offset_by_compatible(fdt, node, PTL_COMPATIBLE)) {
-        int parent = fdt_parent_offset(fdt, node);
-        int bus = parent;
-        const char *res;
-        const fdt32_t *reg;
-        int res_len, reg_len, ac, sc;
-        unsigned bus_ep, bar;
-        ptl_node_info *ni;
+        ptl_node_info ni = { 0 };
+        bool taken;
 
-        /* The enclosing MI bus says which endpoint and BAR hold it. */
-        while (bus >= 0 &&
-               fdt_node_check_compatible(fdt, bus, PTL_MI_BUS_COMPATIBLE)) {
-            bus = fdt_parent_offset(fdt, bus);
-        }
-        if (bus < 0) {
-            /* Not on an MI bus: nothing maps it, so it cannot be read. */
-            continue;
-        }
-        res = fdt_getprop(fdt, bus, "resource", &res_len);
-        if (!res || !parse_resource(res, res_len, &bus_ep, &bar)) {
-            char path[128];
-
-            if (fdt_get_path(fdt, bus, path, sizeof(path)) != 0) {
-                snprintf(path, sizeof(path), "(node at %d)", bus);
-            }
+        code = node_place(fdt, node, endpoint, &taken, ni.path,
+                          sizeof(ni.path), &ni.bar, &ni.offset, &ni.size,
+                          err);
+        if (code != PTL_OK) {
             free(list);
-            return ptl_set_error(err, PTL_E_DEVTREE,
-                                 "MI bus %s has no resource property of the "
-                                 "form \"PCI<e>,BAR<n>\"", path);
+            return code;
         }
-        if (bus_ep != endpoint) {
+        if (!taken) {
             continue;
         }
-
-        /*
-         * reg is in the cells of the direct parent, else of the bus;
-         * NDK trees give 1 and 1.
-         */
-        ac = cells_prop(fdt, parent, "#address-cells");
-        sc = cells_prop(fdt, parent, "#size-cells");
-        if (ac == 0) {
-            ac = cells_prop(fdt, bus, "#address-cells");
-        }
-        if (sc == 0) {
-            sc = cells_prop(fdt, bus, "#size-cells");
-        }
-        ac = ac == 0 ? 1 : ac;
-        sc = sc == 0 ? 1 : sc;
-        reg = fdt_getprop(fdt, node, "reg", &reg_len);
-
         if (cap == count) {
             cap = cap ? cap * 2 : 4;
             grown = realloc(list, cap * sizeof(*list));
@@ -291,42 +349,64 @@ ptl_err ptl_devtree_nodes(const void *fdt, size_t len, unsigned endpoint,
             }
             list = grown;
         }
-        ni = &list[count];
-        memset(ni, 0, sizeof(*ni));
-        if (fdt_get_path(fdt, node, ni->path, sizeof(ni->path)) != 0) {
-            const char *name = fdt_get_name(fdt, node, NULL);
+        ni.version = u32_prop(fdt, node, "version");
+        ni.pcie_endpoints = u32_prop(fdt, node, "pcie-endpoints");
+        list[count++] = ni;
+    }
+    if (node != -FDT_ERR_NOTFOUND) {
+        free(list);
+        return ptl_set_error(err, PTL_E_DEVTREE,
+                             "the device tree is damaged: %s",
+                             fdt_strerror(node));
+    }
+    *nodes = list;
+    *n = count;
+    return PTL_OK;
+}
 
-            snprintf(ni->path, sizeof(ni->path), "%s", name ? name : "?");
-        }
-        /* the messages below are formatted before the list is freed */
-        if (ac < 1 || ac > 2 || sc < 1 || sc > 2) {
-            code = ptl_set_error(err, PTL_E_DEVTREE,
-                                 "%s: #address-cells %d / #size-cells %d "
-                                 "are not supported (1 or 2)",
-                                 ni->path, ac, sc);
+ptl_err ptl_devtree_compatible(const void *fdt, size_t len,
+                               const char *compatible, unsigned endpoint,
+                               ptl_dt_node **nodes, unsigned *n,
+                               ptl_error *err)
+{
+    ptl_dt_node *list = NULL, *grown;
+    unsigned count = 0, cap = 0;
+    int node;
+    ptl_err code;
+
+    *nodes = NULL;
+    *n = 0;
+    code = check_fdt(fdt, len, err);
+    if (code != PTL_OK) {
+        return code;
+    }
+    for (node = fdt_node_offset_by_compatible(fdt, -1, compatible);
+         node >= 0;
+         node = fdt_node_offset_by_compatible(fdt, node, compatible)) {
+        ptl_dt_node dn = { 0 };
+        bool taken;
+
+        code = node_place(fdt, node, endpoint, &taken, dn.path,
+                          sizeof(dn.path), &dn.bar, &dn.offset, &dn.size,
+                          err);
+        if (code != PTL_OK) {
             free(list);
             return code;
         }
-        if (!reg || reg_len < (ac + sc) * 4) {
-            code = ptl_set_error(err, PTL_E_DEVTREE,
-                                 "%s: reg is missing or shorter than %d "
-                                 "cells", ni->path, ac + sc);
-            free(list);
-            return code;
+        if (!taken) {
+            continue;
         }
-        if (bar > 5) {
-            code = ptl_set_error(err, PTL_E_DEVTREE,
-                                 "%s: its bus is mapped to BAR%u, which no "
-                                 "PCI function has", ni->path, bar);
-            free(list);
-            return code;
+        if (cap == count) {
+            cap = cap ? cap * 2 : 4;
+            grown = realloc(list, cap * sizeof(*list));
+            if (!grown) {
+                free(list);
+                return ptl_set_error(err, PTL_E_INTERNAL, "out of memory");
+            }
+            list = grown;
         }
-        ni->bar = bar;
-        ni->offset = read_cells(reg, ac);
-        ni->size = read_cells(reg + ac, sc);
-        ni->version = u32_prop(fdt, node, "version");
-        ni->pcie_endpoints = u32_prop(fdt, node, "pcie-endpoints");
-        count++;
+        dn.clock_hz = u32_prop(fdt, node, "clock-frequency");
+        list[count++] = dn;
     }
     if (node != -FDT_ERR_NOTFOUND) {
         free(list);

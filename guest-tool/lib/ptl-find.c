@@ -392,25 +392,23 @@ static ptl_err parse_filters(scan *s, ptl_error *err)
  * The device tree behind a device-tree VSEC, through any accessor of the
  * configuration space: libpci's here, a fuzzer's or a test's elsewhere.
  */
-ptl_err ptl_devtree_read(const ptl_config_ops *ops, void *opaque,
+/*
+ * The decompressed tree behind the VSEC at cap (*fdt malloc'd) and the
+ * endpoint its register gives (-1: not given or not read).
+ */
+static ptl_err read_tree(const ptl_config_ops *ops, void *opaque,
                          unsigned cap, const char *name, int *endpoint,
-                         ptl_node_info **nodes, unsigned *n,
-                         ptl_firmware_info *fw, ptl_error *err)
+                         void **fdt, size_t *fdt_len, ptl_error *err)
 {
     uint32_t endpoint_reg, tree_len, words;
     const char *why;
     uint8_t *buf;
-    void *fdt = NULL;
-    size_t fdt_len = 0;
     ptl_error e = { 0 };
     ptl_err r;
 
     *endpoint = -1;
-    *nodes = NULL;
-    *n = 0;
-    if (fw) {
-        memset(fw, 0, sizeof(*fw));
-    }
+    *fdt = NULL;
+    *fdt_len = 0;
     if (!ops->read32(opaque, cap + VSEC_ENDPOINT, &endpoint_reg) ||
         !ops->read32(opaque, cap + VSEC_TREE_LEN, &tree_len)) {
         why = ops->error ? ops->error(opaque) : NULL;
@@ -446,17 +444,41 @@ ptl_err ptl_devtree_read(const ptl_config_ops *ops, void *opaque,
             }
         }
     }
-    r = ptl_devtree_decompress(buf, tree_len, &fdt, &fdt_len, &e);
+    r = ptl_devtree_decompress(buf, tree_len, fdt, fdt_len, &e);
     free(buf);
-    if (r == PTL_OK) {
-        /* the identity is worth showing even when the nodes are not */
-        if (fw) {
-            ptl_devtree_firmware(fdt, fdt_len, fw);
-        }
-        r = ptl_devtree_nodes(fdt, fdt_len, *endpoint < 0 ? 0 : *endpoint,
-                              nodes, n, &e);
-        free(fdt);
+    if (r != PTL_OK) {
+        return ptl_set_error(err, r, "the device tree of %s cannot be read: "
+                             "%s", name, e.msg);
     }
+    return PTL_OK;
+}
+
+ptl_err ptl_devtree_read(const ptl_config_ops *ops, void *opaque,
+                         unsigned cap, const char *name, int *endpoint,
+                         ptl_node_info **nodes, unsigned *n,
+                         ptl_firmware_info *fw, ptl_error *err)
+{
+    void *fdt = NULL;
+    size_t fdt_len = 0;
+    ptl_error e = { 0 };
+    ptl_err r;
+
+    *nodes = NULL;
+    *n = 0;
+    if (fw) {
+        memset(fw, 0, sizeof(*fw));
+    }
+    r = read_tree(ops, opaque, cap, name, endpoint, &fdt, &fdt_len, err);
+    if (r != PTL_OK) {
+        return r;
+    }
+    /* the identity is worth showing even when the nodes are not */
+    if (fw) {
+        ptl_devtree_firmware(fdt, fdt_len, fw);
+    }
+    r = ptl_devtree_nodes(fdt, fdt_len, *endpoint < 0 ? 0 : *endpoint,
+                          nodes, n, &e);
+    free(fdt);
     if (r != PTL_OK) {
         return ptl_set_error(err, r, "the device tree of %s cannot be read: "
                              "%s", name, e.msg);
@@ -467,6 +489,42 @@ ptl_err ptl_devtree_read(const ptl_config_ops *ops, void *opaque,
                              "its device tree)", name, PTL_COMPATIBLE,
                              *endpoint < 0 ? 0 : *endpoint);
     }
+    return PTL_OK;
+}
+
+ptl_err ptl_pg381_find(const ptl_config_ops *ops, void *opaque,
+                       unsigned cap, const char *name, ptl_dt_node *node,
+                       ptl_error *err)
+{
+    ptl_dt_node *nodes = NULL;
+    void *fdt = NULL;
+    size_t fdt_len = 0;
+    unsigned n = 0;
+    int endpoint;
+    ptl_error e = { 0 };
+    ptl_err r;
+
+    r = read_tree(ops, opaque, cap, name, &endpoint, &fdt, &fdt_len, err);
+    if (r != PTL_OK) {
+        return r;
+    }
+    endpoint = endpoint < 0 ? 0 : endpoint;
+    r = ptl_devtree_compatible(fdt, fdt_len, PTL_PG381_COMPATIBLE,
+                               (unsigned)endpoint, &nodes, &n, &e);
+    free(fdt);
+    if (r != PTL_OK) {
+        return ptl_set_error(err, r, "the device tree of %s cannot be read: "
+                             "%s", name, e.msg);
+    }
+    if (n == 0) {
+        return ptl_set_error(err, PTL_E_NO_NODE, "%s has no PG381 traffic "
+                             "generator (no node compatible with %s on "
+                             "endpoint %d in its device tree)", name,
+                             PTL_PG381_COMPATIBLE, endpoint);
+    }
+    /* the card has one generator; a second would be the next endpoint's */
+    *node = nodes[0];
+    free(nodes);
     return PTL_OK;
 }
 
@@ -991,7 +1049,13 @@ static ptl_err decoding_off(const ptl_card_info *ci, ptl_error *err)
                          "root: echo 1 > %s/enable", ci->slot, ci->sysfs);
 }
 
-static ptl_err map_block(ptl_handle *h, ptl_error *err)
+/*
+ * Maps the pages of len bytes at the handle's node (h->node.bar and
+ * offset) of the card's BAR through its sysfs resource file; what names
+ * them in messages ("the block").
+ */
+static ptl_err map_window(ptl_handle *h, const char *what, uint64_t len,
+                          ptl_error *err)
 {
     const ptl_card_info *ci = &h->card;
     unsigned bar = h->node.bar;
@@ -1018,16 +1082,16 @@ static ptl_err map_block(ptl_handle *h, ptl_error *err)
                              "implemented", bar, ci->slot);
     }
     if (off % 8 != 0) {
-        return ptl_set_error(err, PTL_E_BAR, "offset 0x%llx of the block "
-                             "in BAR%u of %s is not a multiple of 8",
-                             (unsigned long long)off, bar, ci->slot);
+        return ptl_set_error(err, PTL_E_BAR, "offset 0x%llx of %s in "
+                             "BAR%u of %s is not a multiple of 8",
+                             (unsigned long long)off, what, bar, ci->slot);
     }
-    if (off > size || size - off < PTL_BLOCK_SIZE) {
+    if (off > size || size - off < len) {
         return ptl_set_error(err, PTL_E_BAR, "BAR%u of %s is 0x%llx bytes, "
-                             "the block needs 0x%llx..0x%llx", bar, ci->slot,
-                             (unsigned long long)size,
+                             "%s needs 0x%llx..0x%llx", bar, ci->slot,
+                             (unsigned long long)size, what,
                              (unsigned long long)off,
-                             (unsigned long long)off + PTL_BLOCK_SIZE);
+                             (unsigned long long)(off + len));
     }
 
     if (!memory_decoding_on(ci->sysfs)) {
@@ -1044,7 +1108,7 @@ static ptl_err map_block(ptl_handle *h, ptl_error *err)
     }
     /* map only the pages of the block, not the whole BAR */
     moff = off & ~(uint64_t)(pg - 1);
-    mend = (off + PTL_BLOCK_SIZE + pg - 1) & ~(uint64_t)(pg - 1);
+    mend = (off + len + pg - 1) & ~(uint64_t)(pg - 1);
     if (mend > size) {
         mend = size;
     }
@@ -1075,6 +1139,11 @@ static ptl_err map_block(ptl_handle *h, ptl_error *err)
     }
     h->regs = (volatile uint8_t *)h->map + (off - moff);
     return PTL_OK;
+}
+
+static ptl_err map_block(ptl_handle *h, ptl_error *err)
+{
+    return map_window(h, "the block", PTL_BLOCK_SIZE, err);
 }
 
 static ptl_handle *handle_new(void)
@@ -1180,6 +1249,18 @@ ptl_err ptl_handle_clear(ptl_handle *h, ptl_error *err)
     return handle_gone(h, ptl_block_clear(h->block, err), err);
 }
 
+/* The card's sysfs directory as found, for ptl_handle_present. */
+static void note_sysfs(ptl_handle *h)
+{
+    struct stat st;
+
+    if (stat(h->card.sysfs, &st) == 0) {
+        h->sysfs_known = true;
+        h->sysfs_dev = st.st_dev;
+        h->sysfs_ino = st.st_ino;
+    }
+}
+
 ptl_err ptl_open_mapped(const ptl_find_opts *o, unsigned index,
                         ptl_handle **out, ptl_error *err)
 {
@@ -1240,13 +1321,7 @@ ptl_err ptl_open_mapped(const ptl_find_opts *o, unsigned index,
 
     r = map_block(h, err);
     if (r == PTL_OK) {
-        struct stat st;
-
-        if (stat(h->card.sysfs, &st) == 0) {
-            h->sysfs_known = true;
-            h->sysfs_dev = st.st_dev;
-            h->sysfs_ino = st.st_ino;
-        }
+        note_sysfs(h);
     }
     if (r != PTL_OK) {
         ptl_close(h);
@@ -1284,6 +1359,120 @@ ptl_err ptl_open(const ptl_find_opts *o, unsigned index, ptl_handle **out,
         }
     }
     return r;
+}
+
+/*
+ * The generator's node of one candidate (its configuration space checked
+ * as the scan checks it); false with c->code and c->msg without one.
+ */
+static bool pg381_node(scan *s, cand *c, ptl_dt_node *node)
+{
+    tree_ctx t = { .dev = c->dev };
+    ptl_error e = { 0 };
+
+    if (!check_config(s, c)) {
+        return false;
+    }
+    if (!pci_guard(find_vsec_cb, &t)) {
+        cand_fail(c, PTL_E_DEVTREE, "cannot read the capabilities of %s: "
+                  "%s", c->ci.slot, pci_msg);
+        return false;
+    }
+    if (!t.cap) {
+        cand_fail(c, PTL_E_DEVTREE, "%s has no NDK device tree (no "
+                  "vendor-specific capability 0x%04x); --bar and --offset "
+                  "reach the generator anyway", c->ci.slot, PTL_VSEC_ID);
+        return false;
+    }
+    if (ptl_pg381_find(&pci_cfg_ops, c->dev, (unsigned)t.cap, c->ci.slot,
+                       node, &e) != PTL_OK) {
+        cand_fail(c, e.code, "%s", e.msg);
+        return false;
+    }
+    return true;
+}
+
+ptl_err ptl_pg381_open(const ptl_find_opts *o, ptl_handle **out,
+                       ptl_dt_node *node, ptl_error *err)
+{
+    bool explicit_place = o->bar >= 0 || o->offset >= 0;
+    cand *c = NULL, *first_err = NULL;
+    ptl_handle *h;
+    scan s;
+    ptl_err r;
+
+    *out = NULL;
+    memset(node, 0, sizeof(*node));
+    if (o->bar > 5 || (o->bar >= 0 && o->offset < 0)) {
+        return ptl_set_error(err, PTL_E_USAGE, o->bar > 5 ?
+                             "BAR %d does not exist (0..5)" :
+                             "a BAR needs an offset too (--offset)", o->bar);
+    }
+    /* the telemetry nodes do not matter here: the trees are read below */
+    r = scan_run(&s, o, false, err);
+    if (r == PTL_OK && s.ncands == 0) {
+        r = no_card(&s, err);
+    }
+    if (r != PTL_OK) {
+        scan_free(&s);
+        return r;
+    }
+    if (explicit_place) {
+        c = &s.cands[0];
+        snprintf(node->path, sizeof(node->path), "(--bar/--offset)");
+        node->bar = o->bar >= 0 ? (unsigned)o->bar : 0;
+        node->offset = (uint64_t)o->offset;
+        node->size = PTL_PG381_WINDOW;
+    }
+    /* the first card with a generator, else the most telling error */
+    for (unsigned i = 0; !c && i < s.ncands; i++) {
+        if (pg381_node(&s, &s.cands[i], node)) {
+            c = &s.cands[i];
+        } else if (!first_err || (s.cands[i].code == PTL_E_PERM &&
+                                  first_err->code != PTL_E_PERM)) {
+            first_err = &s.cands[i];
+        }
+    }
+    if (!c) {
+        r = ptl_set_error(err, first_err->code, "%s", first_err->msg);
+        scan_free(&s);
+        return r;
+    }
+    h = handle_new();
+    if (!h) {
+        scan_free(&s);
+        return ptl_set_error(err, PTL_E_INTERNAL, "out of memory");
+    }
+    h->card = c->ci;
+    c->ci.nodes = NULL;         /* moved into the handle */
+    scan_free(&s);
+
+    snprintf(h->node.path, sizeof(h->node.path), "%s", node->path);
+    h->node.bar = node->bar;
+    h->node.offset = node->offset;
+    h->node.size = node->size;
+    if (node->size != 0 && node->size < PTL_PG381_WINDOW) {
+        r = ptl_set_error(err, PTL_E_DEVTREE, "%s: the PG381 node %s is "
+                          "0x%llx bytes, the generator has 0x%x",
+                          h->card.slot, node->path,
+                          (unsigned long long)node->size, PTL_PG381_WINDOW);
+        ptl_close(h);
+        return r;
+    }
+    r = map_window(h, "the PG381 generator", PTL_PG381_WINDOW, err);
+    if (r != PTL_OK) {
+        ptl_close(h);
+        return r;
+    }
+    note_sysfs(h);
+    *out = h;
+    return PTL_OK;
+}
+
+const ptl_regs_ops *ptl_handle_regs(ptl_handle *h)
+{
+    (void)h;
+    return &bar_ops;
 }
 
 void ptl_close(ptl_handle *h)

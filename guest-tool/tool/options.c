@@ -30,6 +30,7 @@ enum {
     OPT_PTT_FORMAT,
     OPT_PTT_RAW,
     OPT_PTT_INPUT,
+    OPT_PG381,
 };
 
 static const struct option long_opts[] = {
@@ -56,6 +57,7 @@ static const struct option long_opts[] = {
     { "ptt-format", required_argument, NULL, OPT_PTT_FORMAT },
     { "ptt-raw", required_argument, NULL, OPT_PTT_RAW },
     { "ptt-input", required_argument, NULL, OPT_PTT_INPUT },
+    { "pg381", no_argument, NULL, OPT_PG381 },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 },
@@ -126,6 +128,12 @@ void ptt_print_help(FILE *f)
 "                        trace in a perf.data that perf record wrote,\n"
 "                        instead of tracing (with --ptt DIR; the format is\n"
 "                        guessed from the first record unless --ptt-format)\n"
+"      --pg381           instead of the block's report, the counters of the\n"
+"                        card's PG381 traffic generator (the node compatible\n"
+"                        with xlnx,perf-axi-tg-1.0 in its device tree, or\n"
+"                        --bar/--offset) read at one instant (CAPTURE_ALL):\n"
+"                        requests, beats, lasts, bandwidth, latencies and\n"
+"                        done/error; text or JSON\n"
 "\n"
 "Output (default: the report as a table):\n"
 "  -j, --json            the reference reader's JSON\n"
@@ -164,7 +172,8 @@ void ptt_print_help(FILE *f)
 "   3  no matching card\n"
 "   4  no permission (not root, or the BAR mapping was refused)\n"
 "   5  no device tree, or it cannot be read or parsed\n"
-"   6  no telemetry block, or the index is out of range\n"
+"   6  no telemetry block, or the index is out of range; no PG381\n"
+"      generator (--pg381)\n"
 "   7  BAR missing, too small or cannot be mapped\n"
 "   8  wrong MAGIC\n"
 "   9  unsupported major version\n"
@@ -371,6 +380,9 @@ int ptt_parse_options(int argc, char **argv, ptt_opts *o, char *msg,
             }
             o->ptt_raw = optarg;
             break;
+        case OPT_PG381:
+            o->pg381 = true;
+            break;
         case OPT_PTT_INPUT:
             if (!*optarg) {
                 return fail(msg, msg_len, "--ptt-input: empty file name");
@@ -408,6 +420,24 @@ int ptt_parse_options(int argc, char **argv, ptt_opts *o, char *msg,
         return fail(msg, msg_len, "%s goes with --ptt only",
                     o->ptt_format_given ? "--ptt-format"
                     : o->ptt_raw ? "--ptt-raw" : "--ptt-input");
+    }
+    if (o->pg381) {
+        /* one reading of the generator, not of the block */
+        const char *other = o->input ? "--input" : o->list ? "--list"
+            : o->clear ? "-c" : o->watch ? "-w" : o->index_given ? "-i"
+            : o->interval_given ? "-t" : o->port ? "--port"
+            : o->flit ? "--flit" : o->ptt ? "--ptt"
+            : o->listen ? "--listen" : o->live ? "--live"
+            : o->format == PTT_CSV ? "--csv"
+            : o->format == PTT_PROMETHEUS ? "--prometheus" : NULL;
+
+        if (other) {
+            return fail(msg, msg_len, "%s does not go with --pg381", other);
+        }
+        if (o->bar >= 0 && o->offset < 0) {
+            return fail(msg, msg_len, "--bar needs --offset");
+        }
+        return 0;
     }
     if (o->input) {
         const char *other = o->device ? "-d" : o->index_given ? "-i"

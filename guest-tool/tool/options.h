@@ -52,6 +52,7 @@ typedef struct ptt_opts {
     bool ptt_format_given;
     const char *ptt_raw;        /* --ptt-raw FILE: the AUX bytes as read */
     const char *ptt_input;      /* --ptt-input FILE: decode a saved trace */
+    bool pg381;                 /* --pg381: the PG381 generator's counters */
     bool index_given, interval_given, flit_instances_given;
 } ptt_opts;
 

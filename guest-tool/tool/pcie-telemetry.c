@@ -1030,6 +1030,51 @@ static void install_signals(bool watch)
     }
 }
 
+/*
+ * --pg381: the card's PG381 traffic generator, its counters read once
+ * (CAPTURE_ALL: one instant for all of them) under the card's lock, as
+ * any other reader of the BAR.
+ */
+static int do_pg381(const ptt_opts *o, const ptl_find_opts *fo)
+{
+    ptl_handle *h;
+    ptl_dt_node node;
+    ptl_pg381 g = { 0 };
+    ptl_error e = { 0 };
+    ptl_err r;
+    int rc;
+
+    if (ptl_pg381_open(fo, &h, &node, &e) != PTL_OK) {
+        return report(&e);
+    }
+    snprintf(g.slot, sizeof(g.slot), "%s", ptl_handle_card(h)->slot);
+    snprintf(g.path, sizeof(g.path), "%s", node.path);
+    g.bar = node.bar;
+    g.offset = node.offset;
+    g.clock_hz = node.clock_hz;
+    snprintf(sigbus_msg, sizeof(sigbus_msg), PROG ": %s disappeared (bus "
+             "error on BAR%u: removed, or its BAR is no longer mapped)\n",
+             g.slot, node.bar);
+    r = ptl_handle_lock(h, &e);
+    if (r == PTL_OK) {
+        r = ptl_pg381_read(ptl_handle_regs(h), h, &g, &e);
+        ptl_handle_unlock(h);
+    }
+    if (r == PTL_OK) {
+        r = ptl_handle_present(h, &e);
+    }
+    ptl_close(h);
+    if (r != PTL_OK) {
+        return report(&e);
+    }
+    rc = o->format == PTT_JSON ? ptl_pg381_format_json(stdout, &g)
+                               : ptl_pg381_format_text(stdout, &g);
+    if (rc != 0 || fflush(stdout) != 0) {
+        return write_failed();
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     ptt_opts o;
@@ -1077,6 +1122,9 @@ int main(int argc, char **argv)
     }
     if (o.flit) {
         return do_flit(&o, &fo);
+    }
+    if (o.pg381) {
+        return do_pg381(&o, &fo);
     }
     if (o.ptt) {
         return do_ptt(&o, &fo);
