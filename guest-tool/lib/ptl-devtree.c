@@ -309,72 +309,24 @@ static ptl_err node_place(const void *fdt, int node, unsigned endpoint,
     return PTL_OK;
 }
 
-ptl_err ptl_devtree_nodes(const void *fdt, size_t len, unsigned endpoint,
-                          ptl_node_info **nodes, unsigned *n, ptl_error *err)
+/*
+ * The nodes compatible with compatible on an MI bus of endpoint, in tree
+ * order, placed (path, BAR, reg), with their offsets in the tree for the
+ * caller's own properties (*list and *offs malloc'd, both NULL when *n is
+ * 0). Errors: those of check_fdt and node_place, PTL_E_DEVTREE for a
+ * damaged tree, PTL_E_INTERNAL.
+ */
+static ptl_err placed_nodes(const void *fdt, size_t len,
+                            const char *compatible, unsigned endpoint,
+                            ptl_dt_node **list, int **offs, unsigned *n,
+                            ptl_error *err)
 {
-    ptl_node_info *list = NULL, *grown;
     unsigned count = 0, cap = 0;
     int node;
     ptl_err code;
 
-    *nodes = NULL;
-    *n = 0;
-    code = check_fdt(fdt, len, err);
-    if (code != PTL_OK) {
-        return code;
-    }
-
-    for (node = fdt_node_offset_by_compatible(fdt, -1, PTL_COMPATIBLE);
-         node >= 0;
-         node = fdt_node_offset_by_compatible(fdt, node, PTL_COMPATIBLE)) {
-        ptl_node_info ni = { 0 };
-        bool taken;
-
-        code = node_place(fdt, node, endpoint, &taken, ni.path,
-                          sizeof(ni.path), &ni.bar, &ni.offset, &ni.size,
-                          err);
-        if (code != PTL_OK) {
-            free(list);
-            return code;
-        }
-        if (!taken) {
-            continue;
-        }
-        if (cap == count) {
-            cap = cap ? cap * 2 : 4;
-            grown = realloc(list, cap * sizeof(*list));
-            if (!grown) {
-                free(list);
-                return ptl_set_error(err, PTL_E_INTERNAL, "out of memory");
-            }
-            list = grown;
-        }
-        ni.version = u32_prop(fdt, node, "version");
-        ni.pcie_endpoints = u32_prop(fdt, node, "pcie-endpoints");
-        list[count++] = ni;
-    }
-    if (node != -FDT_ERR_NOTFOUND) {
-        free(list);
-        return ptl_set_error(err, PTL_E_DEVTREE,
-                             "the device tree is damaged: %s",
-                             fdt_strerror(node));
-    }
-    *nodes = list;
-    *n = count;
-    return PTL_OK;
-}
-
-ptl_err ptl_devtree_compatible(const void *fdt, size_t len,
-                               const char *compatible, unsigned endpoint,
-                               ptl_dt_node **nodes, unsigned *n,
-                               ptl_error *err)
-{
-    ptl_dt_node *list = NULL, *grown;
-    unsigned count = 0, cap = 0;
-    int node;
-    ptl_err code;
-
-    *nodes = NULL;
+    *list = NULL;
+    *offs = NULL;
     *n = 0;
     code = check_fdt(fdt, len, err);
     if (code != PTL_OK) {
@@ -390,32 +342,103 @@ ptl_err ptl_devtree_compatible(const void *fdt, size_t len,
                           sizeof(dn.path), &dn.bar, &dn.offset, &dn.size,
                           err);
         if (code != PTL_OK) {
-            free(list);
-            return code;
+            goto fail;
         }
         if (!taken) {
             continue;
         }
         if (cap == count) {
+            ptl_dt_node *grown;
+            int *grown_offs;
+
             cap = cap ? cap * 2 : 4;
-            grown = realloc(list, cap * sizeof(*list));
-            if (!grown) {
-                free(list);
-                return ptl_set_error(err, PTL_E_INTERNAL, "out of memory");
+            grown = realloc(*list, cap * sizeof(**list));
+            if (grown) {
+                *list = grown;
             }
-            list = grown;
+            grown_offs = realloc(*offs, cap * sizeof(**offs));
+            if (grown_offs) {
+                *offs = grown_offs;
+            }
+            if (!grown || !grown_offs) {
+                code = ptl_set_error(err, PTL_E_INTERNAL, "out of memory");
+                goto fail;
+            }
         }
-        dn.clock_hz = u32_prop(fdt, node, "clock-frequency");
-        list[count++] = dn;
+        (*list)[count] = dn;
+        (*offs)[count++] = node;
     }
     if (node != -FDT_ERR_NOTFOUND) {
-        free(list);
-        return ptl_set_error(err, PTL_E_DEVTREE,
+        code = ptl_set_error(err, PTL_E_DEVTREE,
                              "the device tree is damaged: %s",
                              fdt_strerror(node));
+        goto fail;
     }
+    *n = count;
+    return PTL_OK;
+fail:
+    free(*list);
+    free(*offs);
+    *list = NULL;
+    *offs = NULL;
+    return code;
+}
+
+ptl_err ptl_devtree_nodes(const void *fdt, size_t len, unsigned endpoint,
+                          ptl_node_info **nodes, unsigned *n, ptl_error *err)
+{
+    ptl_dt_node *placed;
+    ptl_node_info *list = NULL;
+    int *offs;
+    unsigned count;
+    ptl_err code;
+
+    *nodes = NULL;
+    *n = 0;
+    code = placed_nodes(fdt, len, PTL_COMPATIBLE, endpoint, &placed, &offs,
+                        &count, err);
+    if (code != PTL_OK) {
+        return code;
+    }
+    if (count > 0) {
+        list = calloc(count, sizeof(*list));
+        if (!list) {
+            free(placed);
+            free(offs);
+            return ptl_set_error(err, PTL_E_INTERNAL, "out of memory");
+        }
+    }
+    for (unsigned i = 0; i < count; i++) {
+        memcpy(list[i].path, placed[i].path, sizeof(list[i].path));
+        list[i].bar = placed[i].bar;
+        list[i].offset = placed[i].offset;
+        list[i].size = placed[i].size;
+        list[i].version = u32_prop(fdt, offs[i], "version");
+        list[i].pcie_endpoints = u32_prop(fdt, offs[i], "pcie-endpoints");
+    }
+    free(placed);
+    free(offs);
     *nodes = list;
     *n = count;
+    return PTL_OK;
+}
+
+ptl_err ptl_devtree_compatible(const void *fdt, size_t len,
+                               const char *compatible, unsigned endpoint,
+                               ptl_dt_node **nodes, unsigned *n,
+                               ptl_error *err)
+{
+    int *offs;
+    ptl_err code = placed_nodes(fdt, len, compatible, endpoint, nodes, &offs,
+                                n, err);
+
+    if (code != PTL_OK) {
+        return code;
+    }
+    for (unsigned i = 0; i < *n; i++) {
+        (*nodes)[i].clock_hz = u32_prop(fdt, offs[i], "clock-frequency");
+    }
+    free(offs);
     return PTL_OK;
 }
 
