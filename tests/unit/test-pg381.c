@@ -422,8 +422,13 @@ static Pg381Instr random_instr(GRand *g, bool ooo, const Pg381Pcie *p)
     static const uint8_t cmds[] = { PG381_CMD_READ, PG381_CMD_READ,
                                     PG381_CMD_WRITE, PG381_CMD_WAIT };
     static const uint32_t delays[] = { 0, 0, 3, 40 };
-    Pg381Instr in = req(cmds[g_rand_int_range(g, 0, 4)],
-                        g_rand_int_range(g, 1, 300), 0, 0);
+    /*
+     * One g_rand call a statement: the order of a call's arguments (or of
+     * an initializer's) is the compiler's, and every compiler must make
+     * the same programs
+     */
+    uint32_t count = g_rand_int_range(g, 1, 300);
+    Pg381Instr in = req(cmds[g_rand_int_range(g, 0, 4)], count, 0, 0);
     uint32_t small = MIN(p->mps, p->mrrs);
 
     if (in.cmd == PG381_CMD_WAIT) {
@@ -497,22 +502,22 @@ static void test_against_reference(void)
     for (unsigned trial = 0; trial < 150; trial++) {
         bool ooo = g_rand_boolean(g);
         Pg381Config c = cfg_std(ooo);
-        Pg381Pcie p = {
-            .mps = 128 << g_rand_int_range(g, 0, 3),
-            .mrrs = 128 << g_rand_int_range(g, 0, 4),
-            .rcb = g_rand_boolean(g) ? 64 : 128,
-            .tags = tag_counts[g_rand_int_range(g, 0, 4)],
-        };
-        uint32_t limreg = g_rand_boolean(g) ? 0xFFF
-                                             : g_rand_int_range(g, 1, 40);
-        unsigned n = g_rand_int_range(g, 1, 7);
+        Pg381Pcie p = { 0 };
+        uint32_t limreg, cs, ce;
+        unsigned n;
         Pg381Instr prog[8];
         Env *e = env_new();
         Pg381Core *s;
         Ref ref;
-        uint32_t cs = g_rand_int_range(g, 0, 3000);
-        uint32_t ce = cs + g_rand_int_range(g, 0, 20000);
 
+        p.mps = 128 << g_rand_int_range(g, 0, 3);
+        p.mrrs = 128 << g_rand_int_range(g, 0, 4);
+        p.rcb = g_rand_boolean(g) ? 64 : 128;
+        p.tags = tag_counts[g_rand_int_range(g, 0, 4)];
+        limreg = g_rand_boolean(g) ? 0xFFF : g_rand_int_range(g, 1, 40);
+        n = g_rand_int_range(g, 1, 7);
+        cs = g_rand_int_range(g, 0, 3000);
+        ce = cs + g_rand_int_range(g, 0, 20000);
         c.clock_hz = clocks[g_rand_int_range(g, 0, 3)];
         /* an 8 B RQ spaces a request's MRds 2 cycles apart */
         c.rq_bytes = 8 << g_rand_int_range(g, 0, 4);
