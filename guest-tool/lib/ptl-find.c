@@ -1157,6 +1157,22 @@ static ptl_handle *handle_new(void)
 }
 
 /*
+ * A handle for candidate c of scan s, which it frees (also when out of
+ * memory: NULL); the card's nodes move into the handle.
+ */
+static ptl_handle *handle_take(scan *s, cand *c)
+{
+    ptl_handle *h = handle_new();
+
+    if (h) {
+        h->card = c->ci;
+        c->ci.nodes = NULL;
+    }
+    scan_free(s);
+    return h;
+}
+
+/*
  * Picks the card to open: the first with a telemetry node, else the
  * most telling error of all candidates.
  */
@@ -1285,14 +1301,10 @@ ptl_err ptl_open_mapped(const ptl_find_opts *o, unsigned index,
         scan_free(&s);
         return r;
     }
-    h = handle_new();
+    h = handle_take(&s, c);
     if (!h) {
-        scan_free(&s);
         return ptl_set_error(err, PTL_E_INTERNAL, "out of memory");
     }
-    h->card = c->ci;
-    c->ci.nodes = NULL;         /* moved into the handle */
-    scan_free(&s);
 
     if (explicit_place) {
         snprintf(h->node.path, sizeof(h->node.path), "(--bar/--offset)");
@@ -1438,14 +1450,10 @@ ptl_err ptl_pg381_open(const ptl_find_opts *o, ptl_handle **out,
         scan_free(&s);
         return r;
     }
-    h = handle_new();
+    h = handle_take(&s, c);
     if (!h) {
-        scan_free(&s);
         return ptl_set_error(err, PTL_E_INTERNAL, "out of memory");
     }
-    h->card = c->ci;
-    c->ci.nodes = NULL;         /* moved into the handle */
-    scan_free(&s);
 
     snprintf(h->node.path, sizeof(h->node.path), "%s", node->path);
     h->node.bar = node->bar;
